@@ -1,0 +1,87 @@
+"""PageRank by data-driven residual pushing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import gswitch as gs
+
+
+@gs.algorithm(name="pagerank", max_iterations_param="max_iterations",
+              reference="networkx.pagerank")
+class PageRank:
+    """PageRank computed by pushing residuals (Gauss-Seidel style push PageRank).
+
+    Parameters
+    ----------
+    alpha : float
+        Damping factor (probability of following an edge), default 0.85.
+    tolerance : float
+        Total residual mass allowed to remain unpushed; a node is active while its
+        residual is at least ``tolerance / n_nodes``. Default 1e-6.
+    max_iterations : int
+        Upper bound on super-steps, default 10000.
+
+    Returns
+    -------
+    rank : ndarray of float32
+        PageRank of every node; sums to 1.
+
+    Notes
+    -----
+    Each node holds a rank and a residual (initially ``(1 - alpha) / n``). An active
+    node takes its whole residual with an atomic exchange, adds it to its rank and
+    sends ``alpha * r / out_degree`` to each out-neighbour with ``reduce_add``; a
+    neighbour becomes active when its residual crosses the threshold. Mass sent into
+    dangling nodes (no out-edges) leaves the system; the fixpoint is then proportional
+    to PageRank with dangling mass spread uniformly (networkx's convention), and the
+    final normalisation recovers it exactly. Parallel edges count with multiplicity.
+
+    References
+    ----------
+    .. [1] Whang, Lenharth, Dhillon, Pingali, "Scalable data-driven PageRank:
+       algorithms, system issues and lessons learned", Euro-Par 2015.
+
+    Examples
+    --------
+    >>> import gswitch as gs
+    >>> g = gs.Graph.from_edges([0, 1], [1, 0])
+    >>> [round(x, 3) for x in gs.run("pagerank", g).fields["rank"].tolist()]
+    [0.5, 0.5]
+    """
+
+    alpha = gs.Param("float32", 0.85, low=0.0, high=0.999, doc="damping factor")
+    tolerance = gs.Param("float32", 1e-6, low=1e-9, high=1.0,
+                         doc="residual mass left unpushed")
+    max_iterations = gs.Param("int32", 10000, low=1, high=10**8, doc="super-step limit")
+    rank = gs.NodeField("float32", init=0.0, doc="PageRank")
+    residual = gs.NodeField("float32", init=lambda p: (1.0 - p["alpha"]) / max(p["n_nodes"], 1),
+                            output=False, doc="mass not yet pushed")
+    send = gs.NodeField("float32", init=0.0, output=False, doc="share pushed per edge")
+    start = gs.all_nodes()
+
+    @gs.node_op
+    def take(n, p):
+        r = n.residual.exchange(0.0)
+        n.rank = n.rank + r
+        n.send = gs.where(n.out_degree > 0, p.alpha * r / n.out_degree, 0.0)
+
+    @gs.edge_op
+    def push(e, p):
+        e.dst.residual.reduce_add(e.src.send, activate_above=p.tolerance / p.n_nodes)
+
+    @staticmethod
+    def finalize(fields, params):
+        rank = fields["rank"].astype(np.float64) + fields["residual"]
+        total = rank.sum()
+        if total > 0:
+            fields["rank"] = (rank / total).astype(np.float32)
+        return fields
+
+
+SPEC = PageRank
+
+
+@gs.hookimpl
+def gswitch_algorithms():
+    return [SPEC]

@@ -1,0 +1,74 @@
+"""gswitch: irregular graph algorithms on GPUs, with execution strategies tuned per graph.
+
+Write an algorithm once as operators over active nodes (:func:`algorithm`,
+:class:`NodeField`, :func:`edge_op`), run it with :func:`run` on the CPU engine or a
+GPU, and choose how it executes with a :class:`Config` of strategy plugins.
+"""
+
+from ._version import __version__
+from .algorithm import (
+    INF,
+    NODE_ID,
+    AlgorithmSpec,
+    NodeField,
+    Param,
+    RawOperator,
+    algorithm,
+    all_nodes,
+    edge_op,
+    from_source,
+    node_op,
+    raw_edge_op,
+)
+from .config import DEFAULTS, Config
+from .errors import (
+    AlgorithmError,
+    DeviceError,
+    GraphFormatError,
+    GswitchError,
+    InvalidConfig,
+    InvalidGraph,
+    InvalidInput,
+    KernelCompileError,
+    PluginError,
+)
+from .expr import maximum, minimum, where
+from .graph import Graph
+from .hookspecs import hookimpl
+from .result import Result
+from .runner import gpu_available, run
+
+__all__ = [
+    "__version__",
+    "Graph",
+    "run",
+    "Result",
+    "Config",
+    "DEFAULTS",
+    "gpu_available",
+    "algorithm",
+    "AlgorithmSpec",
+    "NodeField",
+    "Param",
+    "INF",
+    "NODE_ID",
+    "from_source",
+    "all_nodes",
+    "edge_op",
+    "node_op",
+    "raw_edge_op",
+    "RawOperator",
+    "where",
+    "minimum",
+    "maximum",
+    "hookimpl",
+    "GswitchError",
+    "GraphFormatError",
+    "InvalidGraph",
+    "InvalidConfig",
+    "InvalidInput",
+    "AlgorithmError",
+    "PluginError",
+    "KernelCompileError",
+    "DeviceError",
+]

@@ -1,0 +1,580 @@
+"""Declaring algorithms: node fields, parameters, the initial active set and operators.
+
+An algorithm is a class decorated with :func:`algorithm`. Its node operator (optional)
+runs once per active node per super-step; its edge operator runs once per edge of every
+active node. Both are traced into :mod:`gswitch.expr` statements when the class is
+decorated, so a mistake in an operator surfaces at import time, not in a kernel.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import expr as ex
+from .errors import AlgorithmError, InvalidInput
+
+__all__ = [
+    "INF",
+    "NODE_ID",
+    "NodeField",
+    "Param",
+    "ActiveSet",
+    "from_source",
+    "all_nodes",
+    "edge_op",
+    "node_op",
+    "RawOperator",
+    "raw_edge_op",
+    "algorithm",
+    "AlgorithmSpec",
+    "Operator",
+    "int_inf",
+]
+
+#: Initial value meaning "unreached": +inf for floats, :func:`int_inf` for integers.
+INF = math.inf
+
+
+class _NodeIdInit:
+    def __repr__(self) -> str:
+        return "NODE_ID"
+
+
+#: Initial value: each node's own id (connected-component labels).
+NODE_ID = _NodeIdInit()
+
+
+def int_inf(dtype: str) -> int:
+    """Integer stand-in for infinity: a quarter of the type's range.
+
+    Leaving headroom means ``INF + small`` stays above ``INF`` instead of wrapping
+    around, so a relaxation from an unreached node never improves anything even in a
+    topology-driven sweep that touches every node.
+    """
+    return int(np.iinfo(np.dtype(dtype)).max // 2 + 1) if dtype != "uint32" else 2**30
+
+
+@dataclass
+class NodeField:
+    """A per-node value of an algorithm.
+
+    Parameters
+    ----------
+    dtype : str
+        One of ``int32``, ``uint32``, ``int64``, ``float32``, ``float64``.
+    init : number, INF, NODE_ID or callable
+        Initial value of every node; a callable receives the resolved parameters
+        (a mapping that also holds ``n_nodes``) and returns a number.
+    at_source : number, optional
+        Initial value of the source node(s) for source-based algorithms.
+    output : bool
+        Whether the field is part of the result (scratch fields are not).
+    doc : str
+        One line shown by ``gswitch strategies``/``info`` tooling.
+    """
+
+    dtype: str
+    init: Any = 0
+    at_source: Any = None
+    output: bool = True
+    doc: str = ""
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.dtype not in ex.DTYPES or self.dtype == "bool":
+            raise AlgorithmError(
+                f"NodeField dtype must be one of int32, uint32, int64, float32, float64; "
+                f"got {self.dtype!r}"
+            )
+
+    def initial(self, n: int, params: Mapping[str, Any]) -> np.ndarray:
+        """Initial array of length ``n``."""
+        dt = np.dtype(self.dtype)
+        init = self.init
+        if init is NODE_ID:
+            return np.arange(n, dtype=dt)
+        if callable(init):
+            init = init(params)
+        return np.full(n, self._number(init), dtype=dt)
+
+    def _number(self, value: Any) -> Any:
+        if isinstance(value, float) and math.isinf(value) and self.dtype not in ("float32",
+                                                                                 "float64"):
+            return int_inf(self.dtype) if value > 0 else -int_inf(self.dtype)
+        return value
+
+
+@dataclass
+class Param:
+    """A scalar algorithm parameter, passed to kernels as an argument.
+
+    Parameters
+    ----------
+    dtype : str
+        Scalar type.
+    default : number
+        Value when the caller gives none.
+    low, high : number, optional
+        Inclusive bounds checked when a run starts.
+    doc : str
+        What the parameter means.
+    """
+
+    dtype: str
+    default: Any
+    low: Any = None
+    high: Any = None
+    doc: str = ""
+    name: str = ""
+
+    def validate(self, value: Any) -> Any:
+        """Return ``value`` converted to the parameter type, or raise :class:`InvalidInput`."""
+        try:
+            v = float(value) if self.dtype.startswith("float") else int(value)
+        except (TypeError, ValueError):
+            raise InvalidInput(
+                f"parameter {self.name} must be a number, got {value!r}"
+            ) from None
+        if isinstance(v, float) and math.isnan(v):
+            raise InvalidInput(f"parameter {self.name} must not be NaN")
+        if self.low is not None and v < self.low or self.high is not None and v > self.high:
+            raise InvalidInput(
+                f"parameter {self.name} must be in [{self.low}, {self.high}], got {value!r}"
+            )
+        return v
+
+
+@dataclass(frozen=True)
+class ActiveSet:
+    """Which nodes are active in the first super-step: ``"source"`` or ``"all"``."""
+
+    kind: str
+
+
+def from_source() -> ActiveSet:
+    """Start from the ``source`` node given to the run."""
+    return ActiveSet("source")
+
+
+def all_nodes() -> ActiveSet:
+    """Start with every node active."""
+    return ActiveSet("all")
+
+
+@dataclass
+class _OpMarker:
+    func: Callable
+    kind: str
+
+
+def edge_op(func: Callable) -> _OpMarker:
+    """Mark ``func(e)`` or ``func(e, params)`` as the edge operator of an algorithm."""
+    return _OpMarker(func, "edge")
+
+
+def node_op(func: Callable) -> _OpMarker:
+    """Mark ``func(n)`` or ``func(n, params)`` as the node operator of an algorithm."""
+    return _OpMarker(func, "node")
+
+
+@dataclass
+class RawOperator:
+    """Escape hatch: an edge operator given as CUDA source plus a NumPy reference.
+
+    Parameters
+    ----------
+    cuda_body : str
+        Body of ``__device__ bool op(gs_vid src, gs_vid dst, gs_eid e, int it)`` with the
+        node fields available as ``F_<name>`` pointers and parameters as ``P_<name>``;
+        must return whether ``dst`` was activated and use atomics for its updates.
+    numpy_impl : callable
+        ``numpy_impl(fields, src, dst, weight, params) -> activated_dst_mask_or_ids``;
+        updates ``fields`` (a dict of arrays) in place for the given edges of one step.
+    reduction : str
+        The algebraic kind of the update (``min``, ``max``, ``add``, ``or``), which
+        strategies consult exactly as for a traced operator.
+    """
+
+    cuda_body: str
+    numpy_impl: Callable
+    reduction: str = "min"
+    kind: str = "edge"
+
+    @property
+    def reduction_kind(self) -> ex.ReductionKind:
+        return ex.REDUCTIONS[self.reduction]
+
+
+def raw_edge_op(cuda_body: str, numpy_impl: Callable, reduction: str = "min") -> RawOperator:
+    """Declare an edge operator the expression language cannot state (see :class:`RawOperator`)."""
+    if reduction not in ("min", "max", "add", "or"):
+        raise AlgorithmError(f"raw operator reduction must be min, max, add or or; got {reduction!r}")
+    return RawOperator(cuda_body, numpy_impl, reduction)
+
+
+# ---------------------------------------------------------------------- tracing
+class _Tracer:
+    def __init__(self, spec_fields: Mapping[str, NodeField], kind: str) -> None:
+        self.fields = spec_fields
+        self.kind = kind
+        self.statements: list[ex.Statement] = []
+
+    def record(self, stmt: ex.Statement) -> ex.Statement:
+        stmt = type(stmt)(**{**stmt.__dict__, "index": len(self.statements)})
+        self.statements.append(stmt)
+        return stmt
+
+
+class _FieldRef(ex.FieldLoad):
+    """A field read that can also be the target of a reduction."""
+
+    def _reduce(self, kind: str, value: Any, activate_above: Any = None) -> Any:
+        tracer: _Tracer = _FIELD_TRACER[id(self)]
+        writable = "dst" if tracer.kind == "edge" else "self"
+        if self.node != writable:
+            raise AlgorithmError(
+                f"{tracer.kind} operators may only update fields of "
+                f"{'e.dst' if writable == 'dst' else 'their own node'}; "
+                f"got an update of {self.node}.{self.field}"
+            )
+        if kind == "exchange" and tracer.kind == "edge":
+            raise AlgorithmError(
+                "exchange() is a node-operator statement; edge operators must use a "
+                "commutative reduction (reduce_min, reduce_max, reduce_add, reduce_or)"
+            )
+        if kind == "or" and self.dtype.startswith("float"):
+            raise AlgorithmError(f"reduce_or needs an integer field, {self.field} is {self.dtype}")
+        v = ex._lift(value, self.dtype)
+        if v.dtype != self.dtype:
+            v = ex.Cast(v, self.dtype)
+        thr = None
+        if activate_above is not None:
+            if kind != "add":
+                raise AlgorithmError("activate_above applies to reduce_add only")
+            thr = ex._lift(activate_above, self.dtype)
+        stmt = tracer.record(
+            ex.Reduction(ex.REDUCTIONS[kind], self.field, self.node, v, self.dtype, thr)
+        )
+        return ex.StmtValue(stmt.index, self.dtype)
+
+    def reduce_min(self, value: Any) -> Any:
+        """``field = min(field, value)`` atomically; activates the node when it lowers it."""
+        return self._reduce("min", value)
+
+    def reduce_max(self, value: Any) -> Any:
+        """``field = max(field, value)`` atomically; activates the node when it raises it."""
+        return self._reduce("max", value)
+
+    def reduce_add(self, value: Any, activate_above: Any = None) -> Any:
+        """``field += value`` atomically.
+
+        Activates the node when the field crosses ``activate_above`` upwards, or, with no
+        threshold, whenever a non-zero value is added.
+        """
+        return self._reduce("add", value, activate_above)
+
+    def reduce_or(self, value: Any) -> Any:
+        """``field |= value`` atomically; activates the node when a new bit is set."""
+        return self._reduce("or", value)
+
+    def exchange(self, value: Any) -> Any:
+        """Store ``value`` atomically and return the previous value (node operators)."""
+        return self._reduce("exchange", value)
+
+
+_FIELD_TRACER: dict[int, _Tracer] = {}
+
+
+class _NodeProxy:
+    def __init__(self, tracer: _Tracer, role: str) -> None:
+        object.__setattr__(self, "_tracer", tracer)
+        object.__setattr__(self, "_role", role)
+
+    def __getattr__(self, name: str) -> Any:
+        tracer: _Tracer = object.__getattribute__(self, "_tracer")
+        role = object.__getattribute__(self, "_role")
+        if name == "id":
+            return ex.NodeId(role)
+        if name == "out_degree":
+            return ex.Degree(role, "out")
+        if name == "in_degree":
+            return ex.Degree(role, "in")
+        if name in tracer.fields:
+            ref = _FieldRef(name, role, tracer.fields[name].dtype)
+            _FIELD_TRACER[id(ref)] = tracer
+            return ref
+        raise AlgorithmError(
+            f"node has no field {name!r}; fields are {', '.join(tracer.fields) or '(none)'}, "
+            "plus id, out_degree, in_degree"
+        )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        tracer: _Tracer = object.__getattribute__(self, "_tracer")
+        role = object.__getattribute__(self, "_role")
+        if tracer.kind != "node" or role != "self":
+            raise AlgorithmError(
+                f"plain assignment to {role}.{name} is only allowed in node operators on "
+                "their own node; edge operators must use reductions"
+            )
+        if name not in tracer.fields:
+            raise AlgorithmError(f"node has no field {name!r}")
+        dtype = tracer.fields[name].dtype
+        v = ex._lift(value, dtype)
+        if v.dtype != dtype:
+            v = ex.Cast(v, dtype)
+        tracer.record(ex.Assign(name, role, v, dtype))
+
+
+class _EdgeProxy:
+    def __init__(self, tracer: _Tracer, params: _ParamProxy) -> None:
+        self.src = _NodeProxy(tracer, "src")
+        self.dst = _NodeProxy(tracer, "dst")
+        self.weight = ex.EdgeWeight()
+        self.params = params
+        self.iteration = ex.Iteration()
+        self.n_nodes = ex.NumNodes()
+
+
+class _ParamProxy:
+    def __init__(self, params: Mapping[str, Param]) -> None:
+        self._params = params
+
+    def __getattr__(self, name: str) -> ex.Expr:
+        if name == "n_nodes":
+            return ex.NumNodes()
+        if name == "iteration":
+            return ex.Iteration()
+        if name in self._params:
+            return ex.ParamRef(name, self._params[name].dtype)
+        raise AlgorithmError(
+            f"no parameter {name!r}; parameters are {', '.join(self._params) or '(none)'}"
+        )
+
+
+# ---------------------------------------------------------------------- spec
+@dataclass
+class Operator:
+    """A traced operator: its statements in program order."""
+
+    kind: str
+    name: str
+    statements: list[ex.Statement]
+    raw: RawOperator | None = None
+
+    @property
+    def reductions(self) -> list[ex.Reduction]:
+        return [s for s in self.statements if isinstance(s, ex.Reduction)]
+
+    @property
+    def activating(self) -> list[ex.ReductionKind]:
+        """Kinds of the reductions that can activate a node."""
+        if self.raw is not None:
+            return [self.raw.reduction_kind]
+        return [r.kind for r in self.reductions if r.activates]
+
+    def describe(self) -> str:
+        head = f"{self.kind}_op {self.name}:"
+        if self.raw is not None:
+            return f"{head}\n  <raw CUDA operator, reduction={self.raw.reduction}>"
+        return "\n".join([head] + [f"  {ex.format_statement(s)}" for s in self.statements])
+
+
+@dataclass
+class AlgorithmSpec:
+    """Everything the engines need to know about an algorithm, produced by :func:`algorithm`."""
+
+    name: str
+    cls: type
+    doc: str
+    fields: dict[str, NodeField]
+    params: dict[str, Param]
+    start: ActiveSet
+    edge: Operator
+    node: Operator | None = None
+    symmetric: bool = False
+    weights: str = "any"
+    reference: str = ""
+    max_iterations_param: str | None = None
+    finalize: Callable | None = None
+    outputs: list[str] = field(default_factory=list)
+
+    @property
+    def summary(self) -> str:
+        return self.doc.strip().splitlines()[0] if self.doc.strip() else self.name
+
+    def resolve_params(self, given: Mapping[str, Any], n_nodes: int) -> dict[str, Any]:
+        """Defaults filled in, values validated, ``n_nodes`` added."""
+        unknown = set(given) - set(self.params)
+        if unknown:
+            raise InvalidInput(
+                f"{self.name} has no parameter {sorted(unknown)[0]!r}; parameters are "
+                f"{', '.join(self.params) or '(none)'}"
+            )
+        out: dict[str, Any] = {}
+        for name, p in self.params.items():
+            out[name] = p.validate(given.get(name, p.default))
+        out["n_nodes"] = n_nodes
+        return out
+
+    def initial_fields(self, n: int, params: Mapping[str, Any],
+                       sources: np.ndarray | None) -> dict[str, np.ndarray]:
+        """Fresh arrays of every node field, with the source values applied."""
+        arrays = {}
+        for name, f in self.fields.items():
+            a = f.initial(n, params)
+            if sources is not None and f.at_source is not None and sources.size:
+                a[sources] = f._number(f.at_source)
+            arrays[name] = a
+        return arrays
+
+    def describe(self) -> str:
+        """Human-readable listing of fields, parameters and traced operators."""
+        lines = [f"algorithm {self.name}: {self.summary}"]
+        for name, f in self.fields.items():
+            src = f", at_source={f.at_source}" if f.at_source is not None else ""
+            lines.append(f"  field {name}: {f.dtype} init={f.init!r}{src}")
+        for name, p in self.params.items():
+            lines.append(f"  param {name}: {p.dtype} = {p.default}")
+        lines.append(f"  start: {self.start.kind}")
+        if self.node is not None:
+            lines.append(self.node.describe())
+        lines.append(self.edge.describe())
+        return "\n".join(lines)
+
+
+def _call_op(func: Callable, proxy: Any, params: _ParamProxy) -> None:
+    n_args = len(inspect.signature(func).parameters)
+    if n_args == 1:
+        func(proxy)
+    elif n_args == 2:
+        func(proxy, params)
+    else:
+        raise AlgorithmError(
+            f"operator {func.__name__} must take (e) or (e, params), takes {n_args} arguments"
+        )
+
+
+def trace_operator(marker: _OpMarker, fields: dict[str, NodeField],
+                   params: dict[str, Param]) -> Operator:
+    """Run an operator function on proxies and return its recorded statements."""
+    tracer = _Tracer(fields, marker.kind)
+    pproxy = _ParamProxy(params)
+    proxy: Any
+    if marker.kind == "edge":
+        proxy = _EdgeProxy(tracer, pproxy)
+    else:
+        proxy = _NodeProxy(tracer, "self")
+    try:
+        _call_op(marker.func, proxy, pproxy)
+    finally:
+        for key in [k for k, t in _FIELD_TRACER.items() if t is tracer]:
+            del _FIELD_TRACER[key]
+    op = Operator(marker.kind, marker.func.__name__, tracer.statements)
+    if marker.kind == "edge" and not any(r.activates for r in op.reductions):
+        raise AlgorithmError(
+            f"edge operator {op.name} performs no reduction on e.dst; it must call "
+            "e.dst.<field>.reduce_min/max/add/or(...)"
+        )
+    return op
+
+
+def algorithm(cls: type | None = None, *, name: str | None = None,
+              symmetric: bool = False, weights: str = "any", reference: str = "",
+              max_iterations_param: str | None = None) -> Any:
+    """Class decorator turning a declarative class into an :class:`AlgorithmSpec`.
+
+    Parameters
+    ----------
+    cls : type
+        Class with :class:`NodeField` and :class:`Param` attributes, an ``start``
+        :class:`ActiveSet`, one ``@edge_op`` and at most one ``@node_op``, and an
+        optional ``finalize(fields, params)`` static method post-processing results.
+    name : str, optional
+        Registry name; defaults to the lower-cased class name.
+    symmetric : bool
+        Run on the symmetrised graph (undirected algorithms such as components).
+    weights : {"any", "nonnegative"}
+        Constraint on edge weights checked before a run.
+    reference : str
+        The independent implementation the algorithm is tested against.
+    max_iterations_param : str, optional
+        Name of the parameter that bounds the number of super-steps.
+
+    Returns
+    -------
+    AlgorithmSpec
+    """
+
+    def wrap(c: type) -> AlgorithmSpec:
+        fields: dict[str, NodeField] = {}
+        params: dict[str, Param] = {}
+        start: ActiveSet | None = None
+        edge: _OpMarker | RawOperator | None = None
+        node: _OpMarker | None = None
+        for attr, value in vars(c).items():
+            if isinstance(value, NodeField):
+                value.name = attr
+                fields[attr] = value
+            elif isinstance(value, Param):
+                value.name = attr
+                params[attr] = value
+            elif isinstance(value, ActiveSet):
+                start = value
+            elif isinstance(value, (_OpMarker, RawOperator)):
+                slot = "edge" if value.kind == "edge" else "node"
+                if (edge if slot == "edge" else node) is not None:
+                    raise AlgorithmError(f"{c.__name__} declares more than one {slot} operator")
+                if slot == "edge":
+                    edge = value
+                else:
+                    node = value  # type: ignore[assignment]
+        if not fields:
+            raise AlgorithmError(f"{c.__name__} declares no NodeField")
+        if start is None:
+            raise AlgorithmError(
+                f"{c.__name__} declares no initial active set; add start = gswitch.from_source()"
+                " or gswitch.all_nodes()"
+            )
+        if edge is None:
+            raise AlgorithmError(f"{c.__name__} declares no @edge_op")
+        clash = set(fields) & set(params)
+        if clash:
+            raise AlgorithmError(f"{sorted(clash)[0]!r} is both a field and a parameter")
+        if isinstance(edge, RawOperator):
+            edge_spec = Operator("edge", "raw", [], raw=edge)
+        else:
+            edge_spec = trace_operator(edge, fields, params)
+        node_spec = trace_operator(node, fields, params) if node is not None else None
+        fin = vars(c).get("finalize")
+        if isinstance(fin, staticmethod):
+            fin = fin.__func__
+        if weights not in ("any", "nonnegative"):
+            raise AlgorithmError(f"weights must be 'any' or 'nonnegative', got {weights!r}")
+        if max_iterations_param is not None and max_iterations_param not in params:
+            raise AlgorithmError(f"max_iterations_param {max_iterations_param!r} is not a Param")
+        return AlgorithmSpec(
+            name=name or c.__name__.lower(),
+            cls=c,
+            doc=inspect.getdoc(c) or "",
+            fields=fields,
+            params=params,
+            start=start,
+            edge=edge_spec,
+            node=node_spec,
+            symmetric=symmetric,
+            weights=weights,
+            reference=reference,
+            max_iterations_param=max_iterations_param,
+            finalize=fin,
+            outputs=[n for n, f in fields.items() if f.output],
+        )
+
+    if cls is not None:
+        return wrap(cls)
+    return wrap

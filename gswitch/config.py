@@ -1,0 +1,170 @@
+"""Strategy configuration: a flat, validated, JSON-serialisable mapping."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidConfig
+from .plugins import AXES, get_registry
+from .strategy import IntRange, Strategy
+
+__all__ = ["Config", "DEFAULTS", "GLOBAL_KEYS", "parse_set_options"]
+
+#: The configuration that is good on most graphs; every key may be overridden.
+DEFAULTS: dict[str, Any] = {
+    "worklist": "warp_aggregated",
+    "load_balance": "virtual_warp",
+    "driving": "data",
+    "direction": "push",
+    "launch": "host_loop",
+}
+
+#: Keys that belong to no single strategy.
+GLOBAL_KEYS = {
+    "block_size": IntRange(64, 1024, 256, step=32),
+    "worklist_capacity": IntRange(0, 2**31 - 1, 0),
+}
+
+
+class Config(Mapping[str, Any]):
+    """Validated strategy configuration.
+
+    Keys are the five axes (strategy names), ``<axis>.<param>`` for the chosen
+    strategies' parameters, ``block_size`` (64..1024, a multiple of 32) and
+    ``worklist_capacity`` (initial worklist slots, 0 = estimate from the graph).
+    Missing keys take :data:`DEFAULTS` and each strategy's declared defaults; a key
+    for a strategy that is not chosen is an error (it would silently do nothing).
+
+    Examples
+    --------
+    >>> cfg = Config({"load_balance": "virtual_warp", "load_balance.size": 32})
+    >>> cfg["load_balance.size"], cfg["worklist"]
+    (32, 'warp_aggregated')
+    """
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self._data = self._validate(dict(values or {}))
+
+    @staticmethod
+    def _validate(given: dict[str, Any]) -> dict[str, Any]:
+        reg = get_registry()
+        out: dict[str, Any] = {}
+        for axis in AXES:
+            name = str(given.get(axis, DEFAULTS[axis]))
+            cls = reg.strategy(axis, name)
+            out[axis] = name
+            for pname, space in cls.params.items():
+                key = f"{axis}.{pname}"
+                out[key] = space.validate(key, given[key]) if key in given else space.default
+        for key, space in GLOBAL_KEYS.items():
+            out[key] = space.validate(key, given[key]) if key in given else space.default
+        for key in given:
+            if key in out:
+                continue
+            axis, _, pname = key.partition(".")
+            if axis in AXES and pname:
+                cls = reg.strategy(axis, out[axis])
+                valid = ", ".join(f"{axis}.{p}" for p in cls.params) or "none"
+                raise InvalidConfig(
+                    f"{key} is not a parameter of {axis} strategy {out[axis]!r} "
+                    f"(its parameters: {valid})"
+                )
+            valid = ", ".join(list(AXES) + list(GLOBAL_KEYS))
+            raise InvalidConfig(f"unknown config key {key!r}; keys are {valid} and <axis>.<param>")
+        return out
+
+    # Mapping protocol
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"Config({self._data!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Config):
+            return self._data == other._data
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def key(self) -> str:
+        """Canonical JSON text, usable as a cache or tuning key."""
+        return json.dumps(self._data, sort_keys=True)
+
+    def replace(self, **changes: Any) -> Config:
+        """Copy with some keys changed (use ``**{"load_balance.size": 8}`` for dotted keys)."""
+        data = dict(self._data)
+        for axis in AXES:
+            if axis in changes and changes[axis] != data[axis]:
+                data = {k: v for k, v in data.items() if not k.startswith(axis + ".")}
+        data.update(changes)
+        return Config(data)
+
+    def options(self, axis: str) -> dict[str, Any]:
+        """The parameters of the strategy chosen on ``axis``, without the prefix."""
+        prefix = axis + "."
+        return {k[len(prefix):]: v for k, v in self._data.items() if k.startswith(prefix)}
+
+    def strategy(self, axis: str) -> Strategy:
+        """An instance of the strategy chosen on ``axis``, with its options."""
+        cls = get_registry().strategy(axis, self._data[axis])
+        return cls(self.options(axis))
+
+    def strategies(self) -> dict[str, Strategy]:
+        return {axis: self.strategy(axis) for axis in AXES}
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self._data)
+
+    def to_json(self) -> str:
+        return json.dumps(self._data, indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Config:
+        """Parse JSON text (an object of keys to values)."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidConfig(f"config is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise InvalidConfig(f"config JSON must be an object, got {type(data).__name__}")
+        return cls(data)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Config:
+        """Read a JSON config file."""
+        p = Path(path)
+        try:
+            text = p.read_text()
+        except OSError as exc:
+            raise InvalidConfig(f"cannot read config file {p}: {exc.strerror}") from None
+        return cls.from_json(text)
+
+
+def parse_set_options(items: list[str]) -> dict[str, Any]:
+    """Turn ``["worklist=atomic", "block_size=128"]`` into a dict (values stay strings
+    unless they parse as JSON numbers or booleans; :class:`Config` converts them)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidConfig(f"--set expects key=value, got {item!r}")
+        value = value.strip()
+        try:
+            parsed = json.loads(value)
+            if isinstance(parsed, (int, float, bool)):
+                value = parsed
+        except json.JSONDecodeError:
+            pass
+        out[key.strip()] = value
+    return out

@@ -1,0 +1,322 @@
+"""The CPU engine: vectorised NumPy super-steps over the same traced operators.
+
+Each super-step evaluates the node operator on the active nodes, then the edge
+operator on every edge of the active nodes at once (bulk-synchronous, Jacobi style:
+all values read at the start of the phase), applies the reductions with ``ufunc.at``
+or ``bincount`` and derives the next active set from what changed. Driving styles and
+directions change the work done exactly as they do on the GPU; worklists, load
+balancing and launch modes are GPU mechanics and are ignored here.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from .. import expr as ex
+from ..algorithm import AlgorithmSpec, Operator
+from ..config import Config
+from ..graph import Graph
+from ..result import Result
+
+__all__ = ["CpuEngine", "evaluate"]
+
+_NP = {d: np.dtype(d) for d in ex.DTYPES}
+
+
+class _Env:
+    """Arrays an expression is evaluated against: ids per role and the edge weights."""
+
+    def __init__(self, fields: dict[str, np.ndarray], ids: dict[str, np.ndarray],
+                 weights: np.ndarray | None, length: int, params: dict[str, Any],
+                 iteration: int, graph: Graph, degrees: dict[str, np.ndarray]) -> None:
+        self.fields = fields
+        self.ids = ids
+        self.weights = weights
+        self.length = length
+        self.params = params
+        self.iteration = iteration
+        self.graph = graph
+        self.degrees = degrees
+        self.values: dict[int, np.ndarray] = {}
+        self._gathered: dict[tuple[str, str], np.ndarray] = {}
+
+    def load(self, field: str, role: str) -> np.ndarray:
+        key = (field, role)
+        if key not in self._gathered:
+            self._gathered[key] = self.fields[field][self.ids[role]]
+        return self._gathered[key]
+
+    def invalidate(self, field: str) -> None:
+        for key in [k for k in self._gathered if k[0] == field]:
+            del self._gathered[key]
+
+
+def _const(value: Any, dtype: str) -> Any:
+    return _NP[dtype].type(value)
+
+
+def evaluate(e: ex.Expr, env: _Env) -> Any:
+    """Evaluate an expression tree to a NumPy array (or scalar) of ``e.dtype``."""
+    if isinstance(e, ex.Const):
+        return _const(e.value, e.dtype)
+    if isinstance(e, ex.ParamRef):
+        return _const(env.params[e.name], e.dtype)
+    if isinstance(e, ex.FieldLoad):
+        return env.load(e.field, e.node)
+    if isinstance(e, ex.EdgeWeight):
+        if env.weights is None:
+            return np.float32(1.0)
+        return env.weights
+    if isinstance(e, ex.NodeId):
+        return env.ids[e.node].astype(np.int32, copy=False)
+    if isinstance(e, ex.Degree):
+        return env.degrees[e.kind][env.ids[e.node]]
+    if isinstance(e, ex.Iteration):
+        return np.int32(env.iteration)
+    if isinstance(e, ex.NumNodes):
+        return np.int32(env.graph.n_nodes)
+    if isinstance(e, ex.StmtValue):
+        return env.values[e.index]
+    if isinstance(e, ex.Cast):
+        return np.asarray(evaluate(e.a, env)).astype(_NP[e.dtype])
+    if isinstance(e, ex.BinOp):
+        dt = _NP[e.dtype]
+        a = np.asarray(evaluate(e.a, env)).astype(dt, copy=False)
+        b = np.asarray(evaluate(e.b, env)).astype(dt, copy=False)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if e.op == "+":
+                return a + b
+            if e.op == "-":
+                return a - b
+            if e.op == "*":
+                return a * b
+            if e.op == "/":
+                return a / b
+            if e.op == "//":
+                return np.floor_divide(a, b) if dt.kind == "f" else _trunc_div(a, b)
+            if e.op == "&":
+                return a & b
+            if e.op == "|":
+                return a | b
+            if e.op == "min":
+                return np.minimum(a, b)
+            if e.op == "max":
+                return np.maximum(a, b)
+        raise AssertionError(f"unknown operator {e.op}")
+    if isinstance(e, ex.UnaryOp):
+        a = evaluate(e.a, env)
+        if e.op == "-":
+            return -a
+        if e.op == "abs":
+            return np.abs(a)
+        return np.logical_not(a)
+    if isinstance(e, ex.Compare):
+        dt = _NP[ex._promote(e.a.dtype, e.b.dtype)]
+        a = np.asarray(evaluate(e.a, env)).astype(dt, copy=False)
+        b = np.asarray(evaluate(e.b, env)).astype(dt, copy=False)
+        return {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+                "==": np.equal, "!=": np.not_equal}[e.op](a, b)
+    if isinstance(e, ex.Select):
+        dt = _NP[e.dtype]
+        return np.where(evaluate(e.cond, env), np.asarray(evaluate(e.a, env)).astype(dt),
+                        np.asarray(evaluate(e.b, env)).astype(dt))
+    raise AssertionError(f"cannot evaluate {type(e).__name__}")
+
+
+def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # C semantics: integer division truncates toward zero
+    q = np.abs(a) // np.where(b == 0, 1, np.abs(b))
+    return np.where((a < 0) ^ (b < 0), -q, q).astype(a.dtype)
+
+
+def _broadcast(v: Any, length: int, dtype: str) -> np.ndarray:
+    arr = np.asarray(v).astype(_NP[dtype], copy=False)
+    if arr.ndim == 0:
+        arr = np.full(length, arr, dtype=_NP[dtype])
+    return arr
+
+
+def _node_phase(op: Operator, env: _Env) -> None:
+    nodes = env.ids["self"]
+    for s in op.statements:
+        f = env.fields[s.field]
+        val = _broadcast(evaluate(s.value, env), nodes.size, s.dtype)
+        if isinstance(s, ex.Assign):
+            f[nodes] = val
+        elif s.kind.name == "exchange":
+            env.values[s.index] = f[nodes].copy()
+            f[nodes] = val
+        else:
+            old = f[nodes]
+            env.values[s.index] = old.copy()
+            f[nodes] = _combine(s.kind.name, old, val)
+        env.invalidate(s.field)
+
+
+def _combine(kind: str, old: np.ndarray, val: np.ndarray) -> np.ndarray:
+    if kind == "min":
+        return np.minimum(old, val)
+    if kind == "max":
+        return np.maximum(old, val)
+    if kind == "add":
+        return old + val
+    if kind == "or":
+        return old | val
+    raise AssertionError(kind)
+
+
+def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.ndarray,
+                     thr: Any, activated: np.ndarray) -> None:
+    kind = s.kind.name
+    if kind in ("min", "max"):
+        cur = f[dst]
+        better = val < cur if kind == "min" else val > cur
+        d, v = dst[better], val[better]
+        if d.size:
+            (np.minimum if kind == "min" else np.maximum).at(f, d, v)
+            activated[d] = True
+    elif kind == "or":
+        cur = f[dst]
+        changed = (cur | val) != cur
+        d, v = dst[changed], val[changed]
+        if d.size:
+            np.bitwise_or.at(f, d, v)
+            activated[d] = True
+    elif kind == "add":
+        n = f.size
+        if f.dtype.kind == "f":
+            sums = np.bincount(dst, weights=val.astype(np.float64), minlength=n)
+        else:
+            sums = np.zeros(n, dtype=f.dtype)
+            np.add.at(sums, dst, val)
+        touched = np.bincount(dst, minlength=n) > 0
+        old = f[touched]
+        new = (old + sums[touched]).astype(f.dtype)
+        f[touched] = new
+        idx = np.flatnonzero(touched)
+        if thr is None:
+            activated[idx[sums[touched] != 0]] = True
+        else:
+            activated[idx[(old < thr) & (new >= thr)]] = True
+    else:
+        raise AssertionError(kind)
+
+
+def _expand(indptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Edge ids and their source ids for all out-edges of ``nodes``."""
+    starts = indptr[nodes].astype(np.int64)
+    deg = indptr[nodes + 1].astype(np.int64) - starts
+    total = int(deg.sum())
+    if total == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int32)
+    excl = np.cumsum(deg) - deg
+    eidx = np.arange(total, dtype=np.int64) + np.repeat(starts - excl, deg)
+    return eidx, np.repeat(nodes.astype(np.int32), deg)
+
+
+class CpuEngine:
+    """Runs an :class:`~gswitch.algorithm.AlgorithmSpec` with NumPy super-steps."""
+
+    name = "cpu"
+
+    def run(self, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
+            sources: np.ndarray | None, config: Config, max_iterations: int,
+            progress: Any = None) -> Result:
+        t0 = time.perf_counter()
+        n = graph.n_nodes
+        fields = spec.initial_fields(n, params, sources)
+        driving = config.strategy("driving")
+        direction = config.strategy("direction")
+        degrees = {"out": graph.out_degree.astype(np.int32),
+                   "in": graph.in_degree.astype(np.int32)}
+        all_nodes = np.arange(n, dtype=np.int32)
+        all_src: np.ndarray | None = None
+        rev = None
+        if spec.start.kind == "all":
+            active = all_nodes
+        else:
+            active = np.unique(np.asarray(sources, dtype=np.int32))
+        mode = driving.initial_mode(active.size, n)
+        stats: dict[str, Any] = {"active": [], "modes": [], "directions": [],
+                                 "edges_processed": 0}
+        it = 0
+        edge_op = spec.edge
+        while it < max_iterations:
+            if mode == "data" and active.size == 0:
+                break
+            nodes = active if mode == "data" else all_nodes
+            stats["active"].append(int(nodes.size))
+            stats["modes"].append(mode)
+            if spec.node is not None:
+                env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
+                _node_phase(spec.node, env)
+            pull = direction.pull(mode, nodes.size, n)
+            stats["directions"].append("pull" if pull else "push")
+            activated = np.zeros(n, dtype=bool)
+            if pull:
+                if rev is None:
+                    rev = graph.reverse
+                    rev_dst = rev.sources()
+                    mask = np.empty(n, dtype=bool)
+                if mode == "data":
+                    mask[:] = False
+                    mask[nodes] = True
+                    keep = mask[rev.indices]
+                    src, dst = rev.indices[keep], rev_dst[keep]
+                    w = None if rev.weights is None else rev.weights[keep]
+                else:
+                    src, dst, w = rev.indices, rev_dst, rev.weights
+                stats["edges_processed"] += rev.n_edges
+            else:
+                if mode == "data":
+                    eidx, src = _expand(graph.indptr, nodes)
+                    dst = graph.indices[eidx]
+                    w = None if graph.weights is None else graph.weights[eidx]
+                else:
+                    if all_src is None:
+                        all_src = graph.sources()
+                    src, dst, w = all_src, graph.indices, graph.weights
+                stats["edges_processed"] += int(src.size)
+            self._edge_phase(edge_op, fields, src, dst, w, params, it, graph, degrees,
+                             activated)
+            count = int(np.count_nonzero(activated))
+            it += 1
+            if progress is not None:
+                progress(it, count)
+            if mode != "data" and count == 0:
+                break
+            mode = driving.next_mode(mode, count, n)
+            active = np.flatnonzero(activated).astype(np.int32)
+            if mode == "data" and active.size == 0:
+                break
+        stats["iterations"] = it
+        stats["converged"] = it < max_iterations
+        stats["time_s"] = time.perf_counter() - t0
+        return Result(spec.name, fields, stats, backend="cpu", config=config)
+
+    @staticmethod
+    def _edge_phase(op: Operator, fields: dict[str, np.ndarray], src: np.ndarray,
+                    dst: np.ndarray, w: np.ndarray | None, params: dict[str, Any], it: int,
+                    graph: Graph, degrees: dict[str, np.ndarray],
+                    activated: np.ndarray) -> None:
+        if src.size == 0:
+            return
+        if op.raw is not None:
+            act = op.raw.numpy_impl(fields, src, dst, w, params)
+            act = np.asarray(act)
+            if act.dtype == bool:
+                activated |= act
+            else:
+                activated[act] = True
+            return
+        env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it, graph, degrees)
+        pending = []
+        for s in op.statements:
+            val = _broadcast(evaluate(s.value, env), src.size, s.dtype)
+            thr = None if s.activate_above is None else evaluate(s.activate_above, env)
+            pending.append((s, val, thr))
+        for s, val, thr in pending:
+            _apply_reduction(s, fields[s.field], dst, val, thr, activated)

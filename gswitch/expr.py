@@ -1,0 +1,510 @@
+"""The operator language: expression trees traced from plain Python functions.
+
+An operator is written as an ordinary function over proxies (``e.src.dist + e.weight``);
+calling it with proxies records an expression tree instead of computing numbers. The
+tree is the single source of truth: the CPU engine evaluates it with NumPy and the GPU
+engine lowers it to CUDA C. Nothing here parses Python source.
+
+Statements (reductions, exchanges, assignments) are recorded in program order on the
+active :class:`Tracer`; expressions are immutable values.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import AlgorithmError
+
+__all__ = [
+    "DTYPES",
+    "Expr",
+    "Const",
+    "ParamRef",
+    "FieldLoad",
+    "EdgeWeight",
+    "NodeId",
+    "Degree",
+    "Iteration",
+    "NumNodes",
+    "BinOp",
+    "UnaryOp",
+    "Compare",
+    "Select",
+    "Cast",
+    "StmtValue",
+    "Reduction",
+    "Assign",
+    "REDUCTIONS",
+    "ReductionKind",
+    "where",
+    "minimum",
+    "maximum",
+    "format_tree",
+]
+
+#: Supported scalar types, by their NumPy name.
+DTYPES = ("bool", "int32", "uint32", "int64", "float32", "float64")
+
+_RANK = {"bool": 0, "int32": 1, "uint32": 2, "int64": 3, "float32": 4, "float64": 5}
+
+
+def _promote(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if {a, b} == {"int64", "float32"}:
+        return "float64"
+    return a if _RANK[a] > _RANK[b] else b
+
+
+def _is_float(dtype: str) -> bool:
+    return dtype.startswith("float")
+
+
+def _lift(value: Any, like: str | None = None) -> Expr:
+    """Turn a Python number into a constant, typed after the other operand when possible."""
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, bool):
+        return Const(value, "bool")
+    if isinstance(value, (int, np.integer)):
+        dtype = like if like is not None and like != "bool" else "int32"
+        return Const(int(value), dtype)
+    if isinstance(value, (float, np.floating)):
+        dtype = like if like is not None and _is_float(like) else "float32"
+        return Const(float(value), dtype)
+    raise AlgorithmError(
+        f"cannot use {type(value).__name__} value {value!r} in an operator; use numbers, "
+        "node fields, parameters or gswitch.where(...)"
+    )
+
+
+class Expr:
+    """Base of every expression node. Arithmetic and comparisons build new nodes."""
+
+    dtype: str = "float32"
+
+    def children(self) -> tuple[Expr, ...]:
+        return ()
+
+    # -- arithmetic -----------------------------------------------------------
+    def _bin(self, op: str, other: Any, reverse: bool = False) -> Expr:
+        o = _lift(other, self.dtype)
+        a, b = (o, self) if reverse else (self, o)
+        return BinOp(op, a, b)
+
+    def __add__(self, o: Any) -> Expr:
+        return self._bin("+", o)
+
+    def __radd__(self, o: Any) -> Expr:
+        return self._bin("+", o, True)
+
+    def __sub__(self, o: Any) -> Expr:
+        return self._bin("-", o)
+
+    def __rsub__(self, o: Any) -> Expr:
+        return self._bin("-", o, True)
+
+    def __mul__(self, o: Any) -> Expr:
+        return self._bin("*", o)
+
+    def __rmul__(self, o: Any) -> Expr:
+        return self._bin("*", o, True)
+
+    def __truediv__(self, o: Any) -> Expr:
+        return self._bin("/", o)
+
+    def __rtruediv__(self, o: Any) -> Expr:
+        return self._bin("/", o, True)
+
+    def __floordiv__(self, o: Any) -> Expr:
+        return self._bin("//", o)
+
+    def __and__(self, o: Any) -> Expr:
+        return self._bin("&", o)
+
+    def __rand__(self, o: Any) -> Expr:
+        return self._bin("&", o, True)
+
+    def __or__(self, o: Any) -> Expr:
+        return self._bin("|", o)
+
+    def __ror__(self, o: Any) -> Expr:
+        return self._bin("|", o, True)
+
+    def __neg__(self) -> Expr:
+        return UnaryOp("-", self)
+
+    def __abs__(self) -> Expr:
+        return UnaryOp("abs", self)
+
+    def __invert__(self) -> Expr:
+        return UnaryOp("not", self)
+
+    # -- comparisons ----------------------------------------------------------
+    def __lt__(self, o: Any) -> Expr:  # type: ignore[override]
+        return Compare("<", self, _lift(o, self.dtype))
+
+    def __le__(self, o: Any) -> Expr:  # type: ignore[override]
+        return Compare("<=", self, _lift(o, self.dtype))
+
+    def __gt__(self, o: Any) -> Expr:  # type: ignore[override]
+        return Compare(">", self, _lift(o, self.dtype))
+
+    def __ge__(self, o: Any) -> Expr:  # type: ignore[override]
+        return Compare(">=", self, _lift(o, self.dtype))
+
+    def eq(self, o: Any) -> Expr:
+        """Equality test (``==`` keeps its Python meaning so expressions stay hashable)."""
+        return Compare("==", self, _lift(o, self.dtype))
+
+    def ne(self, o: Any) -> Expr:
+        """Inequality test."""
+        return Compare("!=", self, _lift(o, self.dtype))
+
+    def astype(self, dtype: str) -> Expr:
+        """Convert to another scalar type."""
+        if dtype not in DTYPES:
+            raise AlgorithmError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+        return Cast(self, dtype)
+
+    def __bool__(self) -> bool:
+        raise AlgorithmError(
+            "an operator used a traced value in a Python `if`/`and`/`or`; the value is not "
+            "known while tracing. Use gswitch.where(cond, a, b) or & and | instead"
+        )
+
+    def __repr__(self) -> str:
+        return format_expr(self)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Const(Expr):
+    """A literal number."""
+
+    value: float | int | bool
+    dtype: str = "float32"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ParamRef(Expr):
+    """An algorithm parameter, a kernel argument at run time."""
+
+    name: str
+    dtype: str = "float32"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class FieldLoad(Expr):
+    """Read of a node field on ``node`` (``"src"``, ``"dst"`` or ``"self"``)."""
+
+    field: str
+    node: str
+    dtype: str = "float32"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class EdgeWeight(Expr):
+    """The current edge's weight (1 on unweighted graphs)."""
+
+    dtype: str = "float32"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class NodeId(Expr):
+    """The id of ``node``."""
+
+    node: str
+    dtype: str = "int32"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Degree(Expr):
+    """Out- or in-degree of ``node``."""
+
+    node: str
+    kind: str = "out"
+    dtype: str = "int32"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Iteration(Expr):
+    """The super-step number, from 0."""
+
+    dtype: str = "int32"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class NumNodes(Expr):
+    """The number of nodes of the graph."""
+
+    dtype: str = "int32"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class BinOp(Expr):
+    """Binary arithmetic ``a op b`` (``+ - * / // & | min max``)."""
+
+    op: str
+    a: Expr
+    b: Expr
+    dtype: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.op == "/":
+            dtype = _promote(self.a.dtype, self.b.dtype)
+            dtype = dtype if _is_float(dtype) else "float32"
+        elif self.op in ("&", "|"):
+            if _is_float(self.a.dtype) or _is_float(self.b.dtype):
+                raise AlgorithmError(f"operator {self.op!r} needs integer or bool operands")
+            dtype = _promote(self.a.dtype, self.b.dtype)
+        else:
+            dtype = _promote(self.a.dtype, self.b.dtype)
+        object.__setattr__(self, "dtype", dtype)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.a, self.b)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class UnaryOp(Expr):
+    """Unary ``-``, ``abs`` or logical ``not``."""
+
+    op: str
+    a: Expr
+    dtype: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dtype", "bool" if self.op == "not" else self.a.dtype)
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.a,)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Compare(Expr):
+    """Comparison, a bool."""
+
+    op: str
+    a: Expr
+    b: Expr
+    dtype: str = field(init=False, default="bool")
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.a, self.b)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Select(Expr):
+    """``a if cond else b``, element-wise."""
+
+    cond: Expr
+    a: Expr
+    b: Expr
+    dtype: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dtype", _promote(self.a.dtype, self.b.dtype))
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.cond, self.a, self.b)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Cast(Expr):
+    """Type conversion."""
+
+    a: Expr
+    dtype: str = "float32"
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.a,)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class StmtValue(Expr):
+    """The value a statement returned (the old value of an exchange), by statement index."""
+
+    index: int
+    dtype: str = "float32"
+
+
+# ---------------------------------------------------------------------- reductions
+@dataclass(frozen=True)
+class ReductionKind:
+    """Algebraic facts about a reduction that strategies may exploit.
+
+    Attributes
+    ----------
+    name : str
+        ``min``, ``max``, ``add``, ``or`` or ``exchange``.
+    commutative : bool
+        Order of concurrent updates does not change the result.
+    idempotent : bool
+        Applying the same update twice equals applying it once (so a re-run or a
+        duplicated worklist entry is harmless, and pull may stop at the first hit).
+    monotone : bool
+        The stored value only moves one way; a lost non-atomic update is repaired by
+        the next sweep that offers it again (atomic-free topology-driven sweeps).
+    """
+
+    name: str
+    commutative: bool
+    idempotent: bool
+    monotone: bool
+
+
+REDUCTIONS: dict[str, ReductionKind] = {
+    "min": ReductionKind("min", True, True, True),
+    "max": ReductionKind("max", True, True, True),
+    "or": ReductionKind("or", True, True, True),
+    "add": ReductionKind("add", True, False, False),
+    "exchange": ReductionKind("exchange", False, False, False),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Reduction:
+    """Statement: combine ``value`` into field ``field`` of ``node`` with ``kind``.
+
+    For edge operators ``node`` is ``"dst"`` and the reduction reports whether it
+    activated the destination: ``min``/``max``/``or`` when the stored value changed,
+    ``add`` when the stored value crossed ``activate_above`` upwards (or, without a
+    threshold, whenever a non-zero amount was added). ``exchange`` stores ``value`` and
+    returns the previous value; it is allowed in node operators only.
+    """
+
+    kind: ReductionKind
+    field: str
+    node: str
+    value: Expr
+    dtype: str
+    activate_above: Expr | None = None
+    index: int = -1
+
+    @property
+    def activates(self) -> bool:
+        """Whether this statement can put its target in the next active set."""
+        return self.node == "dst" and self.kind.name != "exchange"
+
+
+@dataclass(frozen=True, eq=False)
+class Assign:
+    """Statement: plain store of ``value`` into a field of the operator's own node."""
+
+    field: str
+    node: str
+    value: Expr
+    dtype: str
+    index: int = -1
+
+
+Statement = Reduction | Assign
+
+
+def where(cond: Expr, a: Any, b: Any) -> Expr:
+    """Element-wise ``a if cond else b`` inside an operator.
+
+    Parameters
+    ----------
+    cond : Expr
+        A comparison or bool expression.
+    a, b : Expr or number
+        Values for true and false.
+
+    Returns
+    -------
+    Expr
+    """
+    if not isinstance(cond, Expr):
+        raise AlgorithmError("where() needs a traced condition, e.g. where(e.src.x > 0, a, b)")
+    ea = _lift(a, b.dtype if isinstance(b, Expr) else None)
+    eb = _lift(b, ea.dtype)
+    return Select(cond, ea, eb)
+
+
+def minimum(a: Any, b: Any) -> Expr:
+    """Element-wise minimum of two operator values."""
+    ea = _lift(a, b.dtype if isinstance(b, Expr) else None)
+    return BinOp("min", ea, _lift(b, ea.dtype))
+
+
+def maximum(a: Any, b: Any) -> Expr:
+    """Element-wise maximum of two operator values."""
+    ea = _lift(a, b.dtype if isinstance(b, Expr) else None)
+    return BinOp("max", ea, _lift(b, ea.dtype))
+
+
+# ---------------------------------------------------------------------- printing
+def format_expr(e: Expr) -> str:
+    """One-line infix rendering of an expression."""
+    if isinstance(e, Const):
+        if isinstance(e.value, float) and math.isinf(e.value):
+            return "INF" if e.value > 0 else "-INF"
+        return repr(e.value)
+    if isinstance(e, ParamRef):
+        return f"param.{e.name}"
+    if isinstance(e, FieldLoad):
+        return f"{e.node}.{e.field}"
+    if isinstance(e, EdgeWeight):
+        return "edge.weight"
+    if isinstance(e, NodeId):
+        return f"{e.node}.id"
+    if isinstance(e, Degree):
+        return f"{e.node}.{e.kind}_degree"
+    if isinstance(e, Iteration):
+        return "iteration"
+    if isinstance(e, NumNodes):
+        return "n_nodes"
+    if isinstance(e, BinOp):
+        if e.op in ("min", "max"):
+            return f"{e.op}({format_expr(e.a)}, {format_expr(e.b)})"
+        return f"({format_expr(e.a)} {e.op} {format_expr(e.b)})"
+    if isinstance(e, UnaryOp):
+        return f"{e.op}({format_expr(e.a)})" if e.op != "-" else f"-{format_expr(e.a)}"
+    if isinstance(e, Compare):
+        return f"({format_expr(e.a)} {e.op} {format_expr(e.b)})"
+    if isinstance(e, Select):
+        return f"where({format_expr(e.cond)}, {format_expr(e.a)}, {format_expr(e.b)})"
+    if isinstance(e, Cast):
+        return f"{e.dtype}({format_expr(e.a)})"
+    if isinstance(e, StmtValue):
+        return f"%{e.index}"
+    return type(e).__name__
+
+
+def format_statement(s: Statement) -> str:
+    """One-line rendering of a statement."""
+    if isinstance(s, Assign):
+        return f"%{s.index} = {s.node}.{s.field} := {format_expr(s.value)}"
+    extra = ""
+    if s.activate_above is not None:
+        extra = f", activate_above={format_expr(s.activate_above)}"
+    props = [p for p in ("commutative", "idempotent", "monotone") if getattr(s.kind, p)]
+    tag = f"  [{', '.join(props)}]" if props else ""
+    return (f"%{s.index} = {s.node}.{s.field}.{s.kind.name}({format_expr(s.value)}{extra})"
+            f"{tag}")
+
+
+def format_tree(e: Expr, indent: int = 0) -> str:
+    """Indented multi-line rendering showing every node and its dtype."""
+    pad = "  " * indent
+    label = type(e).__name__
+    if isinstance(e, (BinOp, UnaryOp, Compare)):
+        label += f" {e.op}"
+    elif not e.children():
+        label += f" {format_expr(e)}"
+    lines = [f"{pad}{label} : {e.dtype}"]
+    for c in e.children():
+        lines.append(format_tree(c, indent + 1))
+    return "\n".join(lines)
+
+
+def walk(e: Expr):
+    """Yield every node of an expression tree (pre-order)."""
+    yield e
+    for c in e.children():
+        yield from walk(c)

@@ -1,0 +1,49 @@
+"""Hook specifications: the whole plugin contract of gswitch.
+
+A plugin is any module or object with functions decorated by :data:`gswitch.hookimpl`
+whose names match the specifications below. Built-in strategies and algorithms are
+registered exactly like third-party ones: through these hooks, loaded by
+:func:`gswitch.plugins.get_plugin_manager` (built-in modules first, then the
+``gswitch`` entry-point group).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from .algorithm import AlgorithmSpec
+    from .strategy import Strategy
+
+PROJECT_NAME = "gswitch"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def gswitch_strategies() -> list[type[Strategy]]:
+    """Return the strategy classes this plugin provides.
+
+    Every implementation is called; the registry keys each class by ``(axis, name)``
+    and reports a duplicate name with both sources.
+
+    :returns: a list of :class:`gswitch.strategy.Strategy` subclasses.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def gswitch_algorithms() -> list[AlgorithmSpec]:
+    """Return the algorithm specifications this plugin provides.
+
+    Every implementation is called; algorithms are keyed by ``spec.name``.
+
+    :returns: a list of :class:`gswitch.algorithm.AlgorithmSpec` (what
+        :func:`gswitch.algorithm` returns).
+
+    .. versionadded:: 0.1
+    """

@@ -1,0 +1,901 @@
+"""Graph file loaders (Matrix Market, edge lists, DIMACS, METIS, npz cache) and the npz writer.
+
+Every loader returns an immutable :class:`~gswitch.graph.Graph`; every problem with a
+file raises :class:`~gswitch.errors.GraphFormatError` with one line saying what is
+wrong, where (``file:line`` when it is known) and how to fix it.
+
+Text formats are parsed in two tiers. A vectorised fast path reads the whole file and
+hands it to NumPy's C number parser; it accepts the file only when the counts it can
+check cheaply agree (numbers per line, lines per header). Anything it cannot vouch for
+goes to a plain line-by-line parser, which is the reference: it either produces the same
+graph or names the first bad line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from .errors import GraphFormatError, InvalidGraph
+from .graph import DuplicatePolicy, Graph, SelfLoopPolicy
+
+__all__ = ["load_graph", "save_npz", "FORMATS", "EXTENSIONS", "NPZ_FORMAT_VERSION"]
+
+#: Version written into (and required of) ``.npz`` caches.
+NPZ_FORMAT_VERSION = 1
+
+#: Canonical format names accepted by ``load_graph(fmt=...)``.
+FORMATS = ("mtx", "edgelist", "dimacs", "metis", "npz")
+
+#: File extension (without ``.gz``) -> format name.
+EXTENSIONS: dict[str, str] = {
+    ".mtx": "mtx",
+    ".mm": "mtx",
+    ".txt": "edgelist",
+    ".el": "edgelist",
+    ".edges": "edgelist",
+    ".edgelist": "edgelist",
+    ".tsv": "edgelist",
+    ".csv": "edgelist",
+    ".snap": "edgelist",
+    ".gr": "dimacs",
+    ".graph": "metis",
+    ".metis": "metis",
+    ".npz": "npz",
+}
+
+_FORMAT_ALIASES = {
+    "mm": "mtx",
+    "matrixmarket": "mtx",
+    "snap": "edgelist",
+    "txt": "edgelist",
+    "el": "edgelist",
+    "csv": "edgelist",
+    "tsv": "edgelist",
+    "edges": "edgelist",
+    "gr": "dimacs",
+    "graph": "metis",
+}
+
+_MAX_ID = np.iinfo(np.int32).max - 1  # the largest id that still leaves n_nodes in int32
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class _SlowPath(Exception):
+    """Internal: the fast parser cannot vouch for this input; use the line parser."""
+
+
+# ---------------------------------------------------------------------------- helpers
+def _fail(path: Path | str, what: str, line: int | None = None) -> GraphFormatError:
+    where = f"{path}:{line}" if line is not None else f"{path}"
+    return GraphFormatError(f"{where}: {what}")
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise GraphFormatError(f"graph file not found: {path}; check the path") from None
+    except IsADirectoryError:
+        raise GraphFormatError(f"{path} is a directory, expected a graph file") from None
+    except OSError as exc:
+        raise GraphFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if data[:2] == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise GraphFormatError(
+                f"{path}: corrupt gzip data ({exc}); re-download or decompress it by hand"
+            ) from None
+    return data
+
+
+def _format_of(path: Path, fmt: str | None) -> str:
+    if fmt is not None:
+        key = fmt.lower().lstrip(".")
+        key = _FORMAT_ALIASES.get(key, key)
+        if key not in FORMATS:
+            raise GraphFormatError(
+                f"unknown graph format {fmt!r}; use one of {', '.join(FORMATS)}"
+            )
+        return key
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    ext = suffixes[-1] if suffixes else ""
+    if ext not in EXTENSIONS:
+        known = " ".join(sorted(EXTENSIONS))
+        raise GraphFormatError(
+            f"{path}: unknown graph file extension {ext or '(none)'!r}; known: {known} "
+            "(each optionally followed by .gz), or pass fmt="
+        )
+    return EXTENSIONS[ext]
+
+
+def _default_name(path: Path) -> str:
+    name = path.name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    stem, _, _ = name.partition(".")
+    return stem or name
+
+
+def _check_weights(path: Path, w: np.ndarray | None, line_of: Callable[[int], int | None]) -> None:
+    if w is None or w.size == 0:
+        return
+    bad = np.isnan(w)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise _fail(path, "edge weight is NaN; weights must be numbers", line_of(i))
+
+
+def _check_ids(
+    path: Path,
+    ids: np.ndarray,
+    n_nodes: int | None,
+    base: int,
+    line_of: Callable[[int], int | None],
+) -> None:
+    """Raise on ids below ``base`` or at/above ``n_nodes + base`` (``ids`` as written)."""
+    if ids.size == 0:
+        return
+    lo, hi = int(ids.min()), int(ids.max())
+    limit = (n_nodes + base - 1) if n_nodes is not None else _MAX_ID + base
+    if lo < base:
+        i = int(np.argmax(ids == lo))
+        rule = "ids are 1-based" if base == 1 else "ids must be >= 0"
+        raise _fail(path, f"node id {lo} out of range ({rule})", line_of(i))
+    if hi > limit:
+        i = int(np.argmax(ids == hi))
+        if n_nodes is not None:
+            rule = f"the header declares {n_nodes} nodes, so ids must be in {base}..{limit}"
+            fix = "fix the id or the header"
+        else:
+            rule = f"at most {_MAX_ID + 1} nodes are supported"
+            fix = "renumber the ids compactly"
+        raise _fail(path, f"node id {hi} out of range: {rule}; {fix}", line_of(i))
+
+
+def _build(
+    path: Path,
+    src: np.ndarray,
+    dst: np.ndarray,
+    w: np.ndarray | None,
+    *,
+    n_nodes: int | None,
+    directed: bool,
+    duplicates: DuplicatePolicy,
+    self_loops: SelfLoopPolicy,
+    renumber: bool = False,
+    name: str,
+) -> Graph:
+    try:
+        return Graph.from_edges(
+            src, dst, w, n_nodes=n_nodes, directed=directed, duplicates=duplicates,
+            self_loops=self_loops, renumber=renumber, name=name,
+        )
+    except InvalidGraph as exc:
+        raise _fail(path, str(exc)) from None
+
+
+def _as_undirected_view(g: Graph) -> Graph:
+    """Mark a graph whose arrays are already symmetric as undirected (no copy)."""
+    return Graph(g.indptr, g.indices, g.weights, directed=False, validate=False, name=g.name)
+
+
+def _strip_comment_lines(data: bytes, markers: bytes) -> bytes:
+    """Drop whole-line comments (first non-blank character in ``markers``) and blank lines
+    before the first data line.
+
+    A leading block of comments (a SNAP header) is sliced off cheaply; only when a
+    comment marker appears later is the (slower) regex pass run over the rest.
+    """
+    pos = 0
+    n = len(data)
+    while pos < n:
+        end = data.find(b"\n", pos)
+        end = n if end < 0 else end + 1
+        line = data[pos:end].strip()
+        if line and line[:1] not in markers:
+            break
+        pos = end
+    body = data[pos:]
+    if any(m in body for m in (bytes([c]) for c in markers)):
+        pattern = rb"(?m)^[ \t]*[" + re.escape(markers) + rb"][^\n]*\n?"
+        return re.sub(pattern, b"", body)
+    return body
+
+
+def _count_lines(body: bytes) -> int:
+    """Number of lines in ``body`` (a final line without a newline counts)."""
+    n = body.count(b"\n")
+    if body and not body.endswith(b"\n") and body[body.rfind(b"\n") + 1 :].strip():
+        n += 1
+    return n
+
+
+def _has_blank_lines(body: bytes) -> bool:
+    if body.startswith(b"\n") or body.startswith(b"\r\n"):
+        return True
+    return b"\n\n" in body or b"\n\r\n" in body or b"\n \n" in body or b"\n\t\n" in body
+
+
+def _parse_numbers(body: bytes) -> np.ndarray:
+    """All whitespace-separated numbers of ``body``: int64 when possible, else float64."""
+    if not body.strip():
+        # numpy parses a whitespace-only string as [0]
+        return np.zeros(0, dtype=np.int64)
+    try:
+        return np.fromstring(body, dtype=np.int64, sep=" ")
+    except ValueError:
+        pass
+    try:
+        return np.fromstring(body, dtype=np.float64, sep=" ")
+    except ValueError:
+        raise _SlowPath from None
+
+
+def _float_ids(path: Path, col: np.ndarray, line_of: Callable[[int], int | None]) -> np.ndarray:
+    if col.dtype.kind == "f":
+        frac = col != np.floor(col)
+        if frac.any():
+            i = int(np.flatnonzero(frac)[0])
+            raise _fail(path, f"node id {col[i]!r} is not an integer", line_of(i))
+        if col.size and (np.abs(col).max() > 2**53):
+            raise _SlowPath
+        return col.astype(np.int64)
+    return col
+
+
+def _token_number(tok: bytes, path: Path, lineno: int, what: str) -> float | int:
+    try:
+        return int(tok)
+    except ValueError:
+        pass
+    try:
+        return float(tok)
+    except ValueError:
+        text = tok.decode("utf-8", "replace")
+        raise _fail(path, f"{what} {text!r} is not a number", lineno) from None
+
+
+def _int_token(tok: bytes, path: Path, lineno: int, what: str) -> int:
+    try:
+        return int(tok)
+    except ValueError:
+        text = tok.decode("utf-8", "replace")
+        raise _fail(path, f"{what} {text!r} is not an integer", lineno) from None
+
+
+# ---------------------------------------------------------------------------- edge lists
+def _edgelist_line_of(data: bytes) -> Callable[[int], int | None]:
+    """Map an edge index to its 1-based line number (scans lazily; used on errors only)."""
+
+    def line_of(edge: int) -> int | None:
+        count = -1
+        for lineno, raw in enumerate(data.split(b"\n"), start=1):
+            s = raw.strip()
+            if not s or s[:1] in b"#%":
+                continue
+            count += 1
+            if count == edge:
+                return lineno
+        return None
+
+    return line_of
+
+
+def _edgelist_slow(data: bytes, path: Path, weighted: bool) -> tuple[np.ndarray, ...]:
+    src: list[int] = []
+    dst: list[int] = []
+    wts: list[float] = []
+    ncols = 0
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        s = raw.strip()
+        if not s or s[:1] in b"#%":
+            continue
+        toks = s.replace(b",", b" ").split()
+        if ncols == 0:
+            if len(toks) not in (2, 3):
+                raise _fail(
+                    path,
+                    f"expected 'src dst' or 'src dst weight', got {len(toks)} fields "
+                    f"{s[:60].decode('utf-8', 'replace')!r}",
+                    lineno,
+                )
+            ncols = len(toks)
+        elif len(toks) != ncols:
+            raise _fail(
+                path,
+                f"expected {ncols} fields like the first edge line, got {len(toks)}: "
+                f"{s[:60].decode('utf-8', 'replace')!r}",
+                lineno,
+            )
+        u = _int_token(toks[0], path, lineno, "source id")
+        v = _int_token(toks[1], path, lineno, "destination id")
+        for x in (u, v):
+            if x < 0 or x > _MAX_ID:
+                raise _fail(path, f"node id {x} out of range (ids must be in 0..{_MAX_ID})",
+                            lineno)
+        src.append(u)
+        dst.append(v)
+        if ncols == 3:
+            wv = float(_token_number(toks[2], path, lineno, "weight"))
+            if wv != wv:
+                raise _fail(path, "edge weight is NaN; weights must be numbers", lineno)
+            wts.append(wv)
+    s_arr = np.asarray(src, dtype=np.int64)
+    d_arr = np.asarray(dst, dtype=np.int64)
+    w_arr = np.asarray(wts, dtype=np.float64) if (ncols == 3 and weighted) else None
+    return s_arr, d_arr, w_arr
+
+
+def _edgelist_fast(data: bytes, path: Path, weighted: bool) -> tuple[np.ndarray, ...]:
+    body = _strip_comment_lines(data, b"#%").rstrip() + b"\n"
+    if b"," in body:
+        body = body.replace(b",", b" ")
+    first_end = body.find(b"\n")
+    first = body[: first_end if first_end >= 0 else len(body)]
+    ncols = len(first.split())
+    if ncols == 0:
+        if body.strip():
+            raise _SlowPath
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, None
+    if ncols not in (2, 3) or _has_blank_lines(body):
+        raise _SlowPath
+    values = _parse_numbers(body)
+    n_lines = _count_lines(body)
+    if values.size != ncols * n_lines:
+        raise _SlowPath
+    table = values.reshape(n_lines, ncols)
+    line_of = _edgelist_line_of(data)
+    src = _float_ids(path, table[:, 0], line_of)
+    dst = _float_ids(path, table[:, 1], line_of)
+    w = None
+    if ncols == 3 and weighted:
+        w = table[:, 2].astype(np.float64)
+        _check_weights(path, w, line_of)
+    _check_ids(path, src, None, 0, line_of)
+    _check_ids(path, dst, None, 0, line_of)
+    return src, dst, w
+
+
+def _load_edgelist(
+    path: Path, data: bytes, *, directed: bool, weighted: bool, duplicates: DuplicatePolicy,
+    self_loops: SelfLoopPolicy, name: str,
+) -> Graph:
+    try:
+        src, dst, w = _edgelist_fast(data, path, weighted)
+    except _SlowPath:
+        src, dst, w = _edgelist_slow(data, path, weighted)
+    return _build(path, src, dst, w, n_nodes=None, directed=directed, duplicates=duplicates,
+                  self_loops=self_loops, name=name)
+
+
+# ---------------------------------------------------------------------------- DIMACS .gr
+def _dimacs_header(data: bytes, path: Path) -> tuple[int, int, int]:
+    """Return ``(n, m, line number)`` of the ``p sp n m`` line."""
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        s = raw.strip()
+        if not s or s[:1] == b"c":
+            continue
+        toks = s.split()
+        if toks[0] != b"p":
+            raise _fail(path, "expected the problem line 'p sp <nodes> <arcs>' before any "
+                        "arc; add it", lineno)
+        if len(toks) != 4 or toks[1] != b"sp":
+            raise _fail(path, f"malformed problem line {s.decode('utf-8', 'replace')!r}; "
+                        "expected 'p sp <nodes> <arcs>'", lineno)
+        n = _int_token(toks[2], path, lineno, "node count")
+        m = _int_token(toks[3], path, lineno, "arc count")
+        if n < 0 or m < 0 or n > _MAX_ID + 1:
+            raise _fail(path, f"node/arc counts must be non-negative and nodes <= {_MAX_ID + 1},"
+                        f" got n={n} m={m}", lineno)
+        return n, m, lineno
+    raise _fail(path, "no problem line 'p sp <nodes> <arcs>' found; is this a DIMACS .gr file?")
+
+
+def _dimacs_slow(data: bytes, path: Path, n: int, m: int) -> tuple[np.ndarray, ...]:
+    src: list[int] = []
+    dst: list[int] = []
+    wts: list[float] = []
+    seen_p = False
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        s = raw.strip()
+        if not s or s[:1] == b"c":
+            continue
+        toks = s.split()
+        if toks[0] == b"p":
+            if seen_p:
+                raise _fail(path, "second problem line; a .gr file has exactly one", lineno)
+            seen_p = True
+            continue
+        if toks[0] != b"a":
+            raise _fail(path, f"unknown line type {toks[0].decode('utf-8', 'replace')!r}; "
+                        "DIMACS .gr lines start with 'c', 'p' or 'a'", lineno)
+        if len(toks) != 4:
+            raise _fail(path, f"arc line needs 'a <from> <to> <weight>', got "
+                        f"{s[:60].decode('utf-8', 'replace')!r}", lineno)
+        u = _int_token(toks[1], path, lineno, "arc tail")
+        v = _int_token(toks[2], path, lineno, "arc head")
+        for x in (u, v):
+            if x < 1 or x > n:
+                raise _fail(path, f"node id {x} out of range: the header declares {n} nodes, so "
+                            f"ids must be in 1..{n}; fix the id or the header", lineno)
+        wv = float(_token_number(toks[3], path, lineno, "arc weight"))
+        if wv != wv:
+            raise _fail(path, "edge weight is NaN; weights must be numbers", lineno)
+        src.append(u - 1)
+        dst.append(v - 1)
+        wts.append(wv)
+    if len(src) != m:
+        raise _fail(path, f"the problem line declares {m} arcs but the file has {len(src)}; "
+                    "fix the header or restore the missing arcs")
+    return (np.asarray(src, np.int64), np.asarray(dst, np.int64), np.asarray(wts, np.float64))
+
+
+def _dimacs_fast(data: bytes, path: Path, n: int, m: int, p_line: int) -> tuple[np.ndarray, ...]:
+    # everything after the problem line must be comment lines or arc lines
+    start = 0
+    for _ in range(p_line):
+        nl = data.find(b"\n", start)
+        start = len(data) if nl < 0 else nl + 1
+    body = data[start:]
+    if b"c" in body or b"p" in body:
+        body = _strip_comment_lines(body, b"c")
+        if b"p" in body:
+            raise _SlowPath
+    body = body.rstrip() + b"\n"
+    if _has_blank_lines(body):
+        raise _SlowPath
+    n_lines = _count_lines(body)
+    n_arcs = body.count(b"\na") + (1 if body.startswith(b"a") else 0)
+    if n_arcs != n_lines:
+        raise _SlowPath
+    values = _parse_numbers(body.replace(b"a", b" "))
+    if values.size != 3 * n_lines or n_lines != m or m == 0:
+        raise _SlowPath
+    table = values.reshape(n_lines, 3)
+    line_of = _edgelist_line_of_dimacs(data)
+    src = _float_ids(path, table[:, 0], line_of)
+    dst = _float_ids(path, table[:, 1], line_of)
+    w = table[:, 2].astype(np.float64)
+    _check_ids(path, src, n, 1, line_of)
+    _check_ids(path, dst, n, 1, line_of)
+    _check_weights(path, w, line_of)
+    return src - 1, dst - 1, w
+
+
+def _edgelist_line_of_dimacs(data: bytes) -> Callable[[int], int | None]:
+    def line_of(arc: int) -> int | None:
+        count = -1
+        for lineno, raw in enumerate(data.split(b"\n"), start=1):
+            if raw.strip()[:1] == b"a":
+                count += 1
+                if count == arc:
+                    return lineno
+        return None
+
+    return line_of
+
+
+def _load_dimacs(
+    path: Path, data: bytes, *, directed: bool, weighted: bool, duplicates: DuplicatePolicy,
+    self_loops: SelfLoopPolicy, name: str,
+) -> Graph:
+    n, m, p_line = _dimacs_header(data, path)
+    try:
+        src, dst, w = _dimacs_fast(data, path, n, m, p_line)
+    except _SlowPath:
+        src, dst, w = _dimacs_slow(data, path, n, m)
+    return _build(path, src, dst, w if weighted else None, n_nodes=n, directed=directed,
+                  duplicates=duplicates, self_loops=self_loops, name=name)
+
+
+# ---------------------------------------------------------------------------- METIS
+def _load_metis(
+    path: Path, data: bytes, *, directed: bool, weighted: bool, duplicates: DuplicatePolicy,
+    self_loops: SelfLoopPolicy, name: str,
+) -> Graph:
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    it = iter(enumerate(lines, start=1))
+    header: list[bytes] = []
+    header_line = 0
+    for lineno, raw in it:
+        s = raw.strip()
+        if not s or s[:1] == b"%":
+            continue
+        header, header_line = s.split(), lineno
+        break
+    if not header:
+        raise _fail(path, "empty METIS file; expected a header '<nodes> <edges> [fmt [ncon]]'")
+    if len(header) > 4:
+        raise _fail(path, "METIS header has more than 4 fields; expected "
+                    "'<nodes> <edges> [fmt [ncon]]'", header_line)
+    n = _int_token(header[0], path, header_line, "node count")
+    m = _int_token(header[1], path, header_line, "edge count")
+    if n < 0 or m < 0 or n > _MAX_ID + 1:
+        raise _fail(path, f"node/edge counts must be non-negative and nodes <= {_MAX_ID + 1}, "
+                    f"got {n} {m}", header_line)
+    fmt = header[2].decode("ascii", "replace") if len(header) > 2 else "0"
+    if not re.fullmatch(r"[01]{1,3}", fmt):
+        raise _fail(path, f"METIS fmt field must be up to three 0/1 digits like 011, got {fmt!r}",
+                    header_line)
+    fmt = fmt.zfill(3)
+    has_size, has_vwgt, has_ewgt = fmt[0] == "1", fmt[1] == "1", fmt[2] == "1"
+    ncon = _int_token(header[3], path, header_line, "ncon") if len(header) > 3 else 1
+    if len(header) > 3 and not has_vwgt:
+        raise _fail(path, f"ncon={ncon} given but fmt {fmt} declares no vertex weights",
+                    header_line)
+    if ncon < 1:
+        raise _fail(path, f"ncon must be >= 1, got {ncon}", header_line)
+    skip = int(has_size) + (ncon if has_vwgt else 0)
+    step = 2 if has_ewgt else 1
+
+    rows: list[bytes] = []
+    row_lines: list[int] = []
+    for lineno, raw in it:
+        if raw.lstrip()[:1] == b"%":
+            continue
+        if len(rows) == n:
+            if raw.strip():
+                raise _fail(path, f"more vertex lines than the {n} the header declares; fix "
+                            "the header", lineno)
+            continue
+        rows.append(raw)
+        row_lines.append(lineno)
+    if len(rows) != n:
+        raise _fail(path, f"the header declares {n} vertices but the file has {len(rows)} "
+                    "vertex lines (a blank line is an isolated vertex); fix the header")
+
+    counts = np.fromiter((len(r.split()) for r in rows), dtype=np.int64, count=n)
+    joined = b" ".join(rows)
+    try:
+        values = _parse_numbers(joined)
+        if values.size != counts.sum():
+            raise _SlowPath
+    except _SlowPath:
+        for i, r in enumerate(rows):
+            for tok in r.split():
+                _token_number(tok, path, row_lines[i], "entry")
+        raise _fail(path, "unparseable vertex lines; expected whitespace-separated numbers") \
+            from None
+    per_vertex = counts - skip
+    bad = (per_vertex < 0) | (per_vertex % step != 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        what = "'neighbour weight' pairs" if has_ewgt else "neighbours"
+        raise _fail(path, f"vertex {i + 1}: expected {skip} vertex size/weight field(s) then "
+                    f"{what} (fmt {fmt}), got {int(counts[i])} numbers", row_lines[i])
+    degree = per_vertex // step
+    # mask out the per-vertex prefix (sizes, vertex weights) then split pairs
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    keep = np.ones(values.size, dtype=bool)
+    if skip:
+        pre = (starts[:-1, None] + np.arange(skip)[None, :]).ravel()
+        keep[pre] = False
+    adj = values[keep]
+    if has_ewgt:
+        nbr = adj[0::2]
+        ew = adj[1::2].astype(np.float64)
+    else:
+        nbr, ew = adj, None
+    n_entries = int(degree.sum())
+    if n_entries != 2 * m:
+        raise _fail(path, f"the header declares {m} edges, so the adjacency lists should hold "
+                    f"2*{m}={2 * m} entries, but they hold {n_entries}; fix the header "
+                    "(METIS counts each undirected edge once)", header_line)
+
+    src = np.repeat(np.arange(n, dtype=np.int64), degree)
+
+    def line_of(k: int) -> int | None:
+        return row_lines[int(src[k])] if n_entries else None
+
+    nbr = _float_ids(path, nbr, line_of)
+    _check_ids(path, nbr, n, 1, line_of)
+    if ew is not None:
+        _check_weights(path, ew, line_of)
+    g = _build(path, src, nbr - 1, ew if weighted else None, n_nodes=n, directed=True,
+               duplicates=duplicates, self_loops=self_loops, name=name)
+    if not g.is_symmetric():
+        s, d = g.edges()
+        a = s.astype(np.int64) * max(n, 1) + d
+        b = np.sort(d.astype(np.int64) * max(n, 1) + s)
+        missing = ~np.isin(a, b)
+        k = int(np.flatnonzero(missing)[0])
+        u, v = int(s[k]) + 1, int(d[k]) + 1
+        raise _fail(path, f"vertex {u} lists {v} but vertex {v} does not list {u}; METIS "
+                    "graphs are undirected, so every edge must appear in both lists",
+                    row_lines[u - 1])
+    return g if directed else _as_undirected_view(g)
+
+
+# ---------------------------------------------------------------------------- Matrix Market
+def _load_mtx(
+    path: Path, data: bytes, *, directed: bool | None, weighted: bool,
+    duplicates: DuplicatePolicy, self_loops: SelfLoopPolicy, name: str,
+) -> Graph:
+    import scipy.io
+
+    head = data.split(b"\n", 1)[0].decode("ascii", "replace").lower().split()
+    if len(head) != 5 or head[0] != "%%matrixmarket" or head[1] != "matrix":
+        raise _fail(path, "not a Matrix Market file: the first line must be "
+                    "'%%MatrixMarket matrix coordinate <field> <symmetry>'", 1)
+    layout, field, symmetry = head[2], head[3], head[4]
+    if layout != "coordinate":
+        raise _fail(path, f"Matrix Market layout {layout!r} is a dense array; graphs need "
+                    "'coordinate'", 1)
+    if field not in ("real", "integer", "pattern"):
+        raise _fail(path, f"Matrix Market field {field!r} is not supported; use real, integer "
+                    "or pattern", 1)
+    if symmetry not in ("general", "symmetric", "skew-symmetric"):
+        raise _fail(path, f"Matrix Market symmetry {symmetry!r} is not supported; use general "
+                    "or symmetric", 1)
+    try:
+        coo = scipy.io.mmread(io.BytesIO(data))
+    except Exception as exc:  # scipy raises ValueError/RuntimeError/OverflowError variants
+        raise _fail(path, f"malformed Matrix Market content ({exc}); check the size line "
+                    "and the entries") from None
+    rows, cols = coo.shape
+    if rows != cols:
+        raise _fail(path, f"adjacency matrix must be square, got {rows}x{cols}; pad it or "
+                    "use a bipartite projection")
+    r = np.asarray(coo.row, dtype=np.int64)
+    c = np.asarray(coo.col, dtype=np.int64)
+    w = None if field == "pattern" or not weighted else np.asarray(coo.data, dtype=np.float64)
+    if w is not None and np.isnan(w).any():
+        raise _fail(path, "edge weight is NaN; weights must be numbers")
+    if symmetry == "symmetric":
+        # scipy mirrors the stored triangle; keep one copy of each stored entry and let
+        # from_edges add the reverse direction (self loops once), so the duplicates policy
+        # sees exactly the entries of the file
+        lower = r >= c
+        r, c = r[lower], c[lower]
+        w = None if w is None else w[lower]
+        g = _build(path, r, c, w, n_nodes=rows, directed=False, duplicates=duplicates,
+                   self_loops=self_loops, name=name)
+        if directed:
+            g = Graph(g.indptr, g.indices, g.weights, directed=True, validate=False, name=name)
+        return g
+    # general, and skew-symmetric (whose mirrored entries carry negated weights, so it is
+    # not an undirected graph): every entry is one directed edge
+    return _build(path, r, c, w, n_nodes=rows, directed=directed is not False,
+                  duplicates=duplicates, self_loops=self_loops, name=name)
+
+
+# ---------------------------------------------------------------------------- npz
+def _load_npz(path: Path) -> Graph:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise GraphFormatError(f"graph file not found: {path}; check the path") from None
+    except ValueError as exc:
+        raise _fail(path, f"npz cache holds pickled objects or is corrupt ({exc}); "
+                    "re-create it with gswitch.io.save_npz") from None
+    except (OSError, EOFError) as exc:
+        raise _fail(path, f"not a readable npz archive ({exc}); re-create it with "
+                    "gswitch.io.save_npz") from None
+    missing = [k for k in ("format_version", "indptr", "indices", "directed") if k not in arrays]
+    if missing:
+        raise _fail(path, f"npz cache lacks {', '.join(missing)}; it was not written by "
+                    "gswitch.io.save_npz")
+    version = arrays["format_version"]
+    if version.shape != () or version.dtype.kind not in "iu":
+        raise _fail(path, "npz format_version must be an integer scalar")
+    if int(version) != NPZ_FORMAT_VERSION:
+        raise _fail(path, f"npz cache format version {int(version)} is not supported (this "
+                    f"gswitch reads version {NPZ_FORMAT_VERSION}); re-create the cache")
+    indptr, indices = arrays["indptr"], arrays["indices"]
+    for key, arr in (("indptr", indptr), ("indices", indices)):
+        if arr.ndim != 1 or arr.dtype.kind not in "iu":
+            raise _fail(path, f"npz {key} must be a 1-D integer array, got {arr.dtype} with "
+                        f"shape {arr.shape}")
+    weights = arrays.get("weights")
+    if weights is not None:
+        if weights.ndim != 1 or weights.dtype.kind != "f":
+            raise _fail(path, f"npz weights must be a 1-D float array, got {weights.dtype} "
+                        f"with shape {weights.shape}")
+        if np.isnan(weights).any():
+            raise _fail(path, "npz weights contain NaN; weights must be numbers")
+    directed_arr = arrays["directed"]
+    if directed_arr.shape != () or directed_arr.dtype.kind not in "biu":
+        raise _fail(path, "npz 'directed' must be a boolean scalar")
+    stored_name = arrays.get("name")
+    name = ""
+    if stored_name is not None and stored_name.dtype.kind == "U" and stored_name.shape == ():
+        name = str(stored_name)
+    try:
+        g = Graph(indptr, indices, weights, directed=bool(directed_arr), name=name)
+    except InvalidGraph as exc:
+        raise _fail(path, f"inconsistent npz arrays: {exc}") from None
+    if not g.directed and not _pattern_symmetric(g):
+        raise _fail(path, "npz says undirected but its arrays are not symmetric; re-create it")
+    return g
+
+
+def _pattern_symmetric(g: Graph) -> bool:
+    probe = Graph(g.indptr, g.indices, None, directed=True, validate=False)
+    return probe.is_symmetric()
+
+
+def _apply_policies(path: Path, g: Graph, *, directed: bool | None, weighted: bool,
+                    duplicates: DuplicatePolicy, self_loops: SelfLoopPolicy) -> Graph:
+    """Post-process a graph that was stored already built (npz)."""
+    name = g.name
+    try:
+        if not weighted and g.weighted:
+            g = g.with_weights(None)
+        if self_loops == "reject" and g.n_self_loops:
+            src, dst = g.edges()
+            v = int(src[src == dst][0])
+            raise InvalidGraph(f"self loop at node {v}; pass self_loops='keep' or 'drop'")
+        if self_loops == "drop":
+            g = g.remove_self_loops()
+        if duplicates != "keep":
+            g = g.deduplicate(duplicates)
+    except InvalidGraph as exc:
+        raise _fail(path, str(exc)) from None
+    if directed is False and g.directed:
+        g = g.symmetrize()
+    elif directed is True and not g.directed:
+        g = Graph(g.indptr, g.indices, g.weights, directed=True, validate=False)
+    g.name = name
+    return g
+
+
+# ---------------------------------------------------------------------------- public API
+def load_graph(
+    path: str | os.PathLike[str],
+    *,
+    fmt: str | None = None,
+    directed: bool | None = None,
+    weighted: bool = True,
+    duplicates: DuplicatePolicy = "keep",
+    self_loops: SelfLoopPolicy = "keep",
+    name: str | None = None,
+) -> Graph:
+    """Load a graph file, choosing the parser by extension.
+
+    ============================================  ==========  ==============================
+    extension (each may end in ``.gz``)           format      directed by default
+    ============================================  ==========  ==============================
+    ``.mtx`` ``.mm``                              Matrix      ``general``: yes;
+                                                  Market      ``symmetric``: no
+    ``.txt`` ``.el`` ``.edges`` ``.edgelist``     edge list   yes
+    ``.tsv`` ``.csv`` ``.snap``                   (SNAP)
+    ``.gr``                                       DIMACS sp   yes
+    ``.graph`` ``.metis``                         METIS       no
+    ``.npz``                                      gswitch     as saved
+    ============================================  ==========  ==============================
+
+    Edge lists hold ``src dst [weight]`` per line, separated by whitespace or commas, ids
+    0-based as written; lines whose first non-blank character is ``#`` or ``%`` are
+    comments. DIMACS ``.gr`` files (``c`` comments, ``p sp n m``, ``a u v w``) and METIS
+    files use 1-based ids, converted to 0-based. Compressed files are recognised by their
+    gzip signature, whatever the name.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    fmt : {"mtx", "edgelist", "dimacs", "metis", "npz"}, optional
+        Override the extension (``"snap"``, ``"gr"``, ``"graph"`` ... are accepted too).
+    directed : bool, optional
+        ``None`` keeps what the format says (table above). ``False`` on a directed format
+        treats every listed edge as undirected, i.e. adds its reverse (files that already
+        list both directions then hold each edge twice; combine with
+        ``duplicates="drop"``). ``True`` on an undirected format keeps both stored
+        directions but marks the graph directed.
+    weighted : bool
+        Keep edge weights when the file has them; ``False`` drops them.
+    duplicates : {"keep", "drop", "sum", "min", "reject"}
+        Policy for parallel edges, as in :meth:`Graph.from_edges`.
+    self_loops : {"keep", "drop", "reject"}
+        Policy for edges ``v -> v``.
+    name : str, optional
+        Graph label; defaults to the file name without extensions.
+
+    Returns
+    -------
+    Graph
+
+    Raises
+    ------
+    GraphFormatError
+        If the file is missing or unreadable, the extension or ``fmt`` is unknown, the
+        content is malformed (with ``file:line`` where known), ids are out of range,
+        header counts disagree with the content, a weight is NaN, or a ``reject`` policy
+        is hit. Negative weights are accepted here; algorithms that forbid them say so.
+
+    Examples
+    --------
+    >>> g = load_graph("roadNet-CA.txt.gz", directed=False)  # doctest: +SKIP
+    """
+    p = Path(path)
+    kind = _format_of(p, fmt)
+    label = name if name is not None else _default_name(p)
+    if kind == "npz":
+        if not p.exists():
+            raise GraphFormatError(f"graph file not found: {p}; check the path")
+        g = _load_npz(p)
+        g.name = name if name is not None else (g.name or label)
+        return _apply_policies(p, g, directed=directed, weighted=weighted,
+                               duplicates=duplicates, self_loops=self_loops)
+    data = _read_bytes(p)
+    if kind == "mtx":
+        return _load_mtx(p, data, directed=directed, weighted=weighted, duplicates=duplicates,
+                         self_loops=self_loops, name=label)
+    if kind == "metis":
+        return _load_metis(p, data, directed=bool(directed), weighted=weighted,
+                           duplicates=duplicates, self_loops=self_loops, name=label)
+    loader = _load_dimacs if kind == "dimacs" else _load_edgelist
+    return loader(p, data, directed=directed is not False, weighted=weighted,
+                  duplicates=duplicates, self_loops=self_loops, name=label)
+
+
+def save_npz(graph: Graph, path: str | os.PathLike[str]) -> Path:
+    """Write ``graph`` as an uncompressed, pickle-free ``.npz`` cache, atomically.
+
+    The arrays go to a temporary file in the destination directory which then replaces
+    ``path`` in one step, so readers never see a half-written cache. ``.npz`` is
+    appended when ``path`` lacks it.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph to store (offsets, column ids, weights, directedness and name).
+    path : str or path-like
+        Destination.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    GraphFormatError
+        If the directory does not exist or is not writable.
+    """
+    p = Path(path)
+    if p.suffix.lower() != ".npz":
+        p = p.with_name(p.name + ".npz")
+    arrays: dict[str, np.ndarray] = {
+        "format_version": np.asarray(NPZ_FORMAT_VERSION, dtype=np.int64),
+        "indptr": np.asarray(graph.indptr),
+        "indices": np.asarray(graph.indices),
+        "directed": np.asarray(graph.directed, dtype=np.bool_),
+        "name": np.asarray(graph.name or "", dtype=np.str_),
+    }
+    if graph.weights is not None:
+        arrays["weights"] = np.asarray(graph.weights)
+    directory = p.parent if str(p.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise GraphFormatError(f"cannot write {p}: {exc.strerror or exc}; check that the "
+                               "directory exists and is writable") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, allow_pickle=False, **arrays)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return p

@@ -1,0 +1,170 @@
+"""Plugin manager and the registries of strategies and algorithms."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import pluggy
+
+from . import hookspecs
+from .errors import InvalidConfig, InvalidInput, PluginError
+
+if TYPE_CHECKING:
+    from .algorithm import AlgorithmSpec
+    from .strategy import Strategy
+
+__all__ = ["get_plugin_manager", "Registry", "get_registry", "reset_registry", "AXES"]
+
+#: The five strategy axes, in the order the engine composes them.
+AXES = ("worklist", "load_balance", "driving", "direction", "launch")
+
+
+def _builtin_modules() -> tuple[str, ...]:
+    from .algorithms import BUILTIN_MODULES as algos
+    from .strategies import BUILTIN_MODULES as strategies
+
+    return tuple(strategies) + tuple(algos)
+
+
+@dataclass
+class Registry:
+    """Strategies by axis and name, algorithms by name, and the plugins that failed."""
+
+    strategies: dict[str, dict[str, type[Strategy]]] = field(
+        default_factory=lambda: {a: {} for a in AXES})
+    algorithms: dict[str, AlgorithmSpec] = field(default_factory=dict)
+    sources: dict[tuple[str, str], str] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+    def strategy(self, axis: str, name: str) -> type[Strategy]:
+        """Look up a strategy, listing the valid names on failure."""
+        if axis not in self.strategies:
+            raise InvalidConfig(f"unknown strategy axis {axis!r}; axes are {', '.join(AXES)}")
+        try:
+            return self.strategies[axis][name]
+        except KeyError:
+            valid = ", ".join(sorted(self.strategies[axis])) or "(none registered)"
+            raise InvalidConfig(f"unknown {axis} strategy {name!r}; choose one of {valid}") from None
+
+    def algorithm(self, name: str) -> AlgorithmSpec:
+        """Look up an algorithm, listing the valid names on failure."""
+        try:
+            return self.algorithms[name]
+        except KeyError:
+            valid = ", ".join(sorted(self.algorithms))
+            raise InvalidInput(f"unknown algorithm {name!r}; choose one of {valid}") from None
+
+
+class _Tracer:
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+
+    def before(self, hook_name, hook_impls, kwargs):  # noqa: ANN001
+        names = [self.pm.get_name(i.plugin) for i in hook_impls]
+        print(f"[gswitch plugins] {hook_name} -> {', '.join(map(str, names))}", file=sys.stderr)
+
+    def after(self, outcome, hook_name, hook_impls, kwargs):  # noqa: ANN001
+        pass
+
+
+def _register_module(pm: pluggy.PluginManager, modname: str, failures: list[str]) -> None:
+    try:
+        module = importlib.import_module(modname)
+        pm.register(module, name=modname)
+    except Exception as exc:  # a broken plugin must not take the others down
+        failures.append(f"plugin {modname!r} failed to load: {type(exc).__name__}: {exc}")
+
+
+@lru_cache(maxsize=1)
+def get_plugin_manager() -> pluggy.PluginManager:
+    """The process-wide plugin manager with built-ins and entry points loaded.
+
+    Set ``GSWITCH_TRACE_PLUGINS=1`` to print which plugin answered each hook call.
+    """
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    failures: list[str] = []
+    for modname in _builtin_modules():
+        _register_module(pm, modname, failures)
+    try:
+        pm.load_setuptools_entrypoints(hookspecs.PROJECT_NAME)
+    except Exception as exc:
+        failures.append(f"entry-point plugins of group 'gswitch' failed to load: {exc}")
+    pm.check_pending()
+    if os.environ.get("GSWITCH_TRACE_PLUGINS") == "1":
+        tracer = _Tracer(pm)
+        pm.add_hookcall_monitoring(tracer.before, tracer.after)
+    pm._gswitch_failures = failures  # type: ignore[attr-defined]
+    return pm
+
+
+def _collect(pm: pluggy.PluginManager, hook_name: str, failures: list[str]):
+    hook = getattr(pm.hook, hook_name)
+    for impl in hook.get_hookimpls():
+        plugin_name = pm.get_name(impl.plugin)
+        try:
+            result = impl.function()
+        except Exception as exc:
+            failures.append(
+                f"plugin {plugin_name!r} failed in hook {hook_name}: {type(exc).__name__}: {exc}")
+            continue
+        yield plugin_name, list(result or [])
+
+
+@lru_cache(maxsize=1)
+def get_registry() -> Registry:
+    """Build (once) the registry of every strategy and algorithm the plugins provide.
+
+    Plugins that fail are listed in ``Registry.failures`` and reported as a warning;
+    the rest keep working. Duplicate names raise :class:`PluginError` naming both sources.
+    """
+    from .algorithm import AlgorithmSpec
+    from .strategy import Strategy
+
+    pm = get_plugin_manager()
+    reg = Registry(failures=list(pm._gswitch_failures))  # type: ignore[attr-defined]
+    for plugin, classes in _collect(pm, "gswitch_strategies", reg.failures):
+        for cls in classes:
+            if not (isinstance(cls, type) and issubclass(cls, Strategy)):
+                reg.failures.append(
+                    f"plugin {plugin!r} returned {cls!r} from gswitch_strategies, "
+                    "which is not a Strategy subclass")
+                continue
+            key = (cls.axis, cls.name)
+            if cls.axis not in reg.strategies:
+                reg.failures.append(f"plugin {plugin!r}: strategy {cls.__name__} has unknown "
+                                    f"axis {cls.axis!r}; axes are {', '.join(AXES)}")
+                continue
+            if cls.name in reg.strategies[cls.axis]:
+                raise PluginError(
+                    f"{cls.axis} strategy name {cls.name!r} registered twice: by "
+                    f"{reg.sources[key]!r} and by {plugin!r}")
+            reg.strategies[cls.axis][cls.name] = cls
+            reg.sources[key] = plugin
+    for plugin, specs in _collect(pm, "gswitch_algorithms", reg.failures):
+        for spec in specs:
+            if not isinstance(spec, AlgorithmSpec):
+                reg.failures.append(f"plugin {plugin!r} returned {spec!r} from "
+                                    "gswitch_algorithms, which is not an AlgorithmSpec")
+                continue
+            key = ("algorithm", spec.name)
+            if spec.name in reg.algorithms:
+                raise PluginError(f"algorithm name {spec.name!r} registered twice: by "
+                                  f"{reg.sources[key]!r} and by {plugin!r}")
+            reg.algorithms[spec.name] = spec
+            reg.sources[key] = plugin
+    for msg in reg.failures:
+        warnings.warn(msg, RuntimeWarning, stacklevel=2)
+    return reg
+
+
+def reset_registry() -> None:
+    """Forget the loaded plugins (tests that register extra plugins use this)."""
+    get_registry.cache_clear()
+    get_plugin_manager.cache_clear()

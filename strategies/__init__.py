@@ -1,0 +1,15 @@
+"""Built-in strategy plugins, one module per strategy, registered like any third-party plugin."""
+
+BUILTIN_MODULES = (
+    "gswitch.strategies.worklist.atomic",
+    "gswitch.strategies.worklist.warp_aggregated",
+    "gswitch.strategies.load_balance.thread",
+    "gswitch.strategies.load_balance.virtual_warp",
+    "gswitch.strategies.driving.data",
+    "gswitch.strategies.driving.topology",
+    "gswitch.strategies.driving.temporal",
+    "gswitch.strategies.direction.push",
+    "gswitch.strategies.direction.pull",
+    "gswitch.strategies.launch.host_loop",
+    "gswitch.strategies.launch.persistent",
+)

@@ -1,0 +1,1 @@
+"""Strategies of the launch axis."""

@@ -1,0 +1,1 @@
+"""Strategies of the load_balance axis."""
