@@ -55,6 +55,7 @@ class Graph:
     >>> g = Graph.from_edges([0, 1], [1, 2])
     >>> g.n_nodes, g.n_edges, list(g.out_degree)
     (3, 2, [1, 1, 0])
+
     """
 
     __slots__ = (
@@ -66,6 +67,7 @@ class Graph:
         "_fingerprint",
         "_in_degree",
         "name",
+        "__weakref__",
     )
 
     def __init__(
@@ -106,7 +108,9 @@ class Graph:
         if weights is not None:
             weights = np.asarray(weights, dtype=np.float32)
             if validate and weights.shape != (m,):
-                raise InvalidGraph(f"weights has {weights.size} entries, expected {m} (one per edge)")
+                raise InvalidGraph(
+                    f"weights has {weights.size} entries, expected {m} (one per edge)"
+                )
             weights = _readonly(weights)
         self._weights = weights
         self._directed = bool(directed)
@@ -161,6 +165,7 @@ class Graph:
         ------
         InvalidGraph
             On negative or out-of-range ids, mismatched lengths, or a ``reject`` policy hit.
+
         """
         src = np.asarray(src, dtype=np.int64).ravel()
         dst = np.asarray(dst, dtype=np.int64).ravel()
@@ -232,9 +237,20 @@ class Graph:
             src = key // width
             dst = key - src * width
         else:
-            order = np.argsort(key, kind="stable")
-            key = key[order]
-            src, dst = src[order], dst[order]
+            m = key.size
+            shift = max(m - 1, 1).bit_length()
+            if m and (width * width) << shift < 2**63:
+                # pack the input position into the low bits: one plain sort is then stable
+                # and about twice as fast as a stable argsort plus gathers
+                packed = np.sort((key << shift) | np.arange(m, dtype=np.int64))
+                order = packed & ((1 << shift) - 1)
+                key = packed >> shift
+                src = key // width
+                dst = key - src * width
+            else:
+                order = np.argsort(key, kind="stable")
+                key = key[order]
+                src, dst = src[order], dst[order]
             w = w[order]
         if duplicates != "keep" and key.size:
             first = np.ones(key.size, dtype=bool)
@@ -280,6 +296,7 @@ class Graph:
         Returns
         -------
         Graph
+
         """
         if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
             raise InvalidGraph(f"adjacency matrix must be square, got shape {matrix.shape}")
@@ -399,15 +416,17 @@ class Graph:
 
         Parallel edges stay separate entries; scipy sums them on most operations.
         """
-        data = self._weights if self._weights is not None else np.ones(self.n_edges, np.float32)
-        return sp.csr_array((data, self._indices, self._indptr), shape=(self.n_nodes,) * 2)
+        data = self._weights.copy() if self._weights is not None else np.ones(self.n_edges,
+                                                                              np.float32)
+        return sp.csr_array((data, self._indices.copy(), self._indptr.copy()),
+                            shape=(self.n_nodes,) * 2)
 
     def edges(self) -> tuple[np.ndarray, np.ndarray]:
         """``(src, dst)`` arrays of every stored edge."""
         return self.sources(), self._indices
 
     def with_weights(self, weights: np.ndarray | None) -> Graph:
-        """Same structure with other edge weights (``None`` drops them)."""
+        """Return the same structure with other edge weights (``None`` drops them)."""
         return Graph(self._indptr, self._indices, weights, directed=self._directed, name=self.name)
 
     def symmetrize(self) -> Graph:
@@ -437,7 +456,7 @@ class Graph:
                                self.n_nodes, self._directed, "keep", self.name)
 
     def deduplicate(self, policy: DuplicatePolicy = "drop") -> Graph:
-        """Copy with parallel edges merged by ``policy`` (``drop``, ``sum``, ``min``, ``reject``)."""
+        """Copy with parallel edges merged by ``policy`` (drop, sum, min or reject)."""
         src, dst = self.edges()
         w = None if self._weights is None else self._weights.astype(np.float64)
         return Graph._from_coo(src.astype(np.int64), dst.astype(np.int64), w, self.n_nodes,

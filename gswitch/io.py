@@ -18,8 +18,10 @@ import io
 import os
 import re
 import tempfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -78,24 +80,78 @@ def _fail(path: Path | str, what: str, line: int | None = None) -> GraphFormatEr
     return GraphFormatError(f"{where}: {what}")
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise GraphFormatError(f"graph file not found: {path}; check the path") from None
-    except IsADirectoryError:
-        raise GraphFormatError(f"{path} is a directory, expected a graph file") from None
-    except OSError as exc:
-        raise GraphFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if data[:2] == _GZIP_MAGIC:
+class _GraphFile:
+    """Open a graph file for binary reading, gunzipping it when it starts with gzip's magic."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._raw: BinaryIO | None = None
+        self._stream: BinaryIO | None = None
+
+    def __enter__(self) -> BinaryIO:
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            self._raw = open(self.path, "rb")  # noqa: SIM115 - closed in __exit__
+        except FileNotFoundError:
+            raise GraphFormatError(f"graph file not found: {self.path}; check the path") \
+                from None
+        except IsADirectoryError:
+            raise GraphFormatError(f"{self.path} is a directory, expected a graph file") \
+                from None
+        except OSError as exc:
+            raise GraphFormatError(f"cannot read {self.path}: {exc.strerror or exc}") from None
+        if self._raw.read(2) == _GZIP_MAGIC:
+            self._raw.seek(0)
+            self._stream = gzip.GzipFile(fileobj=self._raw, mode="rb")
+        else:
+            self._raw.seek(0)
+            self._stream = self._raw
+        return self._stream
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self._stream is not None and self._stream is not self._raw:
+            self._stream.close()
+        if self._raw is not None:
+            self._raw.close()
+
+
+def _read_stream(path: Path, read: Callable[[BinaryIO], object]) -> object:
+    """Run ``read`` on the opened file, turning decompression errors into GraphFormatError."""
+    with _GraphFile(path) as f:
+        try:
+            return read(f)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise GraphFormatError(
                 f"{path}: corrupt gzip data ({exc}); re-download or decompress it by hand"
             ) from None
-    return data
+        except OSError as exc:
+            raise GraphFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _read_bytes(path: Path) -> bytes:
+    return _read_stream(path, lambda f: f.read())  # type: ignore[return-value]
+
+
+def _read_after_header(path: Path, markers: bytes) -> tuple[bytes, int]:
+    """Read a file from its first data line on: ``(data, number of that line)``.
+
+    Leading blank and comment lines are skipped with ``readline`` and the rest is read in
+    one call, so the big buffer is never copied to drop a header.
+    """
+
+    def read(f: BinaryIO) -> tuple[bytes, int]:
+        lineno = 1
+        while True:
+            pos = f.tell()
+            line = f.readline()
+            if not line:
+                return b"", lineno
+            s = line.strip()
+            if s and s[:1] not in markers:
+                f.seek(pos)
+                return f.read(), lineno
+            lineno += 1
+
+    return _read_stream(path, read)  # type: ignore[return-value]
 
 
 def _format_of(path: Path, fmt: str | None) -> str:
@@ -192,11 +248,11 @@ def _as_undirected_view(g: Graph) -> Graph:
 
 
 def _strip_comment_lines(data: bytes, markers: bytes) -> bytes:
-    """Drop whole-line comments (first non-blank character in ``markers``) and blank lines
-    before the first data line.
+    """Drop whole-line comments (first non-blank character in ``markers``).
 
-    A leading block of comments (a SNAP header) is sliced off cheaply; only when a
-    comment marker appears later is the (slower) regex pass run over the rest.
+    Blank lines before the first data line go too. A leading block of comments (a SNAP
+    header) is sliced off cheaply; only when a comment marker appears later is the
+    (slower) regex pass run over the rest.
     """
     pos = 0
     n = len(data)
@@ -215,22 +271,16 @@ def _strip_comment_lines(data: bytes, markers: bytes) -> bytes:
 
 
 def _count_lines(body: bytes) -> int:
-    """Number of lines in ``body`` (a final line without a newline counts)."""
-    n = body.count(b"\n")
-    if body and not body.endswith(b"\n") and body[body.rfind(b"\n") + 1 :].strip():
-        n += 1
-    return n
-
-
-def _has_blank_lines(body: bytes) -> bool:
-    if body.startswith(b"\n") or body.startswith(b"\r\n"):
-        return True
-    return b"\n\n" in body or b"\n\r\n" in body or b"\n \n" in body or b"\n\t\n" in body
+    """Count the lines of ``body`` up to its last non-blank character (no copy)."""
+    end = len(body)
+    while end and body[end - 1] in b" \t\r\n\f\v":
+        end -= 1
+    return body.count(b"\n", 0, end) + 1 if end else 0
 
 
 def _parse_numbers(body: bytes) -> np.ndarray:
     """All whitespace-separated numbers of ``body``: int64 when possible, else float64."""
-    if not body.strip():
+    if not body or body.isspace():
         # numpy parses a whitespace-only string as [0]
         return np.zeros(0, dtype=np.int64)
     try:
@@ -248,7 +298,7 @@ def _float_ids(path: Path, col: np.ndarray, line_of: Callable[[int], int | None]
         frac = col != np.floor(col)
         if frac.any():
             i = int(np.flatnonzero(frac)[0])
-            raise _fail(path, f"node id {col[i]!r} is not an integer", line_of(i))
+            raise _fail(path, f"node id {float(col[i]):g} is not an integer", line_of(i))
         if col.size and (np.abs(col).max() > 2**53):
             raise _SlowPath
         return col.astype(np.int64)
@@ -276,12 +326,12 @@ def _int_token(tok: bytes, path: Path, lineno: int, what: str) -> int:
 
 
 # ---------------------------------------------------------------------------- edge lists
-def _edgelist_line_of(data: bytes) -> Callable[[int], int | None]:
+def _edgelist_line_of(data: bytes, first_line: int) -> Callable[[int], int | None]:
     """Map an edge index to its 1-based line number (scans lazily; used on errors only)."""
 
     def line_of(edge: int) -> int | None:
         count = -1
-        for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        for lineno, raw in enumerate(data.split(b"\n"), start=first_line):
             s = raw.strip()
             if not s or s[:1] in b"#%":
                 continue
@@ -293,12 +343,14 @@ def _edgelist_line_of(data: bytes) -> Callable[[int], int | None]:
     return line_of
 
 
-def _edgelist_slow(data: bytes, path: Path, weighted: bool) -> tuple[np.ndarray, ...]:
+def _edgelist_slow(
+    data: bytes, path: Path, weighted: bool, first_line: int
+) -> tuple[np.ndarray, ...]:
     src: list[int] = []
     dst: list[int] = []
     wts: list[float] = []
     ncols = 0
-    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+    for lineno, raw in enumerate(data.split(b"\n"), start=first_line):
         s = raw.strip()
         if not s or s[:1] in b"#%":
             continue
@@ -338,26 +390,32 @@ def _edgelist_slow(data: bytes, path: Path, weighted: bool) -> tuple[np.ndarray,
     return s_arr, d_arr, w_arr
 
 
-def _edgelist_fast(data: bytes, path: Path, weighted: bool) -> tuple[np.ndarray, ...]:
-    body = _strip_comment_lines(data, b"#%").rstrip() + b"\n"
+def _edgelist_fast(
+    data: bytes, path: Path, weighted: bool, first_line: int
+) -> tuple[np.ndarray, ...]:
+    # ``data`` starts at the first edge line; comments further down are rare, and only
+    # then is the buffer rewritten
+    body = data
+    if b"#" in body or b"%" in body:
+        body = _strip_comment_lines(body, b"#%")
     if b"," in body:
         body = body.replace(b",", b" ")
     first_end = body.find(b"\n")
-    first = body[: first_end if first_end >= 0 else len(body)]
-    ncols = len(first.split())
+    ncols = len(body[: first_end if first_end >= 0 else len(body)].split())
     if ncols == 0:
         if body.strip():
             raise _SlowPath
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, None
-    if ncols not in (2, 3) or _has_blank_lines(body):
+    if ncols not in (2, 3):
         raise _SlowPath
     values = _parse_numbers(body)
-    n_lines = _count_lines(body)
-    if values.size != ncols * n_lines:
+    # blank lines, ragged rows or tokens numpy skipped all break this equality; the line
+    # parser then finds the culprit
+    if values.size != ncols * _count_lines(body):
         raise _SlowPath
-    table = values.reshape(n_lines, ncols)
-    line_of = _edgelist_line_of(data)
+    table = values.reshape(-1, ncols)
+    line_of = _edgelist_line_of(data, first_line)
     src = _float_ids(path, table[:, 0], line_of)
     dst = _float_ids(path, table[:, 1], line_of)
     w = None
@@ -370,13 +428,14 @@ def _edgelist_fast(data: bytes, path: Path, weighted: bool) -> tuple[np.ndarray,
 
 
 def _load_edgelist(
-    path: Path, data: bytes, *, directed: bool, weighted: bool, duplicates: DuplicatePolicy,
+    path: Path, *, directed: bool, weighted: bool, duplicates: DuplicatePolicy,
     self_loops: SelfLoopPolicy, name: str,
 ) -> Graph:
+    data, first_line = _read_after_header(path, b"#%")
     try:
-        src, dst, w = _edgelist_fast(data, path, weighted)
+        src, dst, w = _edgelist_fast(data, path, weighted, first_line)
     except _SlowPath:
-        src, dst, w = _edgelist_slow(data, path, weighted)
+        src, dst, w = _edgelist_slow(data, path, weighted, first_line)
     return _build(path, src, dst, w, n_nodes=None, directed=directed, duplicates=duplicates,
                   self_loops=self_loops, name=name)
 
@@ -454,9 +513,6 @@ def _dimacs_fast(data: bytes, path: Path, n: int, m: int, p_line: int) -> tuple[
         body = _strip_comment_lines(body, b"c")
         if b"p" in body:
             raise _SlowPath
-    body = body.rstrip() + b"\n"
-    if _has_blank_lines(body):
-        raise _SlowPath
     n_lines = _count_lines(body)
     n_arcs = body.count(b"\na") + (1 if body.startswith(b"a") else 0)
     if n_arcs != n_lines:
@@ -823,6 +879,7 @@ def load_graph(
     Examples
     --------
     >>> g = load_graph("roadNet-CA.txt.gz", directed=False)  # doctest: +SKIP
+
     """
     p = Path(path)
     kind = _format_of(p, fmt)
@@ -834,6 +891,9 @@ def load_graph(
         g.name = name if name is not None else (g.name or label)
         return _apply_policies(p, g, directed=directed, weighted=weighted,
                                duplicates=duplicates, self_loops=self_loops)
+    if kind == "edgelist":
+        return _load_edgelist(p, directed=directed is not False, weighted=weighted,
+                              duplicates=duplicates, self_loops=self_loops, name=label)
     data = _read_bytes(p)
     if kind == "mtx":
         return _load_mtx(p, data, directed=directed, weighted=weighted, duplicates=duplicates,
@@ -841,9 +901,8 @@ def load_graph(
     if kind == "metis":
         return _load_metis(p, data, directed=bool(directed), weighted=weighted,
                            duplicates=duplicates, self_loops=self_loops, name=label)
-    loader = _load_dimacs if kind == "dimacs" else _load_edgelist
-    return loader(p, data, directed=directed is not False, weighted=weighted,
-                  duplicates=duplicates, self_loops=self_loops, name=label)
+    return _load_dimacs(p, data, directed=directed is not False, weighted=weighted,
+                        duplicates=duplicates, self_loops=self_loops, name=label)
 
 
 def save_npz(graph: Graph, path: str | os.PathLike[str]) -> Path:
@@ -869,6 +928,7 @@ def save_npz(graph: Graph, path: str | os.PathLike[str]) -> Path:
     ------
     GraphFormatError
         If the directory does not exist or is not writable.
+
     """
     p = Path(path)
     if p.suffix.lower() != ".npz":

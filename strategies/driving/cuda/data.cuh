@@ -1,0 +1,5 @@
+// Data-driven: always pop the worklist; done when a step pushed nothing.
+__device__ __forceinline__ int gs_decide(int mode, unsigned count, float threshold, int* done) {
+  *done = count == 0u;
+  return GS_MODE_DATA;
+}

@@ -1,0 +1,5 @@
+// Topology-driven: every node every step; done after a step that activated nothing.
+__device__ __forceinline__ int gs_decide(int mode, unsigned count, float threshold, int* done) {
+  *done = count == 0u;
+  return GS_MODE_TOPOLOGY;
+}

@@ -1,0 +1,126 @@
+"""Every algorithm, driving style and direction on the CPU engine against a reference."""
+
+import numpy as np
+import pytest
+
+import gswitch as gs
+from gswitch.testing.reference import compare, reference
+from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
+
+ALGORITHMS = ["bfs", "sssp", "cc", "pagerank"]
+DRIVING = ["data", "topology", "temporal"]
+DIRECTIONS = ["push", "pull"]
+OUTPUT = {"bfs": "depth", "sssp": "dist", "cc": "comp", "pagerank": "rank"}
+
+
+def _source(graph):
+    return 0 if graph.n_nodes else None
+
+
+@pytest.mark.parametrize("graph_name", ZOO_NAMES)
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("driving", DRIVING)
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_cpu_matches_reference(graph_name, algorithm, driving, direction):
+    """The CPU engine reaches the reference answer under every driving style and direction."""
+    graph = zoo_graph(graph_name)
+    spec_source = algorithm in ("bfs", "sssp")
+    if spec_source and graph.n_nodes == 0:
+        with pytest.raises(gs.InvalidInput, match="out of range"):
+            gs.run(algorithm, graph, source=0, backend="cpu")
+        return
+    kwargs = {"source": _source(graph)} if spec_source else {}
+    cfg = {"driving": driving, "direction": direction}
+    result = gs.run(algorithm, graph, backend="cpu", config=cfg, **kwargs)
+    ref = reference(algorithm, graph, **kwargs)
+    problem = compare(algorithm, result.fields[OUTPUT[algorithm]], ref)
+    assert problem is None, problem
+    if algorithm == "pagerank" and graph.n_nodes:
+        assert abs(float(result.fields["rank"].sum()) - 1.0) < 1e-4
+
+
+@pytest.mark.parametrize("threshold", [0.001, 0.05, 0.5, 1.0])
+def test_temporal_threshold_switches_both_ways(threshold):
+    """Temporal driving switches between modes and still matches BFS on a power-law graph."""
+    graph = zoo_graph("rmat")
+    result = gs.run("bfs", graph, source=0, backend="cpu",
+                    config={"driving": "temporal", "driving.threshold": threshold})
+    assert compare("bfs", result.fields["depth"], reference("bfs", graph, source=0)) is None
+    modes = set(result.stats["modes"])
+    if threshold == 0.05:
+        assert "topology" in modes and "transition" in modes
+    if threshold == 0.001:
+        assert "topology" in modes
+    if threshold == 1.0:
+        assert modes == {"data"}
+
+
+def test_stats_are_consistent():
+    """Per-iteration active counts add up to the iterations and edges processed."""
+    graph = zoo_graph("grid")
+    r = gs.run("bfs", graph, source=0, backend="cpu", config={"driving": "data"})
+    assert len(r.stats["active"]) == r.iterations
+    assert r.stats["active"][0] == 1
+    assert r.stats["edges_processed"] == graph.n_edges  # each node expanded exactly once
+    t = gs.run("bfs", graph, source=0, backend="cpu", config={"driving": "topology"})
+    assert t.stats["edges_processed"] == graph.n_edges * t.iterations
+
+
+def test_sssp_rejects_negative_weights():
+    """A negative weight is refused with the edge named."""
+    g = gs.Graph.from_edges([0, 1], [1, 2], [1.0, -2.0])
+    with pytest.raises(gs.InvalidInput, match="1 -> 2 has weight -2.0"):
+        gs.run("sssp", g, source=0, backend="cpu")
+
+
+def test_sssp_unweighted_counts_hops():
+    """An unweighted graph counts every edge as 1."""
+    g = gs.Graph.from_edges([0, 1, 0], [1, 2, 3])
+    r = gs.run("sssp", g, source=0, backend="cpu")
+    assert r.fields["dist"].tolist() == [0.0, 1.0, 2.0, 1.0]
+
+
+def test_bfs_unreachable_is_minus_one():
+    """Unreachable nodes get depth -1."""
+    g = gs.Graph.from_edges([0], [1], n_nodes=3)
+    assert gs.run("bfs", g, source=0, backend="cpu").fields["depth"].tolist() == [0, 1, -1]
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.85, 0.95])
+def test_pagerank_alpha(alpha):
+    """PageRank follows its damping factor."""
+    graph = zoo_graph("rmat")
+    r = gs.run("pagerank", graph, backend="cpu", alpha=alpha, tolerance=1e-7)
+    assert compare("pagerank", r.fields["rank"], reference("pagerank", graph, alpha=alpha)) is None
+
+
+def test_pagerank_max_iterations_stops_early():
+    """max_iterations bounds the super-steps and reports non-convergence."""
+    r = gs.run("pagerank", zoo_graph("rmat"), backend="cpu", max_iterations=2)
+    assert r.iterations == 2 and r.stats["converged"] is False
+
+
+def test_bad_parameter_and_source():
+    """Out-of-range parameters, sources and unknown names are refused clearly."""
+    g = zoo_graph("grid")
+    with pytest.raises(gs.InvalidInput, match="alpha"):
+        gs.run("pagerank", g, backend="cpu", alpha=1.5)
+    with pytest.raises(gs.InvalidInput, match="source 99999 is out of range"):
+        gs.run("bfs", g, source=99999, backend="cpu")
+    with pytest.raises(gs.InvalidInput, match="needs a source"):
+        gs.run("bfs", g, backend="cpu")
+    with pytest.raises(gs.InvalidInput, match="takes no source"):
+        gs.run("cc", g, source=0, backend="cpu")
+    with pytest.raises(gs.InvalidInput, match="unknown algorithm 'bogus'; choose one of"):
+        gs.run("bogus", g, backend="cpu")
+    with pytest.raises(gs.InvalidInput, match="no parameter"):
+        gs.run("bfs", g, source=0, backend="cpu", alpha=0.1)
+
+
+def test_multiple_sources():
+    """BFS from several sources gives the minimum over single-source runs."""
+    g = zoo_graph("grid")
+    r = gs.run("bfs", g, source=[0, 5], backend="cpu").fields["depth"]
+    a = reference("bfs", g, source=0)
+    b = reference("bfs", g, source=5)
+    assert np.array_equal(r, np.minimum(a, b))

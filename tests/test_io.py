@@ -1,0 +1,528 @@
+"""Tests for graph loaders and the npz cache vs scipy.io, networkx and hand-written files."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections import Counter
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+from gswitch.errors import GraphFormatError
+from gswitch.generators import rmat
+from gswitch.graph import Graph
+from gswitch.io import EXTENSIONS, load_graph, save_npz
+from gswitch.testing.datasets import DatasetUnavailable, metis_graph_dir, metis_graph_path
+
+
+def write(path: Path, text: str, *, gz: bool = False) -> Path:
+    data = text.encode()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def edge_multiset(g: Graph) -> Counter:
+    src, dst = g.edges()
+    if g.weighted:
+        return Counter(zip(src.tolist(), dst.tolist(), g.weights.tolist()))
+    return Counter(zip(src.tolist(), dst.tolist()))
+
+
+def random_edges(seed: int = 0, n: int = 50, m: int = 400):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, n, m), rng.integers(0, n, m), rng.integers(1, 100, m).astype(float)
+
+
+# ---------------------------------------------------------------------------- Matrix Market
+@pytest.mark.parametrize("field", ["real", "integer"])
+def test_mtx_general_round_trip_with_scipy(tmp_path, field):
+    """A general matrix written by scipy.io.mmwrite loads as the same directed graph."""
+    src, dst, w = random_edges()
+    m = sp.coo_array((w if field == "real" else w.astype(int), (src, dst)), shape=(50, 50))
+    scipy.io.mmwrite(tmp_path / "g.mtx", m, field=field)
+    g = load_graph(tmp_path / "g.mtx")
+    assert g.directed and g.n_nodes == 50
+    assert edge_multiset(g) == Counter(zip(src.tolist(), dst.tolist(), w.tolist()))
+
+
+def test_mtx_keeps_duplicates_instead_of_summing(tmp_path):
+    """Repeated entries stay parallel edges, or are merged by the chosen policy."""
+    text = "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 4\n1 2 6\n2 3 1\n"
+    p = write(tmp_path / "d.mtx", text)
+    assert edge_multiset(load_graph(p)) == Counter([(0, 1, 4.0), (0, 1, 6.0), (1, 2, 1.0)])
+    assert edge_multiset(load_graph(p, duplicates="min")) == Counter([(0, 1, 4.0), (1, 2, 1.0)])
+
+
+def test_mtx_symmetric_is_undirected_with_loops_once(tmp_path):
+    """A symmetric file gives an undirected graph: both directions, diagonal once."""
+    text = (
+        "%%MatrixMarket matrix coordinate real symmetric\n% a comment\n"
+        "3 3 3\n2 1 5\n3 2 7\n3 3 1\n"
+    )
+    g = load_graph(write(tmp_path / "s.mtx", text))
+    assert not g.directed
+    assert edge_multiset(g) == Counter(
+        [(1, 0, 5.0), (0, 1, 5.0), (2, 1, 7.0), (1, 2, 7.0), (2, 2, 1.0)]
+    )
+
+
+def test_mtx_symmetric_matches_networkx_graph(tmp_path):
+    """A networkx graph written as a symmetric pattern file loads with its edges."""
+    ref = nx.petersen_graph()
+    m = sp.coo_array(nx.to_scipy_sparse_array(ref, format="coo"))
+    scipy.io.mmwrite(tmp_path / "p.mtx", m, field="pattern", symmetry="symmetric")
+    g = load_graph(tmp_path / "p.mtx")
+    assert not g.weighted and not g.directed
+    assert g.n_edges == 2 * ref.number_of_edges()
+    src, dst = g.edges()
+    assert all(ref.has_edge(int(u), int(v)) for u, v in zip(src, dst))
+
+
+def test_mtx_pattern_is_unweighted(tmp_path):
+    """Pattern files carry no weights."""
+    text = "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n"
+    g = load_graph(write(tmp_path / "p.mtx", text))
+    assert not g.weighted and g.n_edges == 1
+
+
+def test_mtx_gz(tmp_path):
+    """.mtx.gz is decompressed transparently."""
+    text = "%%MatrixMarket matrix coordinate real general\n2 2 1\n2 1 3.5\n"
+    g = load_graph(write(tmp_path / "a.mtx.gz", text, gz=True))
+    assert edge_multiset(g) == Counter([(1, 0, 3.5)])
+    assert g.name == "a"
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("hello\n1 2\n", "not a Matrix Market file"),
+        ("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", "dense"),
+        ("%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n", "complex"),
+        ("%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n", "square"),
+        ("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 nan\n", "NaN"),
+        ("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n", "malformed"),
+    ],
+)
+def test_mtx_errors(tmp_path, text, match):
+    """Unsupported or malformed Matrix Market files raise GraphFormatError."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / "bad.mtx", text))
+
+
+# ---------------------------------------------------------------------------- edge lists
+@pytest.mark.parametrize("ext", [".txt", ".el", ".edges", ".tsv", ".snap"])
+def test_edgelist_round_trip_with_networkx(tmp_path, ext):
+    """networkx.write_edgelist output loads as the same multiset of edges."""
+    src, dst, w = random_edges(1)
+    ref = nx.MultiDiGraph()
+    for u, v, x in zip(src.tolist(), dst.tolist(), w.tolist()):
+        ref.add_edge(u, v, weight=x)
+    p = tmp_path / f"g{ext}"
+    nx.write_weighted_edgelist(ref, p, delimiter="\t" if ext == ".tsv" else " ")
+    g = load_graph(p)
+    assert edge_multiset(g) == Counter(zip(src.tolist(), dst.tolist(), w.tolist()))
+
+
+def test_edgelist_snap_header_and_comments_anywhere(tmp_path):
+    """# and % comment lines are skipped wherever they are; line numbers stay right."""
+    text = "# Directed graph\n# Nodes: 4 Edges: 3\n0\t1\n% middle\n1\t2\n  # indented\n2\t3\n"
+    g = load_graph(write(tmp_path / "s.txt", text))
+    assert edge_multiset(g) == Counter([(0, 1), (1, 2), (2, 3)])
+    assert g.directed and not g.weighted
+
+
+def test_edgelist_csv_and_crlf(tmp_path):
+    """Commas and Windows line ends are accepted."""
+    g = load_graph(write(tmp_path / "g.csv", "0,1,2.5\r\n1,2,3\r\n"))
+    assert edge_multiset(g) == Counter([(0, 1, 2.5), (1, 2, 3.0)])
+
+
+def test_edgelist_blank_lines_and_no_final_newline(tmp_path):
+    """Blank lines are ignored and the last line needs no newline."""
+    g = load_graph(write(tmp_path / "g.txt", "\n0 1\n\n\n1 2\n   \n2 0"))
+    assert edge_multiset(g) == Counter([(0, 1), (1, 2), (2, 0)])
+
+
+def test_edgelist_gz_and_unweighted_option(tmp_path):
+    """.txt.gz loads; weighted=False drops the third column."""
+    p = write(tmp_path / "g.txt.gz", "0 1 5\n1 0 6\n", gz=True)
+    assert load_graph(p).weighted
+    assert not load_graph(p, weighted=False).weighted
+
+
+def test_edgelist_undirected_option(tmp_path):
+    """directed=False adds each listed edge's reverse."""
+    g = load_graph(write(tmp_path / "g.txt", "0 1\n1 2\n"), directed=False)
+    assert not g.directed
+    assert edge_multiset(g) == Counter([(0, 1), (1, 0), (1, 2), (2, 1)])
+
+
+def test_edgelist_large_ids_are_kept_zero_based(tmp_path):
+    """Ids are used as written; the node count is max id + 1."""
+    g = load_graph(write(tmp_path / "g.txt", "0 9\n"))
+    assert g.n_nodes == 10
+
+
+def test_edgelist_policies(tmp_path):
+    """Duplicate and self-loop policies apply to edge lists."""
+    p = write(tmp_path / "g.txt", "0 1 4\n0 1 2\n1 1 1\n")
+    assert edge_multiset(load_graph(p, duplicates="sum", self_loops="drop")) == Counter(
+        [(0, 1, 6.0)]
+    )
+    with pytest.raises(GraphFormatError, match="duplicate edge 0 -> 1"):
+        load_graph(p, duplicates="reject")
+    with pytest.raises(GraphFormatError, match="self loop at node 1"):
+        load_graph(p, self_loops="reject")
+
+
+def test_edgelist_fast_and_slow_paths_agree(tmp_path):
+    """A clean file (fast parser) and the same edges with blank lines (line parser) agree."""
+    src, dst, w = random_edges(2, n=1000, m=5000)
+    lines = [f"{u} {v} {x:g}" for u, v, x in zip(src, dst, w)]
+    clean = write(tmp_path / "a.txt", "\n".join(lines) + "\n")
+    messy = write(tmp_path / "b.txt", "\n\n".join(lines) + "\n")
+    assert load_graph(clean) == load_graph(messy)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("0 1\n1\n2 3\n", r"g\.txt:2: expected 2 fields"),
+        ("0 1\n1 2 3 4\n", r"g\.txt:2: expected 2 fields"),
+        ("0 1 2 3\n", r"g\.txt:1: expected 'src dst' or 'src dst weight'"),
+        ("0 1\n1 x\n", r"g\.txt:2: destination id 'x' is not an integer"),
+        ("0 1\n1.5 2\n", r"g\.txt:2: node id 1\.5 is not an integer"),
+        ("# h\n0 1\n-1 2\n", r"g\.txt:3: node id -1 out of range"),
+        ("0 1 1\n1 2 nan\n", r"g\.txt:2: edge weight is NaN"),
+        ("0 1 1\n1 2 abc\n", r"g\.txt:2: weight 'abc' is not a number"),
+        ("0 99999999999\n", r"g\.txt:1: node id 99999999999 out of range"),
+        ("0 1 # trailing comment\n", r"g\.txt:1: expected 'src dst'"),
+    ],
+)
+def test_edgelist_errors_name_the_line(tmp_path, text, match):
+    """Malformed edge lists raise GraphFormatError with file:line and the bad value."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / "g.txt", text))
+
+
+def test_edgelist_negative_weights_allowed(tmp_path):
+    """Negative weights load (algorithms that forbid them check later)."""
+    g = load_graph(write(tmp_path / "g.txt", "0 1 -2.5\n"))
+    assert g.weights.tolist() == [-2.5]
+
+
+def test_empty_edgelist(tmp_path):
+    """A file of comments only is an empty graph."""
+    g = load_graph(write(tmp_path / "g.txt", "# nothing here\n"))
+    assert g.n_nodes == 0 and g.n_edges == 0
+
+
+# ---------------------------------------------------------------------------- DIMACS
+DIMACS = """c 9th DIMACS challenge style
+p sp 4 5
+c arcs follow
+a 1 2 7
+a 2 3 1
+c a comment between arcs
+a 3 1 2
+a 4 4 3
+a 1 2 9
+"""
+
+
+def test_dimacs_one_based_ids_and_comments_anywhere(tmp_path):
+    """a u v w lines become 0-based weighted arcs; c lines anywhere are skipped."""
+    g = load_graph(write(tmp_path / "g.gr", DIMACS))
+    assert g.directed and g.n_nodes == 4
+    assert edge_multiset(g) == Counter(
+        [(0, 1, 7.0), (1, 2, 1.0), (2, 0, 2.0), (3, 3, 3.0), (0, 1, 9.0)]
+    )
+
+
+def test_dimacs_matches_networkx_shortest_paths(tmp_path):
+    """Distances on the loaded graph equal networkx's on the same arcs (min of parallel)."""
+    g = load_graph(write(tmp_path / "g.gr.gz", DIMACS, gz=True), duplicates="min")
+    ref = nx.DiGraph()
+    ref.add_weighted_edges_from([(0, 1, 7), (1, 2, 1), (2, 0, 2), (3, 3, 3)])
+    dist = csgraph.dijkstra(g.to_scipy(), indices=0)
+    want = nx.single_source_dijkstra_path_length(ref, 0)
+    assert {k: dist[k] for k in want} == pytest.approx(want)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("p sp 3 3\na 1 2 5\na 2 3 7\n", "declares 3 arcs but the file has 2"),
+        ("p sp 3 1\na 1 4 5\n", r"g\.gr:2: node id 4 out of range.*1\.\.3"),
+        ("p sp 3 1\na 0 2 5\n", r"g\.gr:2: node id 0 out of range"),
+        ("p sp 3 1\nx 1 2 5\n", r"g\.gr:2: unknown line type 'x'"),
+        ("p sp 3 1\na 1 2\n", r"g\.gr:2: arc line needs"),
+        ("a 1 2 3\n", r"g\.gr:1: expected the problem line"),
+        ("c only comments\n", "no problem line"),
+        ("p max 3 1\na 1 2 3\n", r"g\.gr:1: malformed problem line"),
+        ("p sp 3 1\na 1 2 nan\n", r"g\.gr:2: edge weight is NaN"),
+        ("p sp 3 1\np sp 3 1\na 1 2 1\n", r"g\.gr:2: second problem line"),
+    ],
+)
+def test_dimacs_errors(tmp_path, text, match):
+    """Header mismatches and bad arcs raise GraphFormatError naming the line."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / "g.gr", text))
+
+
+# ---------------------------------------------------------------------------- METIS
+def test_metis_blank_lines_are_isolated_vertices(tmp_path):
+    """A blank vertex line is an isolated vertex; % lines are comments."""
+    text = "% comment\n5 3\n2 3\n1\n1 5\n\n3\n"
+    g = load_graph(write(tmp_path / "g.graph", text))
+    assert not g.directed and g.n_nodes == 5 and g.n_edges == 6
+    assert g.out_degree.tolist() == [2, 1, 2, 0, 1]
+    assert edge_multiset(g) == Counter([(0, 1), (0, 2), (1, 0), (2, 0), (2, 4), (4, 2)])
+
+
+def test_metis_trailing_isolated_vertex(tmp_path):
+    """An isolated last vertex is an empty final line."""
+    g = load_graph(write(tmp_path / "g.graph", "3 1\n2\n1\n\n"))
+    assert g.n_nodes == 3 and g.out_degree.tolist() == [1, 1, 0]
+
+
+def test_metis_edge_weights(tmp_path):
+    """fmt 001 reads 'neighbour weight' pairs."""
+    g = load_graph(write(tmp_path / "g.graph", "3 2 001\n2 4 3 1\n1 4\n1 1\n"))
+    assert edge_multiset(g) == Counter([(0, 1, 4.0), (0, 2, 1.0), (1, 0, 4.0), (2, 0, 1.0)])
+
+
+def test_metis_vertex_sizes_and_weights_skipped(tmp_path):
+    """fmt 111 with ncon=2: size and two vertex weights precede the weighted neighbours."""
+    text = "3 2 111 2\n9 1 2 2 4 3 1\n9 1 2 1 4\n9 1 2 1 1\n"
+    g = load_graph(write(tmp_path / "g.graph", text))
+    assert edge_multiset(g) == Counter([(0, 1, 4.0), (0, 2, 1.0), (1, 0, 4.0), (2, 0, 1.0)])
+
+
+def test_metis_matches_networkx_writer(tmp_path):
+    """An adjacency written by hand from a networkx graph loads back as that graph."""
+    ref = nx.convert_node_labels_to_integers(nx.karate_club_graph())
+    lines = [f"{ref.number_of_nodes()} {ref.number_of_edges()}"]
+    lines += [" ".join(str(v + 1) for v in sorted(ref[u])) for u in range(len(ref))]
+    g = load_graph(write(tmp_path / "k.graph.gz", "\n".join(lines) + "\n", gz=True))
+    expected = nx.to_scipy_sparse_array(ref, nodelist=range(len(ref)), weight=None)
+    assert (g.to_scipy() != expected).nnz == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("3 2\n2\n1\n\n", r"2\*2=4 entries, but they hold 2"),
+        ("3 1\n2\n1\n", "declares 3 vertices but the file has 2"),
+        ("2 1\n2\n1\n1\n", r"g\.graph:4: more vertex lines"),
+        ("2 1\n3\n1\n", r"g\.graph:2: node id 3 out of range"),
+        ("2 1\n2\n2\n", r"vertex 1 lists 2 but vertex 2 does not list 1"),
+        ("2 1 001\n2\n1 1\n", r"g\.graph:2: vertex 1: expected 0 vertex size"),
+        ("2 1 2\n2\n1\n", "fmt field must be"),
+        ("2 x\n", r"g\.graph:1: edge count 'x' is not an integer"),
+        ("2 1\n2 a\n1\n", r"g\.graph:2: entry 'a' is not a number"),
+        ("% only a comment\n", "empty METIS file"),
+    ],
+)
+def test_metis_errors(tmp_path, text, match):
+    """Inconsistent METIS files raise GraphFormatError."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / "g.graph", text))
+
+
+# ---------------------------------------------------------------------------- npz
+@pytest.mark.parametrize("weighted", [True, False])
+@pytest.mark.parametrize("directed", [True, False])
+def test_npz_round_trip(tmp_path, weighted, directed):
+    """save_npz then load_graph gives an identical graph, read without pickles."""
+    g = rmat(8, 4, seed=1, weighted=weighted, directed=directed)
+    path = save_npz(g, tmp_path / "g.npz")
+    back = load_graph(path)
+    assert back == g and back.directed == g.directed and back.weighted == g.weighted
+    assert back.name == g.name
+    with np.load(path, allow_pickle=False) as z:
+        assert {"indptr", "indices", "directed", "format_version"} <= set(z.files)
+
+
+def test_npz_appends_extension_and_leaves_no_temp_files(tmp_path):
+    """A missing .npz suffix is added and the temp file is renamed away."""
+    path = save_npz(Graph.from_edges([0], [1]), tmp_path / "cache")
+    assert path.name == "cache.npz"
+    assert sorted(os.listdir(tmp_path)) == ["cache.npz"]
+
+
+def test_npz_overwrite_is_atomic(tmp_path):
+    """Saving over an existing cache replaces it in one step."""
+    p = tmp_path / "g.npz"
+    save_npz(Graph.from_edges([0], [1]), p)
+    save_npz(Graph.from_edges([0, 1], [1, 2]), p)
+    assert load_graph(p).n_edges == 2
+    assert sorted(os.listdir(tmp_path)) == ["g.npz"]
+
+
+def test_npz_policies_on_load(tmp_path):
+    """Loading a cache can drop weights and apply the loop / duplicate policies."""
+    g = Graph.from_edges([0, 0, 1], [1, 1, 1], [1.0, 2.0, 3.0])
+    p = save_npz(g, tmp_path / "g.npz")
+    out = load_graph(p, weighted=False, self_loops="drop", duplicates="drop")
+    assert not out.weighted and edge_multiset(out) == Counter([(0, 1)])
+
+
+@pytest.mark.parametrize(
+    ("arrays", "match"),
+    [
+        ({"indptr": np.array([0, 1]), "indices": np.array([0])}, "lacks format_version"),
+        (
+            {"format_version": np.array(99), "indptr": np.array([0]),
+             "indices": np.array([], np.int32), "directed": np.array(True)},
+            "version 99",
+        ),
+        (
+            {"format_version": np.array(1), "indptr": np.array([0, 2]),
+             "indices": np.array([0], np.int32), "directed": np.array(True)},
+            "inconsistent npz arrays",
+        ),
+        (
+            {"format_version": np.array(1), "indptr": np.array([0, 1]),
+             "indices": np.array([3], np.int32), "directed": np.array(True)},
+            "out of range",
+        ),
+        (
+            {"format_version": np.array(1), "indptr": np.array([0, 1]),
+             "indices": np.array([0.5]), "directed": np.array(True)},
+            "integer array",
+        ),
+        (
+            {"format_version": np.array(1), "indptr": np.array([0, 1]),
+             "indices": np.array([0], np.int32), "weights": np.array([np.nan]),
+             "directed": np.array(True)},
+            "NaN",
+        ),
+        (
+            {"format_version": np.array(1), "indptr": np.array([0, 1, 1]),
+             "indices": np.array([1], np.int32), "directed": np.array(False)},
+            "not symmetric",
+        ),
+        (
+            {"format_version": np.array(1), "indptr": np.array([0, 1]),
+             "indices": np.array([0], np.int32), "directed": np.array([object()])},
+            "pickled",
+        ),
+    ],
+)
+def test_npz_validation(tmp_path, arrays, match):
+    """Hand-made or hostile npz files are rejected with GraphFormatError."""
+    p = tmp_path / "bad.npz"
+    np.savez(p, **arrays)
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(p)
+
+
+def test_npz_not_a_zip(tmp_path):
+    """A truncated cache raises GraphFormatError."""
+    p = write(tmp_path / "g.npz", "not a zip")
+    with pytest.raises(GraphFormatError, match="npz"):
+        load_graph(p)
+
+
+# ---------------------------------------------------------------------------- dispatch
+def test_missing_file(tmp_path):
+    """A missing file names the path."""
+    with pytest.raises(GraphFormatError, match="not found"):
+        load_graph(tmp_path / "nope.txt")
+
+
+def test_unknown_extension_lists_known_ones(tmp_path):
+    """An unknown extension lists every known one."""
+    with pytest.raises(GraphFormatError, match=r"unknown graph file extension '\.xyz'") as exc:
+        load_graph(write(tmp_path / "g.xyz", "0 1\n"))
+    assert all(ext in str(exc.value) for ext in EXTENSIONS)
+
+
+def test_fmt_overrides_extension(tmp_path):
+    """fmt= chooses the parser whatever the name."""
+    g = load_graph(write(tmp_path / "g.dat", "p sp 2 1\na 1 2 3\n"), fmt="gr")
+    assert edge_multiset(g) == Counter([(0, 1, 3.0)])
+    with pytest.raises(GraphFormatError, match="unknown graph format 'nope'"):
+        load_graph(tmp_path / "g.dat", fmt="nope")
+
+
+def test_directory_is_an_error(tmp_path):
+    """A directory is not a graph file."""
+    d = tmp_path / "x.txt"
+    d.mkdir()
+    with pytest.raises(GraphFormatError, match="directory"):
+        load_graph(d)
+
+
+def test_corrupt_gzip(tmp_path):
+    """A truncated .gz raises GraphFormatError."""
+    data = gzip.compress(b"0 1\n" * 1000)[:-20]
+    p = tmp_path / "g.txt.gz"
+    p.write_bytes(data)
+    with pytest.raises(GraphFormatError, match="gzip"):
+        load_graph(p)
+
+
+def test_name_option(tmp_path):
+    """name= overrides the file-stem default."""
+    p = write(tmp_path / "road.txt.gz", "0 1\n", gz=True)
+    assert load_graph(p).name == "road"
+    assert load_graph(p, name="custom").name == "custom"
+
+
+# ---------------------------------------------------------------------------- real graphs
+@pytest.fixture(scope="module")
+def metis_dir(tmp_path_factory) -> Path:
+    """The libmetis-doc example graphs: installed, cached, or downloaded into a temp dir."""
+    try:
+        return metis_graph_dir(download=False)
+    except DatasetUnavailable:
+        pass
+    with pytest.MonkeyPatch.context() as mp:
+        if not os.environ.get("GSWITCH_DATA_DIR"):
+            mp.setenv("GSWITCH_DATA_DIR", str(tmp_path_factory.mktemp("datasets")))
+        try:
+            return metis_graph_dir()
+        except DatasetUnavailable as exc:
+            pytest.skip(str(exc))
+
+
+def metis_header(path: Path) -> tuple[int, int]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        for line in f:
+            if line.strip() and not line.startswith("%"):
+                n, m = line.split()[:2]
+                return int(n), int(m)
+    raise AssertionError("no header")
+
+
+@pytest.mark.parametrize("name", ["4elt", "copter2", "mdual"])
+def test_real_metis_graphs(metis_dir, name, monkeypatch):
+    """The libmetis-doc meshes load with the header's counts, symmetric, scipy's components."""
+    monkeypatch.setenv("GSWITCH_DATA_DIR", str(metis_dir.parent))
+    path = metis_graph_path(name)
+    n, m = metis_header(path)
+    g = load_graph(path)
+    assert g.n_nodes == n and g.n_edges == 2 * m
+    assert not g.directed and g.is_symmetric() and g.n_self_loops == 0
+    # reference: scipy's own parse of the adjacency lines
+    rows, cols = [], []
+    with open(path) as f:
+        lines = [ln for ln in f.read().split("\n") if not ln.startswith("%")]
+    for u, line in enumerate(lines[1 : n + 1]):
+        nbrs = [int(t) - 1 for t in line.split()]
+        rows += [u] * len(nbrs)
+        cols += nbrs
+    ref = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    assert (ref != ref.T).nnz == 0
+    assert csgraph.connected_components(g.to_scipy())[0] == csgraph.connected_components(ref)[0]
+    assert (g.to_scipy() != ref).nnz == 0

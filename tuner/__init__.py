@@ -1,0 +1,1 @@
+"""Optuna tuner (search over strategy combinations per graph); see the tuning issue."""
