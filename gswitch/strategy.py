@@ -130,7 +130,11 @@ class Strategy:
     def summary(cls) -> str:
         """First line of the docstring."""
         doc = (cls.__doc__ or "").strip()
-        return doc.splitlines()[0] if doc else cls.name
+        if not doc:
+            return cls.name
+        para = " ".join(doc.split("\n\n")[0].split())
+        cut = para.find(". ")
+        return para[: cut + 1] if cut >= 0 else para
 
     @classmethod
     def default_options(cls) -> dict[str, Any]:
