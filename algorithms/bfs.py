@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import gswitch as gs
 from gswitch.algorithm import int_inf
 
@@ -39,6 +38,7 @@ class BFS:
     >>> g = gs.Graph.from_edges([0, 1], [1, 2])
     >>> gs.run("bfs", g, source=0).fields["depth"].tolist()
     [0, 1, 2]
+
     """
 
     depth = gs.NodeField("int32", init=gs.INF, at_source=0, doc="hops from the source")

@@ -35,6 +35,7 @@ class ConnectedComponents:
     >>> g = gs.Graph.from_edges([1, 3], [0, 2], n_nodes=5)
     >>> gs.run("cc", g).fields["comp"].tolist()
     [0, 0, 2, 2, 4]
+
     """
 
     comp = gs.NodeField("int32", init=gs.NODE_ID, doc="smallest id in the component")

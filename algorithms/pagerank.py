@@ -48,6 +48,7 @@ class PageRank:
     >>> g = gs.Graph.from_edges([0, 1], [1, 0])
     >>> [round(x, 3) for x in gs.run("pagerank", g).fields["rank"].tolist()]
     [0.5, 0.5]
+
     """
 
     alpha = gs.Param("float32", 0.85, low=0.0, high=0.999, doc="damping factor")

@@ -43,6 +43,7 @@ class SSSP:
     >>> g = gs.Graph.from_edges([0, 1, 0], [1, 2, 2], [1.0, 1.0, 5.0])
     >>> gs.run("sssp", g, source=0).fields["dist"].tolist()
     [0.0, 1.0, 2.0]
+
     """
 
     dist = gs.NodeField("float32", init=gs.INF, at_source=0.0, doc="distance from the source")

@@ -77,6 +77,7 @@ class NodeField:
         Whether the field is part of the result (scratch fields are not).
     doc : str
         One line shown by ``gswitch strategies``/``info`` tooling.
+
     """
 
     dtype: str
@@ -124,6 +125,7 @@ class Param:
         Inclusive bounds checked when a run starts.
     doc : str
         What the parameter means.
+
     """
 
     dtype: str
@@ -199,6 +201,7 @@ class RawOperator:
     reduction : str
         The algebraic kind of the update (``min``, ``max``, ``add``, ``or``), which
         strategies consult exactly as for a traced operator.
+
     """
 
     cuda_body: str
@@ -214,7 +217,8 @@ class RawOperator:
 def raw_edge_op(cuda_body: str, numpy_impl: Callable, reduction: str = "min") -> RawOperator:
     """Declare an edge operator the expression language cannot state (see :class:`RawOperator`)."""
     if reduction not in ("min", "max", "add", "or"):
-        raise AlgorithmError(f"raw operator reduction must be min, max, add or or; got {reduction!r}")
+        raise AlgorithmError(
+            f"raw operator reduction must be min, max, add or or; got {reduction!r}")
     return RawOperator(cuda_body, numpy_impl, reduction)
 
 
@@ -509,6 +513,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
     Returns
     -------
     AlgorithmSpec
+
     """
 
     def wrap(c: type) -> AlgorithmSpec:

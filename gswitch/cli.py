@@ -110,12 +110,17 @@ def _summarise(name: str, fields: dict[str, np.ndarray]) -> dict[str, Any]:
     return out
 
 
-def _save(path: str, result) -> None:
+def _check_output(path: str) -> Path:
     target = Path(path)
     if target.suffix not in (".npy", ".npz"):
         raise InvalidInput(f"--output must end in .npy or .npz, got {path!r}")
     if not target.parent.exists():
         raise InvalidInput(f"cannot write {path}: directory {target.parent} does not exist")
+    return target
+
+
+def _save(path: str, result) -> None:
+    target = _check_output(path)
     fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=target.suffix)
     os.close(fd)
     try:
@@ -139,6 +144,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         values.update(Config.from_file(args.config).to_dict())
     values.update(parse_set_options(args.sets))
     config = Config(values)
+    if args.output:
+        _check_output(args.output)  # refuse before running, not after
     graph = _load(args)
     params = _parse_params(args.params)
     bar = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -222,7 +222,7 @@ def _state_struct(spec: AlgorithmSpec) -> str:
 
 
 # ---------------------------------------------------------------------- composition
-@lru_cache(maxsize=None)
+@cache
 def _core_file(name: str) -> str:
     return resources.files("gswitch").joinpath("cuda", name).read_text()
 
@@ -261,6 +261,7 @@ def generate_source(spec: AlgorithmSpec, config: Config, weighted: bool) -> Gene
     Returns
     -------
     GeneratedModule
+
     """
     strategies = config.strategies()
     block = int(config["block_size"])

@@ -43,6 +43,7 @@ class Config(Mapping[str, Any]):
     >>> cfg = Config({"load_balance": "virtual_warp", "load_balance.size": 32})
     >>> cfg["load_balance.size"], cfg["worklist"]
     (32, 'warp_aggregated')
+
     """
 
     def __init__(self, values: Mapping[str, Any] | None = None) -> None:
@@ -153,7 +154,8 @@ class Config(Mapping[str, Any]):
 
 def parse_set_options(items: list[str]) -> dict[str, Any]:
     """Turn ``["worklist=atomic", "block_size=128"]`` into a dict (values stay strings
-    unless they parse as JSON numbers or booleans; :class:`Config` converts them)."""
+    unless they parse as JSON numbers or booleans; :class:`Config` converts them).
+    """
     out: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")

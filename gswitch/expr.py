@@ -349,6 +349,7 @@ class ReductionKind:
     monotone : bool
         The stored value only moves one way; a lost non-atomic update is repaired by
         the next sweep that offers it again (atomic-free topology-driven sweeps).
+
     """
 
     name: str
@@ -418,6 +419,7 @@ def where(cond: Expr, a: Any, b: Any) -> Expr:
     Returns
     -------
     Expr
+
     """
     if not isinstance(cond, Expr):
         raise AlgorithmError("where() needs a traced condition, e.g. where(e.src.x > 0, a, b)")

@@ -50,7 +50,8 @@ class Registry:
             return self.strategies[axis][name]
         except KeyError:
             valid = ", ".join(sorted(self.strategies[axis])) or "(none registered)"
-            raise InvalidConfig(f"unknown {axis} strategy {name!r}; choose one of {valid}") from None
+            raise InvalidConfig(
+                f"unknown {axis} strategy {name!r}; choose one of {valid}") from None
 
     def algorithm(self, name: str) -> AlgorithmSpec:
         """Look up an algorithm, listing the valid names on failure."""
@@ -108,6 +109,8 @@ def _collect(pm: pluggy.PluginManager, hook_name: str, failures: list[str]):
     hook = getattr(pm.hook, hook_name)
     for impl in hook.get_hookimpls():
         plugin_name = pm.get_name(impl.plugin)
+        if os.environ.get("GSWITCH_TRACE_PLUGINS") == "1":  # impls are called directly here
+            print(f"[gswitch plugins] {hook_name} -> {plugin_name}", file=sys.stderr)
         try:
             result = impl.function()
         except Exception as exc:

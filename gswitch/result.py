@@ -31,6 +31,7 @@ class Result:
         ``cpu`` or ``gpu``.
     config : Config
         The strategy configuration used.
+
     """
 
     algorithm: str

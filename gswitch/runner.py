@@ -134,6 +134,7 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph, *, source: int | list[int]
         Unknown strategy or an invalid combination (the reason is in the message).
     DeviceError
         ``backend="gpu"`` without a usable GPU, or a graph too large for it.
+
     """
     spec = _spec(algorithm)
     cfg = config if isinstance(config, Config) else Config(config)

@@ -102,7 +102,7 @@ def test_trace_records_statement_kinds_and_targets():
     ("exchange", False, False, False),
 ])
 def test_reduction_algebraic_properties(kind, commutative, idempotent, monotone):
-    """REDUCTIONS states the algebra of each kind (add is not idempotent, exchange not commutative)."""
+    """REDUCTIONS states each kind's algebra (add not idempotent, exchange not commutative)."""
     r = ex.REDUCTIONS[kind]
     assert (r.name, r.commutative, r.idempotent, r.monotone) == (
         kind, commutative, idempotent, monotone)
@@ -255,8 +255,10 @@ def _python_if(e):
     (lambda e: e.src.x + 1, {}, "no reduction on e.dst"),
     (lambda e: e.dst.x.reduce_min(e.src.nope), {}, "no field 'nope'"),
     (lambda e: e.dst.x.reduce_min(e.src.x), {"start": False}, "no initial active set"),
-    (lambda e: e.dst.x.reduce_or(e.src.x), {"field_dtype": "float32"}, "reduce_or needs an integer"),
-    (lambda e: e.dst.x._reduce("min", 1, activate_above=2), {}, "activate_above applies to reduce_add"),
+    (lambda e: e.dst.x.reduce_or(e.src.x), {"field_dtype": "float32"},
+     "reduce_or needs an integer"),
+    (lambda e: e.dst.x._reduce("min", 1, activate_above=2), {},
+     "activate_above applies to reduce_add"),
     (lambda e: e.dst.x.reduce_min(e.params.nope), {}, "no parameter 'nope'"),
     (lambda e: e.dst.x.reduce_min("text"), {}, "cannot use str"),
     (lambda e: setattr(e.dst, "x", 1), {}, "plain assignment"),

@@ -21,12 +21,12 @@ OUTPUT = {"bfs": "depth", "sssp": "dist", "cc": "comp", "pagerank": "rank"}
 CASES = [(a, c) for a in ALGORITHMS for c in valid_configs(get_registry().algorithm(a))]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _graph(name):
     return zoo_graph(name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _reference(algorithm, name):
     g = _graph(name)
     kwargs = {"source": 0} if algorithm in ("bfs", "sssp") else {}

@@ -29,7 +29,8 @@ class TopologyDriving(DrivingStrategy):
                 return (f"atomic_free needs monotone reductions, but {algorithm.name} uses "
                         f"reduce_{bad[0]}; set driving.atomic_free=false")
             if algorithm.edge.raw is not None:
-                return "atomic_free cannot rewrite a raw CUDA operator; set driving.atomic_free=false"
+                return ("atomic_free cannot rewrite a raw CUDA operator; "
+                        "set driving.atomic_free=false")
         return None
 
     def initial_mode(self, n_active: int, n_nodes: int) -> str:

@@ -1,0 +1,305 @@
+"""Strategy configuration: defaults, validation, JSON, replace, --set parsing, combinations."""
+
+import json
+import math
+
+import pytest
+
+import gswitch as gs
+from gswitch.combinations import iter_configs, valid_configs
+from gswitch.config import GLOBAL_KEYS, parse_set_options
+from gswitch.plugins import AXES, get_registry
+from gswitch.strategy import Categorical
+
+ALGORITHMS = ["bfs", "sssp", "cc", "pagerank"]
+
+
+# ---------------------------------------------------------------------- defaults
+def test_defaults_filled():
+    """An empty config takes the default strategies, their defaults and the global keys."""
+    cfg = gs.Config()
+    assert cfg.to_dict() == {
+        "worklist": "warp_aggregated",
+        "load_balance": "virtual_warp",
+        "load_balance.size": 8,
+        "driving": "data",
+        "direction": "push",
+        "launch": "host_loop",
+        "block_size": 256,
+        "worklist_capacity": 0,
+    }
+    assert {a: cfg[a] for a in AXES} == gs.DEFAULTS
+
+
+def test_chosen_strategy_params_get_defaults():
+    """Choosing a strategy with parameters fills in its declared defaults."""
+    cfg = gs.Config({"driving": "temporal", "launch": "persistent"})
+    assert cfg["driving.threshold"] == 0.05
+    assert cfg["launch.blocks_per_sm"] == 0
+    assert cfg.options("driving") == {"threshold": 0.05}
+    assert cfg.strategy("driving").options == {"threshold": 0.05}
+    assert type(cfg.strategy("launch")).__name__ == "PersistentLaunch"
+
+
+def test_config_is_a_hashable_mapping():
+    """Equal configs are equal and hash alike; key() is canonical JSON."""
+    a = gs.Config({"block_size": 128, "worklist": "atomic"})
+    b = gs.Config({"worklist": "atomic", "block_size": "128"})
+    assert a == b and hash(a) == hash(b) and a.key() == b.key()
+    assert json.loads(a.key())["block_size"] == 128
+    assert len(a) == len(list(a)) == len(a.to_dict())
+    assert a != gs.Config()
+
+
+# ---------------------------------------------------------------------- unknown names
+def test_unknown_key_lists_valid_keys():
+    """An unknown key is refused and the message lists the axes and global keys."""
+    with pytest.raises(gs.InvalidConfig) as info:
+        gs.Config({"colour": "red"})
+    msg = str(info.value)
+    assert "'colour'" in msg
+    for key in list(AXES) + list(GLOBAL_KEYS):
+        assert key in msg
+
+
+def test_unknown_axis_prefix_is_unknown_key():
+    """A dotted key on a non-axis is an unknown key, not silently ignored."""
+    with pytest.raises(gs.InvalidConfig, match="unknown config key 'colour.size'"):
+        gs.Config({"colour.size": 3})
+
+
+def test_unknown_strategy_lists_valid_names():
+    """An unknown strategy name lists the strategies of that axis."""
+    with pytest.raises(gs.InvalidConfig) as info:
+        gs.Config({"load_balance": "edge_split"})
+    msg = str(info.value)
+    assert "'edge_split'" in msg
+    for name in get_registry().strategies["load_balance"]:
+        assert name in msg
+
+
+def test_unknown_strategy_param_lists_its_params():
+    """A parameter the chosen strategy does not declare names the valid ones."""
+    with pytest.raises(gs.InvalidConfig, match="its parameters: load_balance.size"):
+        gs.Config({"load_balance.width": 4})
+
+
+def test_param_of_unchosen_strategy_is_error():
+    """Setting virtual_warp's size while load_balance=thread is an error, not a no-op."""
+    with pytest.raises(gs.InvalidConfig, match="not a parameter of load_balance strategy 'thread'"):
+        gs.Config({"load_balance": "thread", "load_balance.size": 8})
+    with pytest.raises(gs.InvalidConfig, match="driving.threshold"):
+        gs.Config({"driving": "data", "driving.threshold": 0.1})
+
+
+# ---------------------------------------------------------------------- values
+@pytest.mark.parametrize("value", [64, 96, 256, 1024, "128", 512.0])
+def test_block_size_valid(value):
+    """block_size accepts multiples of 32 in 64..1024, from ints, strings or whole floats."""
+    assert gs.Config({"block_size": value})["block_size"] == int(float(value))
+
+
+@pytest.mark.parametrize("value,match", [
+    (80, "multiple of 32"),
+    (100, "multiple of 32"),
+    (32, r"\[64, 1024\]"),
+    (1056, r"\[64, 1024\]"),
+    (0, r"\[64, 1024\]"),
+    (128.5, "must be an integer"),
+    ("big", "must be an integer"),
+])
+def test_block_size_invalid(value, match):
+    """Bad block sizes are refused with the rule and the value."""
+    with pytest.raises(gs.InvalidConfig, match=match) as info:
+        gs.Config({"block_size": value})
+    assert "block_size" in str(info.value)
+
+
+@pytest.mark.parametrize("size", [2, 4, 8, 16, 32])
+def test_virtual_warp_sizes_valid(size):
+    """Every declared virtual-warp size is accepted and reaches the strategy."""
+    cfg = gs.Config({"load_balance.size": size})
+    assert cfg["load_balance.size"] == size
+    assert cfg.strategy("load_balance").threads_per_item() == size
+
+
+@pytest.mark.parametrize("size", [1, 3, 64, "x"])
+def test_virtual_warp_sizes_invalid(size):
+    """Sizes outside the declared choices are refused, listing the choices."""
+    with pytest.raises(gs.InvalidConfig, match="one of 2, 4, 8, 16, 32"):
+        gs.Config({"load_balance": "virtual_warp", "load_balance.size": size})
+
+
+def test_virtual_warp_size_from_string():
+    """A size given as text (from --set) is converted to the declared int choice."""
+    assert gs.Config({"load_balance.size": "16"})["load_balance.size"] == 16
+
+
+@pytest.mark.parametrize("value,ok", [
+    (0.0005, True), (0.3, True), (1.0, True), ("0.25", True),
+    (0.0001, False), (1.5, False), (-0.1, False), (math.nan, False), ("lots", False),
+])
+def test_temporal_threshold_range(value, ok):
+    """driving.threshold must be a number in [0.0005, 1]."""
+    given = {"driving": "temporal", "driving.threshold": value}
+    if ok:
+        assert gs.Config(given)["driving.threshold"] == float(value)
+    else:
+        with pytest.raises(gs.InvalidConfig, match="driving.threshold must be"):
+            gs.Config(given)
+
+
+def test_atomic_free_choice():
+    """topology's atomic_free accepts booleans (or their text) only."""
+    cfg = gs.Config({"driving": "topology", "driving.atomic_free": "True"})
+    assert cfg["driving.atomic_free"] is True
+    with pytest.raises(gs.InvalidConfig, match="driving.atomic_free"):
+        gs.Config({"driving": "topology", "driving.atomic_free": "maybe"})
+
+
+def test_worklist_capacity_range():
+    """worklist_capacity is a non-negative integer."""
+    assert gs.Config({"worklist_capacity": 4096})["worklist_capacity"] == 4096
+    with pytest.raises(gs.InvalidConfig, match="worklist_capacity"):
+        gs.Config({"worklist_capacity": -1})
+
+
+# ---------------------------------------------------------------------- JSON and replace
+def test_json_round_trip(tmp_path):
+    """to_json -> from_json and from_file give an equal config."""
+    cfg = gs.Config({"driving": "temporal", "driving.threshold": 0.2, "worklist": "atomic",
+                     "load_balance.size": 32, "block_size": 512})
+    text = cfg.to_json()
+    assert json.loads(text) == cfg.to_dict()
+    assert gs.Config.from_json(text) == cfg
+    path = tmp_path / "cfg.json"
+    path.write_text(text)
+    again = gs.Config.from_file(path)
+    assert again == cfg and again["driving.threshold"] == 0.2
+
+
+def test_from_json_errors(tmp_path):
+    """Bad JSON, a non-object and a missing file are InvalidConfig errors."""
+    with pytest.raises(gs.InvalidConfig, match="not valid JSON"):
+        gs.Config.from_json("{block_size: 1")
+    with pytest.raises(gs.InvalidConfig, match="must be an object, got list"):
+        gs.Config.from_json("[1, 2]")
+    with pytest.raises(gs.InvalidConfig, match="cannot read config file"):
+        gs.Config.from_file(tmp_path / "missing.json")
+    with pytest.raises(gs.InvalidConfig, match="multiple of 32"):
+        gs.Config.from_json('{"block_size": 100}')
+
+
+def test_replace_drops_old_strategy_params():
+    """Switching strategy on an axis drops the old strategy's params and adds the new ones."""
+    cfg = gs.Config({"load_balance": "virtual_warp", "load_balance.size": 32,
+                     "driving": "temporal", "driving.threshold": 0.3})
+    thread = cfg.replace(load_balance="thread")
+    assert thread["load_balance"] == "thread"
+    assert "load_balance.size" not in thread
+    assert thread["driving.threshold"] == 0.3  # other axes untouched
+    topo = cfg.replace(driving="topology")
+    assert "driving.threshold" not in topo and topo["driving.atomic_free"] is False
+    same = cfg.replace(load_balance="virtual_warp")
+    assert same["load_balance.size"] == 32  # same strategy keeps its params
+    assert cfg["load_balance.size"] == 32  # the original is unchanged
+    assert cfg.replace(**{"load_balance.size": 4})["load_balance.size"] == 4
+
+
+def test_replace_validates():
+    """replace() validates like the constructor."""
+    with pytest.raises(gs.InvalidConfig, match="multiple of 32"):
+        gs.Config().replace(block_size=100)
+
+
+# ---------------------------------------------------------------------- --set parsing
+def test_parse_set_options_converts_numbers():
+    """Numbers and booleans are converted; names stay strings."""
+    got = parse_set_options(["block_size=128", "driving.threshold=0.1", "worklist=atomic",
+                             "driving.atomic_free=true", " launch = persistent "])
+    assert got == {"block_size": 128, "driving.threshold": 0.1, "worklist": "atomic",
+                   "driving.atomic_free": True, "launch": "persistent"}
+    assert type(got["block_size"]) is int and type(got["driving.threshold"]) is float
+
+
+def test_parse_set_options_keeps_json_non_scalars_as_text():
+    """A value that parses as a JSON list or string stays the raw text."""
+    got = parse_set_options(['worklist="atomic"', "x=[1]", "y=1e-3"])
+    assert got == {"worklist": '"atomic"', "x": "[1]", "y": 0.001}
+
+
+@pytest.mark.parametrize("item", ["novalue", "=3", " =3"])
+def test_parse_set_options_rejects_malformed(item):
+    """Items without key=value are refused with the item shown."""
+    with pytest.raises(gs.InvalidConfig, match="key=value"):
+        parse_set_options([item])
+
+
+def test_parse_set_options_feed_config():
+    """Parsed --set options make a valid Config."""
+    cfg = gs.Config(parse_set_options(["load_balance=thread", "block_size=64"]))
+    assert cfg["load_balance"] == "thread" and cfg["block_size"] == 64
+
+
+# ---------------------------------------------------------------------- combinations
+def _option_counts():
+    """Per axis: {strategy name: number of categorical-parameter combinations}."""
+    counts = {}
+    for axis in AXES:
+        counts[axis] = {}
+        for name, cls in get_registry().strategies[axis].items():
+            n = 1
+            for space in cls.params.values():
+                if isinstance(space, Categorical):
+                    n *= len(space.choices)
+            counts[axis][name] = n
+    return counts
+
+
+def _expected_valid_count(spec, backend):
+    """(valid, total): the product of option counts, less the combinations a check refuses."""
+    per = {a: sum(c.values()) for a, c in _option_counts().items()}
+    total = math.prod(per.values())
+    # pull is CPU-only: every combination with direction=pull is invalid on the GPU
+    direction = per["direction"] - (1 if backend == "gpu" else 0)
+    # atomic_free=True needs monotone reductions: one of topology's two variants goes
+    monotone = all(k.monotone for k in spec.edge.activating)
+    driving = per["driving"] - (0 if monotone else 1)
+    valid = per["worklist"] * per["load_balance"] * driving * direction * per["launch"]
+    return valid, total
+
+
+def test_option_counts_by_hand():
+    """The categorical search space is as declared: 2 x 6 x 4 x 2 x 2 combinations."""
+    counts = _option_counts()
+    assert {a: sum(c.values()) for a, c in counts.items()} == {
+        "worklist": 2, "load_balance": 1 + 5, "driving": 1 + 1 + 2, "direction": 2,
+        "launch": 2}
+    assert len(list(iter_configs())) == 2 * 6 * 4 * 2 * 2
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("backend", ["gpu", "cpu"])
+def test_valid_configs_count_and_filter(algorithm, backend):
+    """valid_configs keeps exactly the combinations whose strategies all accept the algorithm."""
+    spec = get_registry().algorithm(algorithm)
+    configs = valid_configs(spec, backend)
+    expected, total = _expected_valid_count(spec, backend)
+    assert len(configs) == expected
+    assert len({c.key() for c in configs}) == len(configs)  # no duplicates
+    for cfg in configs:
+        if backend == "gpu":
+            assert cfg["direction"] != "pull"
+        if algorithm == "pagerank":
+            assert not cfg.get("driving.atomic_free", False)
+    if backend == "gpu":
+        assert expected < total
+
+
+def test_valid_configs_by_hand():
+    """Hand counts: bfs on gpu 96, pagerank on gpu 72, pagerank on cpu 144."""
+    reg = get_registry()
+    assert len(valid_configs(reg.algorithm("bfs"), "gpu")) == 2 * 6 * 4 * 1 * 2
+    assert len(valid_configs(reg.algorithm("pagerank"), "gpu")) == 2 * 6 * 3 * 1 * 2
+    assert len(valid_configs(reg.algorithm("pagerank"), "cpu")) == 2 * 6 * 3 * 2 * 2
+    assert any(c.get("driving.atomic_free") for c in valid_configs(reg.algorithm("bfs"), "gpu"))
