@@ -33,11 +33,14 @@ def test_defaults_filled():
 
 def test_chosen_strategy_params_get_defaults():
     """Choosing a strategy with parameters fills in its declared defaults."""
+    reg = get_registry()
+    declared = reg.strategy("launch", "persistent").params["blocks_per_sm"].default
     cfg = gs.Config({"driving": "temporal", "launch": "persistent"})
     assert cfg["driving.threshold"] == 0.05
-    assert cfg["launch.blocks_per_sm"] == 0
+    assert cfg["launch.blocks_per_sm"] == declared
     assert cfg.options("driving") == {"threshold": 0.05}
     assert cfg.strategy("driving").options == {"threshold": 0.05}
+    assert cfg.options("worklist") == {}
     assert type(cfg.strategy("launch")).__name__ == "PersistentLaunch"
 
 
