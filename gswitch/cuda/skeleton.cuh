@@ -15,14 +15,19 @@ struct GsStep {
   unsigned long long edges;  // edges visited by this thread (flushed once per kernel)
 };
 
-__device__ __forceinline__ GsStep gs_make_step(int it, int mode) {
+// The counters step `it` wrote: size, activations, overflow (one 16-byte L2 read).
+__device__ __forceinline__ uint4 gs_slot(int it) {
+  return __ldcg((const uint4*)(gs.ctl + GS_CTL_SLOT(it)));
+}
+
+// Step descriptor when the input worklist size is already known (persistent loop).
+__device__ __forceinline__ GsStep gs_make_step_sized(int it, int mode, unsigned in_size) {
   GsStep st;
   st.it = it;
   st.mode = mode;
   unsigned* ctl = gs.ctl;
   const int in_par = it & 1;
   const int out_par = (it + 1) & 1;
-  unsigned in_size = gs_ld_ctl(ctl + GS_CTL_SLOT(it - 1) + GS_CTL_SIZE);
   unsigned in_cap = (unsigned)(in_par ? gs.wl_cap1 : gs.wl_cap0);
   st.in = in_par ? gs.wl1 : gs.wl0;
   st.n_items = mode == GS_MODE_DATA ? (in_size < in_cap ? in_size : in_cap) : (unsigned)gs.n;
@@ -33,6 +38,10 @@ __device__ __forceinline__ GsStep gs_make_step(int it, int mode) {
   st.overflow = ctl + GS_CTL_SLOT(it) + GS_CTL_OVERFLOW;
   st.edges = 0;
   return st;
+}
+
+__device__ __forceinline__ GsStep gs_make_step(int it, int mode) {
+  return gs_make_step_sized(it, mode, gs_ld_ctl(gs.ctl + GS_CTL_SLOT(it - 1) + GS_CTL_SIZE));
 }
 
 __device__ __forceinline__ gs_vid gs_active_node(const GsStep& st, unsigned i) {

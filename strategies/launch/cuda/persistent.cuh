@@ -10,8 +10,9 @@ gs_persistent_kernel(int it0, int mode0, int max_it, float threshold) {
   int it = it0;
   int done = 0;
   unsigned overflow = 0u;
+  unsigned in_size = gs_ld_ctl(gs.ctl + GS_CTL_SLOT(it - 1) + GS_CTL_SIZE);
   while (it < max_it) {
-    GsStep st = gs_make_step(it, mode);
+    GsStep st = gs_make_step_sized(it, mode, in_size);
     if (leader) gs_step_begin(st);
 #if GS_HAS_NODE_OP
     gs_node_phase(st);
@@ -20,8 +21,11 @@ gs_persistent_kernel(int it0, int mode0, int max_it, float threshold) {
     gs_edge_phase(st);
     edges += st.edges;
     grid.sync();
-    const int next = gs_decide(mode, gs_step_count(it, mode), threshold, &done);
-    overflow = gs_ld_ctl(gs.ctl + GS_CTL_SLOT(it) + GS_CTL_OVERFLOW);
+    // one read gives the decision's count, the next step's size and the overflow flag
+    const uint4 c = gs_slot(it);
+    const int next = gs_decide(mode, mode == GS_MODE_TOPOLOGY ? c.y : c.x, threshold, &done);
+    overflow = c.z;
+    in_size = c.x;
     ++it;
     mode = next;
     if (done || overflow) break;
