@@ -125,3 +125,60 @@ def test_pull_is_refused_on_gpu_with_reason():
     """An unsupported combination is refused before anything runs."""
     with pytest.raises(gs.InvalidConfig, match="pull traversal is implemented on the cpu"):
         gs.run("bfs", _graph("grid"), source=0, backend="gpu", config={"direction": "pull"})
+
+
+def test_graph_larger_than_free_memory_is_refused(monkeypatch):
+    """A graph that cannot fit is refused before allocation, with the estimate."""
+    import cupy
+
+    monkeypatch.setattr(cupy.cuda.runtime, "memGetInfo", lambda: (4096, 1 << 30))
+    with pytest.raises(gs.DeviceError, match=r"needs about .* GiB on the GPU but only"):
+        gs.run("bfs", _graph("grid"), source=0, backend="gpu")
+
+
+def test_graph_with_2_31_edges_is_refused():
+    """Graphs with 2^31 or more edges are refused until 64-bit offsets are supported."""
+
+    class Huge(gs.Graph):
+        __slots__ = ()
+
+        @property
+        def n_edges(self):
+            return 2**31
+
+    base = _graph("grid")
+    huge = Huge(base.indptr, base.indices, base.weights, directed=False)
+    with pytest.raises(gs.DeviceError, match="2\\^31 edges"):
+        gs.run("bfs", huge, source=0, backend="gpu")
+
+
+def test_persistent_refused_when_blocks_cannot_be_resident(monkeypatch):
+    """If the occupancy API says no block fits, persistent launch is refused, not launched."""
+    import cupy
+
+    monkeypatch.setattr(cupy.cuda.driver, "occupancyMaxActiveBlocksPerMultiprocessor",
+                        lambda *a: 0)
+    with pytest.raises(gs.InvalidConfig, match="launch=persistent cannot run"):
+        gs.run("bfs", _graph("grid"), source=0, backend="gpu",
+               config={"launch": "persistent", "block_size": 1024})
+
+
+def test_compile_error_dumps_numbered_source(monkeypatch, capsys):
+    """GSWITCH_DUMP_CUDA_SOURCE_ON_ERROR=1 prints the numbered generated source."""
+    import dataclasses
+
+    from gswitch.engine import gpu as gpu_engine
+
+    real = gpu_engine.generate_source
+
+    def broken(*args, **kwargs):
+        gen = real(*args, **kwargs)
+        return dataclasses.replace(gen, source=gen.source + "\n#error planted\n",
+                                   key=gen.key + "-dump")
+
+    monkeypatch.setattr(gpu_engine, "generate_source", broken)
+    monkeypatch.setenv("GSWITCH_DUMP_CUDA_SOURCE_ON_ERROR", "1")
+    with pytest.raises(gs.KernelCompileError):
+        gs.run("bfs", _graph("grid"), source=0, backend="gpu")
+    err = capsys.readouterr().err
+    assert "    1  // gswitch" in err and "planted" in err

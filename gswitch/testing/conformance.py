@@ -1,0 +1,95 @@
+"""Conformance checks every strategy must pass; third-party plugins run the same ones.
+
+Use from a plugin's own test-suite::
+
+    from gswitch.testing.conformance import strategy_problems
+    def test_my_strategy():
+        assert strategy_problems(MyStrategy) == []
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..algorithm import AlgorithmSpec
+from ..config import Config
+from ..plugins import AXES, get_registry
+from ..strategy import (
+    Categorical,
+    DirectionStrategy,
+    DrivingStrategy,
+    FloatRange,
+    IntRange,
+    LaunchStrategy,
+    LoadBalanceStrategy,
+    Strategy,
+    WorklistStrategy,
+)
+
+__all__ = ["strategy_problems", "AXIS_BASES", "CUDA_SYMBOLS"]
+
+AXIS_BASES = {
+    "worklist": WorklistStrategy,
+    "load_balance": LoadBalanceStrategy,
+    "driving": DrivingStrategy,
+    "direction": DirectionStrategy,
+    "launch": LaunchStrategy,
+}
+
+#: Device symbols each axis' fragment must define (see the base class contracts).
+CUDA_SYMBOLS = {
+    "worklist": ["gs_wl_push"],
+    "load_balance": ["gs_lb_expand"],
+    "driving": ["gs_decide"],
+    "launch": [],
+}
+
+_SOURCE = re.compile(r"(19|20)\d\d|et al\.|§|IrGL|Gunrock|SC \d|PPoPP|IPDPS|OOPSLA")
+
+
+def strategy_problems(cls: type[Strategy],
+                      algorithms: list[AlgorithmSpec] | None = None) -> list[str]:
+    """Every way ``cls`` breaks the strategy contract; an empty list means it conforms."""
+    problems: list[str] = []
+    if cls.axis not in AXES:
+        return [f"axis {cls.axis!r} is not one of {', '.join(AXES)}"]
+    if not issubclass(cls, AXIS_BASES[cls.axis]):
+        problems.append(f"does not derive from {AXIS_BASES[cls.axis].__name__}")
+    if not cls.name or not re.fullmatch(r"[a-z][a-z0-9_]*", cls.name):
+        problems.append(f"name {cls.name!r} must be lower_snake_case")
+    doc = cls.__doc__ or ""
+    if len(doc.split()) < 15:
+        problems.append("docstring must say where the idea comes from and when it wins")
+    elif not _SOURCE.search(doc):
+        problems.append("docstring cites no source (paper, year or system)")
+    for key, space in cls.params.items():
+        if not isinstance(space, (Categorical, IntRange, FloatRange)):
+            problems.append(f"param {key} is not a declared space")
+            continue
+        try:
+            space.validate(f"{cls.axis}.{key}", space.default)
+        except Exception as exc:  # noqa: BLE001 - reporting, not handling
+            problems.append(f"param {key} default is invalid: {exc}")
+    if "gpu" in cls.backends and cls.axis in CUDA_SYMBOLS:
+        src = cls.cuda_source()
+        for sym in CUDA_SYMBOLS[cls.axis]:
+            if sym not in src:
+                problems.append(f"CUDA fragment does not define {sym}")
+        if cls.axis == "launch" and "__global__" not in src:
+            problems.append("launch fragment defines no kernel")
+    reg = get_registry()
+    algos = algorithms if algorithms is not None else list(reg.algorithms.values())
+    instance = cls(cls.default_options())
+    config = None
+    if reg.strategies.get(cls.axis, {}).get(cls.name) is cls:
+        config = Config({cls.axis: cls.name})
+    for spec in algos:
+        for backend in ("cpu", "gpu"):
+            try:
+                reason = instance.check(spec, None, config, backend)
+            except Exception as exc:  # noqa: BLE001
+                problems.append(f"check() raised {type(exc).__name__} for {spec.name}: {exc}")
+                continue
+            if reason is not None and not (isinstance(reason, str) and reason.strip()):
+                problems.append(f"check() must return None or a reason, got {reason!r}")
+    return problems

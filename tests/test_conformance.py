@@ -1,0 +1,43 @@
+"""Every registered strategy passes the conformance checks third-party plugins use."""
+
+import pytest
+
+from gswitch.plugins import AXES, get_registry
+from gswitch.strategy import Categorical, Strategy, WorklistStrategy
+from gswitch.testing.conformance import strategy_problems
+
+REGISTERED = [cls for axis in AXES for cls in get_registry().strategies[axis].values()]
+
+
+@pytest.mark.parametrize("cls", REGISTERED, ids=[f"{c.axis}.{c.name}" for c in REGISTERED])
+def test_registered_strategy_conforms(cls):
+    """A built-in strategy meets the whole contract."""
+    assert strategy_problems(cls) == []
+
+
+def test_nonconforming_strategy_is_caught():
+    """A strategy missing its docstring, fragment and valid defaults is reported."""
+
+    class Bad(WorklistStrategy):
+        name = "Bad Name"
+        params = {"x": Categorical((1, 2), 3)}
+
+    problems = strategy_problems(Bad)
+    text = "\n".join(problems)
+    assert "lower_snake_case" in text
+    assert "docstring" in text
+    assert "default is invalid" in text
+    assert "gs_wl_push" in text
+
+
+def test_wrong_base_is_caught():
+    """A class claiming an axis without its base class is reported."""
+
+    class Odd(Strategy):
+        """Thing from Someone et al. 2020 that wins whenever it is used on any graph at all."""
+
+        axis = "launch"
+        name = "odd"
+        backends = ("cpu",)
+
+    assert any("LaunchStrategy" in p for p in strategy_problems(Odd))
