@@ -267,13 +267,13 @@ class _FieldRef(ex.FieldLoad):
         )
         return ex.StmtValue(stmt.index, self.dtype)
 
-    def reduce_min(self, value: Any) -> Any:
+    def reduce_min(self, value: Any, activate_above: Any = None) -> Any:
         """``field = min(field, value)`` atomically; activates the node when it lowers it."""
-        return self._reduce("min", value)
+        return self._reduce("min", value, activate_above)
 
-    def reduce_max(self, value: Any) -> Any:
+    def reduce_max(self, value: Any, activate_above: Any = None) -> Any:
         """``field = max(field, value)`` atomically; activates the node when it raises it."""
-        return self._reduce("max", value)
+        return self._reduce("max", value, activate_above)
 
     def reduce_add(self, value: Any, activate_above: Any = None) -> Any:
         """``field += value`` atomically.
@@ -283,9 +283,9 @@ class _FieldRef(ex.FieldLoad):
         """
         return self._reduce("add", value, activate_above)
 
-    def reduce_or(self, value: Any) -> Any:
+    def reduce_or(self, value: Any, activate_above: Any = None) -> Any:
         """``field |= value`` atomically; activates the node when a new bit is set."""
-        return self._reduce("or", value)
+        return self._reduce("or", value, activate_above)
 
     def exchange(self, value: Any) -> Any:
         """Store ``value`` atomically and return the previous value (node operators)."""
