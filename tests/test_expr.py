@@ -276,10 +276,11 @@ def test_two_edge_ops_rejected():
         _define(lambda e: e.dst.x.reduce_min(e.src.x), extra={"op2": second})
 
 
-def test_public_reduce_min_takes_no_threshold():
-    """reduce_min has no activate_above parameter at all (only reduce_add does)."""
-    with pytest.raises(TypeError):
-        _define(lambda e: e.dst.x.reduce_min(1, activate_above=2))
+@pytest.mark.parametrize("method", ["reduce_min", "reduce_max", "reduce_or"])
+def test_threshold_on_idempotent_reduction_is_refused(method):
+    """activate_above on min/max/or is refused with a clear AlgorithmError."""
+    with pytest.raises(gs.AlgorithmError, match="activate_above applies to reduce_add only"):
+        _define(lambda e: getattr(e.dst.x, method)(1, activate_above=2))
 
 
 def test_tracer_state_cleaned_after_error():
