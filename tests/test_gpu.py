@@ -103,20 +103,25 @@ def test_stats_and_timing():
         assert 0 < r.stats["kernel_time_s"] <= r.stats["time_s"]
 
 
-def test_compile_error_names_the_combination(monkeypatch):
-    """A compile failure raises KernelCompileError naming the strategies."""
+def _plant_compile_error(monkeypatch, tag):
+    """Make every generated module fail to compile (under a fresh cache key)."""
+    import dataclasses
+
     from gswitch.engine import gpu as gpu_engine
 
     real = gpu_engine.generate_source
 
     def broken(*args, **kwargs):
         gen = real(*args, **kwargs)
-        import dataclasses
-
         return dataclasses.replace(gen, source=gen.source + "\n#error planted\n",
-                                   key=gen.key + "-broken")
+                                   key=gen.key + tag)
 
     monkeypatch.setattr(gpu_engine, "generate_source", broken)
+
+
+def test_compile_error_names_the_combination(monkeypatch):
+    """A compile failure raises KernelCompileError naming the strategies."""
+    _plant_compile_error(monkeypatch, "-broken")
     with pytest.raises(gs.KernelCompileError, match="worklist=atomic"):
         gs.run("bfs", _graph("grid"), source=0, backend="gpu", config={"worklist": "atomic"})
 
@@ -165,18 +170,7 @@ def test_persistent_refused_when_blocks_cannot_be_resident(monkeypatch):
 
 def test_compile_error_dumps_numbered_source(monkeypatch, capsys):
     """GSWITCH_DUMP_CUDA_SOURCE_ON_ERROR=1 prints the numbered generated source."""
-    import dataclasses
-
-    from gswitch.engine import gpu as gpu_engine
-
-    real = gpu_engine.generate_source
-
-    def broken(*args, **kwargs):
-        gen = real(*args, **kwargs)
-        return dataclasses.replace(gen, source=gen.source + "\n#error planted\n",
-                                   key=gen.key + "-dump")
-
-    monkeypatch.setattr(gpu_engine, "generate_source", broken)
+    _plant_compile_error(monkeypatch, "-dump")
     monkeypatch.setenv("GSWITCH_DUMP_CUDA_SOURCE_ON_ERROR", "1")
     with pytest.raises(gs.KernelCompileError):
         gs.run("bfs", _graph("grid"), source=0, backend="gpu")
