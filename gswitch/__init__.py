@@ -23,6 +23,7 @@ from .algorithm import (
 from .config import DEFAULTS, Config
 from .errors import (
     AlgorithmError,
+    DeadlineExceeded,
     DeviceError,
     GraphFormatError,
     GswitchError,
@@ -71,4 +72,5 @@ __all__ = [
     "PluginError",
     "KernelCompileError",
     "DeviceError",
+    "DeadlineExceeded",
 ]

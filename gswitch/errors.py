@@ -15,6 +15,7 @@ __all__ = [
     "PluginError",
     "KernelCompileError",
     "DeviceError",
+    "DeadlineExceeded",
 ]
 
 
@@ -52,3 +53,20 @@ class KernelCompileError(GswitchError):
 
 class DeviceError(GswitchError):
     """No usable GPU, or the GPU cannot hold the problem."""
+
+
+class DeadlineExceeded(GswitchError):
+    """A run passed its deadline and was stopped between steps (or on the device clock).
+
+    Attributes
+    ----------
+    elapsed_s : float
+        Seconds the run had taken when it was stopped.
+    iterations : int
+        Super-steps completed before the stop.
+    """
+
+    def __init__(self, message: str, elapsed_s: float = 0.0, iterations: int = 0) -> None:
+        super().__init__(message)
+        self.elapsed_s = elapsed_s
+        self.iterations = iterations

@@ -102,7 +102,8 @@ def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
 
 def run(algorithm: str | AlgorithmSpec, graph: Graph, *, source: int | list[int] | None = None,
         backend: str = "auto", config: Config | Mapping[str, Any] | None = None,
-        progress: Callable[[int, int], None] | None = None, **params: Any) -> Result:
+        progress: Callable[[int, int], None] | None = None, deadline_s: float | None = None,
+        **params: Any) -> Result:
     """Run an algorithm on a graph.
 
     Parameters
@@ -119,6 +120,10 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph, *, source: int | list[int]
         Strategy configuration; defaults to :data:`gswitch.config.DEFAULTS`.
     progress : callable, optional
         Called as ``progress(iteration, n_activated)`` after each super-step on the CPU.
+    deadline_s : float, optional
+        Stop the run with :class:`~gswitch.errors.DeadlineExceeded` once it has taken
+        this many seconds (checked by the host between steps and, in a persistent
+        kernel, against the device clock). The tuner uses it to cut slow trials short.
     **params
         Algorithm parameters (e.g. ``alpha=0.9`` for PageRank).
 
@@ -134,6 +139,8 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph, *, source: int | list[int]
         Unknown strategy or an invalid combination (the reason is in the message).
     DeviceError
         ``backend="gpu"`` without a usable GPU, or a graph too large for it.
+    DeadlineExceeded
+        The run took longer than ``deadline_s``.
 
     """
     spec = _spec(algorithm)
@@ -155,7 +162,10 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph, *, source: int | list[int]
         from .engine.cpu import CpuEngine
 
         engine = CpuEngine()
-    result = engine.run(spec, graph, resolved, sources, cfg, max_it, progress=progress)
+    if deadline_s is not None and not deadline_s > 0:
+        raise InvalidInput(f"deadline_s must be a positive number of seconds; got {deadline_s!r}")
+    result = engine.run(spec, graph, resolved, sources, cfg, max_it, progress=progress,
+                        deadline_s=deadline_s)
     if spec.finalize is not None:
         result.fields = spec.finalize(result.fields, resolved) or result.fields
     result.fields = {k: v for k, v in result.fields.items() if k in spec.outputs}

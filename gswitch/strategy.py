@@ -42,6 +42,7 @@ class Categorical:
 
     choices: tuple[Any, ...]
     default: Any
+    compile_time: bool = False
 
     def validate(self, key: str, value: Any) -> Any:
         for c in self.choices:
@@ -61,6 +62,7 @@ class IntRange:
     default: int
     step: int = 1
     log: bool = False
+    compile_time: bool = False
 
     def validate(self, key: str, value: Any) -> int:
         try:
@@ -84,6 +86,7 @@ class FloatRange:
     high: float
     default: float
     log: bool = False
+    compile_time: bool = False
 
     def validate(self, key: str, value: Any) -> float:
         try:

@@ -18,6 +18,7 @@ import numpy as np
 from .. import expr as ex
 from ..algorithm import AlgorithmSpec, Operator
 from ..config import Config
+from ..errors import DeadlineExceeded
 from ..graph import Graph
 from ..result import Result
 
@@ -224,7 +225,7 @@ class CpuEngine:
 
     def run(self, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
             sources: np.ndarray | None, config: Config, max_iterations: int,
-            progress: Any = None) -> Result:
+            progress: Any = None, deadline_s: float | None = None) -> Result:
         t0 = time.perf_counter()
         n = graph.n_nodes
         fields = spec.initial_fields(n, params, sources)
@@ -286,6 +287,11 @@ class CpuEngine:
             it += 1
             if progress is not None:
                 progress(it, count)
+            if deadline_s is not None and time.perf_counter() - t0 > deadline_s:
+                elapsed = time.perf_counter() - t0
+                raise DeadlineExceeded(
+                    f"{spec.name} passed its deadline of {deadline_s:.3g} s after {it} steps "
+                    f"({elapsed:.3g} s)", elapsed_s=elapsed, iterations=it)
             if mode != "data" and count == 0:
                 break
             mode = driving.next_mode(mode, count, n)
