@@ -6,7 +6,8 @@ import gswitch as gs
 from gswitch.algorithm import int_inf
 
 
-@gs.algorithm(name="bfs", reference="scipy.sparse.csgraph.shortest_path(unweighted=True)")
+@gs.algorithm(name="bfs", reference="scipy.sparse.csgraph.shortest_path(unweighted=True)",
+              first_hit_final=True)
 class BFS:
     """Breadth-first search: number of hops from the source to every node.
 

@@ -405,6 +405,7 @@ class AlgorithmSpec:
     weights: str = "any"
     reference: str = ""
     max_iterations_param: str | None = None
+    first_hit_final: bool = False
     finalize: Callable | None = None
     outputs: list[str] = field(default_factory=list)
 
@@ -490,7 +491,7 @@ def trace_operator(marker: _OpMarker, fields: dict[str, NodeField],
 
 def algorithm(cls: type | None = None, *, name: str | None = None,
               symmetric: bool = False, weights: str = "any", reference: str = "",
-              max_iterations_param: str | None = None) -> Any:
+              max_iterations_param: str | None = None, first_hit_final: bool = False) -> Any:
     """Class decorator turning a declarative class into an :class:`AlgorithmSpec`.
 
     Parameters
@@ -509,6 +510,12 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         The independent implementation the algorithm is tested against.
     max_iterations_param : str, optional
         Name of the parameter that bounds the number of super-steps.
+    first_hit_final : bool
+        Every node active in a data-driven step offers the same value, so the first
+        in-neighbour found in the frontier gives a node its final value and a node
+        whose target still holds its initial value is the only candidate
+        (level-synchronous traversals such as BFS). Pull traversal then checks only
+        such nodes and stops at the first hit: bottom-up BFS.
 
     Returns
     -------
@@ -576,6 +583,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             weights=weights,
             reference=reference,
             max_iterations_param=max_iterations_param,
+            first_hit_final=first_hit_final,
             finalize=fin,
             outputs=[n for n, f in fields.items() if f.output],
         )

@@ -1,11 +1,16 @@
 """Lowering of traced operators to CUDA C and composition of the kernel source.
 
-The composed module is: a short preamble of ``#define``s, ``common.cuh``, the
-generated ``GsState`` struct (graph, worklists, control block, fields, parameters:
-one ``__device__`` global the host fills before a run), the generated operators, and
-``skeleton.cuh`` with each ``/*@slot AXIS@*/`` line replaced by the fragment of the
-strategy chosen on that axis. There is no code per combination: every fragment talks
-to the skeleton through the contracts in :mod:`gswitch.strategy`.
+The composed module is: a short preamble of ``#define``s (compile-time parameters),
+``common.cuh``, the generated parameter block ``GsState`` (graph, control block,
+fields, algorithm parameters, and every chosen strategy's buffers and runtime
+arguments as ``<axis>_<name>``: one ``__constant__`` struct the host writes before a
+run, so kernels read it through the constant cache, never from global memory on every
+edge), the generated operators (push form with the source node's fields loaded once
+per node into ``GsSrc``; pull form when the operator has one), ``skeleton.cuh`` with
+each ``/*@slot AXIS@*/`` line replaced by the fragment of the strategy chosen on that
+axis, and the phase table assembled from the strategies' :class:`~gswitch.strategy.Phase`
+lists. There is no code per combination: every fragment talks to the skeleton
+through the contracts in :mod:`gswitch.strategy`.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ from .algorithm import AlgorithmSpec, Operator
 from .config import Config
 from .errors import AlgorithmError
 from .plugins import AXES
+from .strategy import Phase
 
-__all__ = ["CUDA_TYPES", "lower_expr", "generate_source", "GeneratedModule", "state_dtype"]
+__all__ = ["CUDA_TYPES", "lower_expr", "generate_source", "GeneratedModule", "state_dtype",
+           "pull_form", "phase_list"]
 
 CUDA_TYPES = {
     "bool": "bool",
@@ -65,8 +72,9 @@ def _literal(value: Any, dtype: str) -> str:
 def lower_expr(e: ex.Expr) -> str:
     """CUDA C expression text for an expression tree.
 
-    Inside edge operators the source node is ``v``, the destination ``u`` and the
-    edge ``e``; inside node operators the node is ``v``. Statement results are ``s<i>``.
+    Inside edge operators the source node is ``v`` with its fields preloaded in ``s``
+    (``s.f_<field>``), the destination ``u``, the edge ``e`` and its weight ``gs_w``;
+    inside node operators the node is ``v``. Statement results are ``s<i>``.
     """
     t = CUDA_TYPES[e.dtype]
     if isinstance(e, ex.Const):
@@ -74,9 +82,11 @@ def lower_expr(e: ex.Expr) -> str:
     if isinstance(e, ex.ParamRef):
         return f"gs.P_{e.name}"
     if isinstance(e, ex.FieldLoad):
+        if e.node == "src":
+            return f"s.f_{e.field}"
         return f"gs_ld(gs.F_{e.field} + {_ROLE_VAR[e.node]})"
     if isinstance(e, ex.EdgeWeight):
-        return "gs_weight(e)"
+        return "gs_w"
     if isinstance(e, ex.NodeId):
         return _ROLE_VAR[e.node]
     if isinstance(e, ex.Degree):
@@ -118,44 +128,52 @@ def lower_expr(e: ex.Expr) -> str:
     raise AlgorithmError(f"cannot lower {type(e).__name__} to CUDA")
 
 
-def _lower_reduction(s: ex.Reduction, plain: bool) -> list[str]:
-    """Statement lines for one reduction; sets ``act`` when it activates its target."""
+_ATOMIC = {"min": "gs_atomic_min", "max": "gs_atomic_max", "add": "gs_atomic_add",
+           "or": "gs_atomic_or", "exchange": "gs_atomic_exch"}
+
+
+def _apply_lines(s: ex.Reduction, val: str, plain: bool) -> list[str]:
+    """Apply reduction ``s`` with value expression ``val``; set ``act`` on activation.
+
+    Monotone reductions read the target first and skip the atomic when the value cannot
+    improve it (most edges of a traversal, in the common case).
+    """
     t = CUDA_TYPES[s.dtype]
     var = _ROLE_VAR[s.node]
     ptr = f"gs.F_{s.field} + {var}"
     k = s.kind.name
-    lines = [f"const {t} val{s.index} = ({t})({lower_expr(s.value)});"]
-    val = f"val{s.index}"
-    old = f"s{s.index}"
-    if plain and k in ("min", "max", "or"):
-        # non-atomic form: a lost update is repaired by the next topology sweep
-        lines.append(f"const {t} {old} = gs_ld({ptr});")
-        if k == "or":
-            lines.append(f"if (({old} | {val}) != {old}) {{ gs.F_{s.field}[{var}] = "
-                         f"{old} | {val}; act = true; }}")
-        else:
-            cmp = "<" if k == "min" else ">"
-            lines.append(f"if ({val} {cmp} {old}) {{ gs.F_{s.field}[{var}] = {val}; "
-                         "act = true; }")
+    v, old = f"val{s.index}", f"s{s.index}"
+    lines = [f"const {t} {v} = ({t})({val});"]
+    if k in ("min", "max", "or"):
+        better = {"min": f"{v} < cur{s.index}", "max": f"{v} > cur{s.index}",
+                  "or": f"(cur{s.index} | {v}) != cur{s.index}"}[k]
+        lines.append(f"const {t} cur{s.index} = gs_ld({ptr});")
+        lines.append(f"{t} {old} = cur{s.index};")
+        if plain:
+            # non-atomic form: a lost update is repaired by the next topology sweep
+            newv = f"cur{s.index} | {v}" if k == "or" else v
+            lines.append(f"if ({better}) {{ gs.F_{s.field}[{var}] = {newv}; act = true; }}")
+            return lines
+        lines.append(f"if ({better}) {{")
+        lines.append(f"  {old} = {_ATOMIC[k]}({ptr}, {v});")
+        if s.activates:
+            act = {"min": f"{v} < {old}", "max": f"{v} > {old}",
+                   "or": f"({old} | {v}) != {old}"}[k]
+            lines.append(f"  act |= {act};")
+        lines.append("}")
         return lines
-    fn = {"min": "gs_atomic_min", "max": "gs_atomic_max", "add": "gs_atomic_add",
-          "or": "gs_atomic_or", "exchange": "gs_atomic_exch"}[k]
-    lines.append(f"const {t} {old} = {fn}({ptr}, {val});")
-    if not s.activates:
-        return lines
-    if k == "min":
-        lines.append(f"act |= {val} < {old};")
-    elif k == "max":
-        lines.append(f"act |= {val} > {old};")
-    elif k == "or":
-        lines.append(f"act |= ({old} | {val}) != {old};")
-    elif k == "add":
+    lines.append(f"const {t} {old} = {_ATOMIC[k]}({ptr}, {v});")
+    if s.activates and k == "add":
         if s.activate_above is None:
-            lines.append(f"act |= {val} != ({t})0;")
+            lines.append(f"act |= {v} != ({t})0;")
         else:
             thr = f"(({t})({lower_expr(s.activate_above)}))"
-            lines.append(f"act |= ({old} < {thr}) && ({old} + {val} >= {thr});")
+            lines.append(f"act |= ({old} < {thr}) && ({old} + {v} >= {thr});")
     return lines
+
+
+def _lower_reduction(s: ex.Reduction, plain: bool) -> list[str]:
+    return _apply_lines(s, lower_expr(s.value), plain)
 
 
 def _lower_assign(s: ex.Assign) -> list[str]:
@@ -164,60 +182,170 @@ def _lower_assign(s: ex.Assign) -> list[str]:
             f"gs.F_{s.field}[{_ROLE_VAR[s.node]}] = s{s.index};"]
 
 
+def _walk(e: ex.Expr):
+    yield e
+    for child in vars(e).values():
+        if isinstance(child, ex.Expr):
+            yield from _walk(child)
+
+
+def _src_fields(op: Operator) -> list[str]:
+    """Fields of the source node the edge operator reads (preloaded once per node)."""
+    names: list[str] = []
+    for st in op.statements:
+        roots = [st.value] + ([st.activate_above] if getattr(st, "activate_above", None)
+                              is not None else [])
+        for root in roots:
+            for e in _walk(root):
+                if isinstance(e, ex.FieldLoad) and e.node == "src" and e.field not in names:
+                    names.append(e.field)
+    return names
+
+
+def _src_struct(spec: AlgorithmSpec) -> str:
+    names = [] if spec.edge.raw is not None else _src_fields(spec.edge)
+    members = "".join(f"  {CUDA_TYPES[spec.fields[f].dtype]} f_{f};\n" for f in names)
+    loads = "".join(f"  s.f_{f} = gs_ld(gs.F_{f} + v);\n" for f in names)
+    return ("struct GsSrc {\n" + (members or "  char unused;\n") + "};\n"
+            "__device__ __forceinline__ GsSrc gs_load_src(const gs_vid v) {\n"
+            "  GsSrc s;\n" + (loads or "  s.unused = 0; (void)v;\n") + "  return s;\n}\n")
+
+
 def _edge_function(op: Operator, name: str, plain: bool) -> str:
-    head = (f"__device__ __forceinline__ bool {name}(const gs_vid v, const gs_vid u, "
-            "const gs_eid e, const int it) {")
+    head = (f"__device__ __forceinline__ bool {name}(const gs_vid v, const GsSrc& s, "
+            "const gs_vid u, const gs_eid e, const int it) {")
     if op.raw is not None:
-        return f"{head}\n{op.raw.cuda_body}\n}}\n"
-    body = ["bool act = false;"]
-    for s in op.statements:
-        body += _lower_reduction(s, plain) if isinstance(s, ex.Reduction) else _lower_assign(s)
-    body += ["(void)e; (void)it;", "return act;"]
+        return f"{head}\n  (void)s;\n{op.raw.cuda_body}\n}}\n"
+    body = ["const float gs_w = gs_weight(e);", "bool act = false;"]
+    for st in op.statements:
+        body += _lower_reduction(st, plain) if isinstance(st, ex.Reduction) else _lower_assign(st)
+    body += ["(void)e; (void)it; (void)s; (void)gs_w;", "return act;"]
     return head + "\n" + "\n".join("  " + b for b in body) + "\n}\n"
+
+
+def pull_form(spec: AlgorithmSpec) -> str | None:
+    """Why the edge operator has no pull form, or ``None`` when it has one.
+
+    Pull needs exactly one reduction, into ``e.dst``, of kind min, max, add or or, and
+    no other statement: the values of all in-edges are then combined locally and
+    applied to the destination once.
+    """
+    op = spec.edge
+    if op.raw is not None:
+        return "a raw CUDA operator has no pull form"
+    if len(op.statements) != 1 or not isinstance(op.statements[0], ex.Reduction):
+        return "pull needs an edge operator of exactly one reduction"
+    st = op.statements[0]
+    if st.node != "dst" or st.kind.name not in ("min", "max", "add", "or"):
+        return "pull needs a min, max, add or or reduction into e.dst"
+    if st.dtype == "bool":
+        return "pull cannot combine bool values across lanes"
+    return None
+
+
+_IDENTITY = {"min": "gs_type_max", "max": "gs_type_lowest", "add": "gs_type_zero",
+             "or": "gs_type_zero"}
+_COMBINE = {"min": "gs_min<{t}>({a}, {b})", "max": "gs_max<{t}>({a}, {b})",
+            "add": "({a} + {b})", "or": "({a} | {b})"}
+
+
+def _pull_functions(spec: AlgorithmSpec) -> str:
+    """``gs_pull_value``, ``gs_pull_combine``, ``gs_pull_apply`` and the candidate test."""
+    st = spec.edge.statements[0]
+    t = CUDA_TYPES[st.dtype]
+    k = st.kind.name
+    field = spec.fields[st.field]
+    init = field.init
+    unvisited = "true"
+    if isinstance(init, (int, float)) and not isinstance(init, bool):
+        lit = _literal(_field_init_value(field), field.dtype)
+        unvisited = f"gs_ld(gs.F_{st.field} + u) == {lit}"
+    combine = _COMBINE[k].format(t=t, a="a", b="b")
+    apply_lines = _apply_lines(st, "acc", plain=False)
+    apply_body = "\n".join("  " + x for x in ["bool act = false;"] + apply_lines +
+                           ["(void)it;", "return act;"])
+    return (
+        f"typedef {t} gs_pull_t;\n"
+        f"#define GS_PULL_IDENTITY {_IDENTITY[k]}<{t}>()\n"
+        f"__device__ __forceinline__ gs_pull_t gs_pull_value(const gs_vid v, const GsSrc& s, "
+        f"const gs_vid u, const float gs_w, const int it) {{\n"
+        f"  (void)v; (void)s; (void)u; (void)gs_w; (void)it;\n"
+        f"  return ({t})({lower_expr(st.value)});\n}}\n"
+        f"__device__ __forceinline__ gs_pull_t gs_pull_combine(gs_pull_t a, gs_pull_t b) "
+        f"{{ return {combine}; }}\n"
+        f"__device__ __forceinline__ bool gs_pull_apply(const gs_vid u, const gs_pull_t acc, "
+        f"const int it) {{\n{apply_body}\n}}\n"
+        f"__device__ __forceinline__ bool gs_pull_candidate(const gs_vid u) "
+        f"{{ (void)u; return {unvisited}; }}\n"
+    )
+
+
+def _field_init_value(field: Any) -> Any:
+    init = field.init
+    if isinstance(init, float) and math.isinf(init) and field.dtype not in ("float32", "float64"):
+        from .algorithm import int_inf
+
+        return int_inf(field.dtype) if init > 0 else -int_inf(field.dtype)
+    return init
 
 
 def _node_function(op: Operator) -> str:
     body = []
-    for s in op.statements:
-        body += _lower_reduction(s, False) if isinstance(s, ex.Reduction) else _lower_assign(s)
+    for st in op.statements:
+        body += _lower_reduction(st, False) if isinstance(st, ex.Reduction) else _lower_assign(st)
     body.append("(void)it;")
     return ("__device__ __forceinline__ void gs_node_op(const gs_vid v, const int it) {\n"
+            "  bool act = false; (void)act;\n"
             + "\n".join("  " + b for b in body) + "\n}\n")
 
 
-# ---------------------------------------------------------------------- state struct
+# ---------------------------------------------------------------------- parameter block
 _STATE_FIXED = [
     ("row", "const gs_eid*"), ("col", "const gs_vid*"), ("weights", "const float*"),
-    ("in_degree", "const int*"), ("wl0", "gs_vid*"), ("wl1", "gs_vid*"),
-    ("ctl", "unsigned*"), ("spill", "unsigned char*"), ("trace_active", "int*"),
+    ("in_degree", "const int*"), ("rrow", "const gs_eid*"), ("rcol", "const gs_vid*"),
+    ("rweights", "const float*"), ("ctl", "unsigned*"), ("trace_active", "int*"),
     ("trace_mode", "int*"), ("n", "long long"), ("m", "long long"),
-    ("wl_cap0", "long long"), ("wl_cap1", "long long"), ("trace_cap", "long long"),
+    ("trace_cap", "long long"), ("max_it", "long long"), ("deadline_ns", "long long"),
 ]
 _NP_OF_C = {"long long": np.int64, "int": np.int32, "unsigned": np.uint32, "float": np.float32,
-            "double": np.float64, "bool": np.bool_}
+            "double": np.float64, "bool": np.bool_, "unsigned long long": np.uint64}
 
 
-def state_members(spec: AlgorithmSpec) -> list[tuple[str, str]]:
+def _strategy_members(spec: AlgorithmSpec, config: Config, graph: Any
+                      ) -> list[tuple[str, str]]:
+    members = []
+    for axis, strat in config.strategies().items():
+        for b in strat.buffers(spec, graph, config):
+            members.append((f"{axis}_{b.name}", f"{b.ctype}*"))
+        for name, (ctype, _v) in strat.runtime_args(graph, config).items():
+            members.append((f"{axis}_{name}", ctype))
+    return members
+
+
+def state_members(spec: AlgorithmSpec, config: Config | None = None,
+                  graph: Any = None) -> list[tuple[str, str]]:
     """``(name, C type)`` of every member of the generated ``GsState`` struct."""
     members = list(_STATE_FIXED)
     members += [(f"F_{n}", f"{CUDA_TYPES[f.dtype]}*") for n, f in spec.fields.items()]
     members += [(f"P_{n}", CUDA_TYPES[p.dtype]) for n, p in spec.params.items()]
+    if config is not None:
+        members += _strategy_members(spec, config, graph)
     return members
 
 
-def state_dtype(spec: AlgorithmSpec) -> np.dtype:
+def state_dtype(members: list[tuple[str, str]]) -> np.dtype:
     """NumPy structured dtype laid out exactly like the C ``GsState`` struct."""
     fields = []
-    for name, ctype in state_members(spec):
+    for name, ctype in members:
         fields.append((name, np.uint64 if ctype.endswith("*") else _NP_OF_C[ctype]))
     return np.dtype(fields, align=True)
 
 
-def _state_struct(spec: AlgorithmSpec) -> str:
+def _state_struct(members: list[tuple[str, str]]) -> str:
     lines = ["struct GsState {"]
-    lines += [f"  {ctype} {name};" for name, ctype in state_members(spec)]
+    lines += [f"  {ctype} {name};" for name, ctype in members]
     lines.append("};")
-    lines.append("__device__ GsState gs;")
+    lines.append("__constant__ GsState gs;")
     return "\n".join(lines) + "\n"
 
 
@@ -236,18 +364,70 @@ class GeneratedModule:
     kernels: tuple[str, ...]
     description: str
     cooperative: bool
-    threads_per_item: int
     block_size: int
+    phases: tuple[Phase, ...]
+    members: tuple[tuple[str, str], ...]
 
 
 def _define_lines(defines: dict[str, str]) -> str:
     return "".join(f"#define {k} {v}\n" for k, v in sorted(defines.items()))
 
 
-def generate_source(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedModule:
+def phase_list(spec: AlgorithmSpec, config: Config) -> list[Phase]:
+    """Every phase of a step, in order: the node operator's and each strategy's."""
+    phases: list[Phase] = []
+    if spec.node is not None:
+        phases.append(Phase("node", 10, "active"))
+    for strat in config.strategies().values():
+        phases.extend(strat.phases(spec, config))
+    names = [p.name for p in phases]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise AlgorithmError(f"two strategies contribute a phase named {sorted(dup)[0]!r}")
+    return sorted(phases, key=lambda p: p.order)
+
+
+_MODE_C = {"data": "GS_MODE_DATA", "topology": "GS_MODE_TOPOLOGY",
+           "transition": "GS_MODE_TRANSITION"}
+
+
+def _phase_cond(p: Phase) -> str:
+    conds = []
+    if p.modes:
+        conds.append("(" + " || ".join(f"st.mode == {_MODE_C[m]}" for m in p.modes) + ")")
+    if p.direction == "push":
+        conds.append("!st.pull")
+    elif p.direction == "pull":
+        conds.append("st.pull")
+    return " && ".join(conds) or "true"
+
+
+def _phase_table(phases: list[Phase]) -> str:
+    en = "".join(f"    case {i}: return {_phase_cond(p)};\n" for i, p in enumerate(phases))
+    run = "".join(f"    case {i}: gs_phase_{p.name}(st); break;\n" for i, p in enumerate(phases))
+    return (f"#define GS_N_PHASES {len(phases)}\n"
+            "__device__ __forceinline__ bool gs_phase_enabled(int phase, const GsStep& st) {\n"
+            f"  switch (phase) {{\n{en}  }}\n  return false;\n}}\n"
+            "__device__ __forceinline__ void gs_run_phase(int phase, GsStep& st) {\n"
+            f"  switch (phase) {{\n{run}  }}\n}}\n")
+
+
+_GENERATED: dict[tuple[int, str, bool, str], tuple[AlgorithmSpec, GeneratedModule]] = {}
+
+
+def _graph_shape_key(config: Config, graph: Any) -> str:
+    # strategy members may depend on the graph only through their declared shape
+    return "" if graph is None else f"{graph.n_nodes}:{graph.n_edges}"
+
+
+def generate_source(spec: AlgorithmSpec, config: Config, weighted: bool,
+                    graph: Any = None) -> GeneratedModule:
     """Compose the full CUDA source for an algorithm and strategy configuration.
 
-    Deterministic: the same (algorithm, config, weighted) always gives the same text.
+    Deterministic: the same (algorithm, config, weighted) always gives the same text
+    (buffers and runtime arguments are members of the parameter block whose values,
+    not layout, depend on the graph). Memoised per process, so a repeated call on a
+    resident graph costs a dictionary lookup.
 
     Parameters
     ----------
@@ -257,51 +437,78 @@ def generate_source(spec: AlgorithmSpec, config: Config, weighted: bool) -> Gene
         Validated strategy configuration.
     weighted : bool
         Whether the graph carries edge weights (else every weight reads as 1).
+    graph : Graph, optional
+        Unused for the text; accepted so callers can pass what they have.
 
     Returns
     -------
     GeneratedModule
 
     """
+    memo = (id(spec), config.key(), bool(weighted), "")
+    hit = _GENERATED.get(memo)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    gen = _generate(spec, config, weighted)
+    _GENERATED[memo] = (spec, gen)
+    return gen
+
+
+def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedModule:
     strategies = config.strategies()
     block = int(config["block_size"])
     atomic_free = strategies["driving"].atomic_free()
+    direction = strategies["direction"]
+    pulls = bool(getattr(direction, "may_pull", False)) and pull_form(spec) is None
+    first_hit = pulls and spec.first_hit_final and set(
+        getattr(strategies["driving"], "modes", ("data", "topology"))) == {"data"}
     defines = {
         "GS_BLOCK_SIZE": str(block),
         "GS_WEIGHTED": "1" if weighted else "0",
         "GS_HAS_NODE_OP": "1" if spec.node is not None else "0",
         "GS_ATOMIC_FREE": "1" if atomic_free else "0",
+        "GS_COUNT_FRONTIER_EDGES": "1" if direction.counts_frontier_edges else "0",
+        "GS_WL_MEMBERSHIP": "1" if strategies["worklist"].membership else "0",
+        "GS_PULL": "1" if pulls else "0",
+        "GS_PULL_FIRST_HIT": "1" if first_hit else "0",
     }
-    for s in strategies.values():
-        defines.update(s.defines())
+    for st in strategies.values():
+        defines.update(st.defines())
+    members = state_members(spec, config, None)
     parts = [
         f"// gswitch {__version__}: {spec.name} | "
         + " ".join(f"{a}={config[a]}" for a in AXES) + "\n",
         _define_lines(defines),
         _core_file("common.cuh"),
-        _state_struct(spec),
+        _state_struct(members),
         "__device__ __forceinline__ float gs_weight(const gs_eid e) {\n"
         "#if GS_WEIGHTED\n  return __ldg(gs.weights + e);\n#else\n  (void)e;\n  return 1.0f;\n"
         "#endif\n}\n",
+        "__device__ __forceinline__ float gs_rweight(const gs_eid e) {\n"
+        "#if GS_WEIGHTED\n  return __ldg(gs.rweights + e);\n#else\n  (void)e;\n  return 1.0f;\n"
+        "#endif\n}\n",
+        _src_struct(spec),
         _edge_function(spec.edge, "gs_edge_op", plain=False),
     ]
     if atomic_free:
         parts.append(_edge_function(spec.edge, "gs_edge_op_plain", plain=True))
+    if pulls:
+        parts.append(_pull_functions(spec))
     if spec.node is not None:
         parts.append(_node_function(spec.node))
     skeleton = _core_file("skeleton.cuh")
-    for axis in ("worklist", "load_balance", "driving", "launch"):
+    for axis in AXES:
         marker = f"/*@slot {axis}@*/"
         if marker not in skeleton:
             raise AssertionError(f"skeleton has no slot for {axis}")
         skeleton = skeleton.replace(marker, strategies[axis].cuda_source())
+    phases = phase_list(spec, config)
+    skeleton = skeleton.replace("/*@phases@*/", _phase_table(phases))
     parts.append(skeleton)
     source = "\n".join(parts)
     launch = strategies["launch"]
-    if launch.cooperative:
-        kernels = ("gs_persistent_kernel", "gs_compact_spill")
-    else:
-        kernels = ("gs_node_kernel", "gs_edge_kernel", "gs_compact_spill")
+    kernels = ("gs_phase_kernel",) + tuple(launch.kernels) + tuple(
+        getattr(strategies["worklist"], "kernels", ()))
     key = hashlib.sha256(source.encode()).hexdigest()
     return GeneratedModule(
         source=source,
@@ -310,8 +517,9 @@ def generate_source(spec: AlgorithmSpec, config: Config, weighted: bool) -> Gene
         description=f"{spec.name} with " + ", ".join(
             f"{a}={config[a]}" for a in AXES) + f", block_size={block}",
         cooperative=launch.cooperative,
-        threads_per_item=strategies["load_balance"].threads_per_item(),
         block_size=block,
+        phases=tuple(phases),
+        members=tuple(members),
     )
 
 

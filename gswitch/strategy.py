@@ -1,10 +1,19 @@
-"""Strategy base classes, one per axis, and the declared search-space types.
+"""Strategy base classes, one per axis, the host hooks, and the declared search spaces.
 
 A strategy is one small class in one module. Its docstring says where the idea comes
 from and when it wins; ``params`` declares its search space as data (the tuner reads
-it, nothing else needs to); ``check`` returns a reason string when the strategy cannot
-serve an (algorithm, graph, config) combination; ``cuda_files`` and ``defines``
-supply the device fragment that fills the axis' slot of the kernel skeleton.
+it, nothing else needs to; each parameter says whether changing it recompiles);
+``check`` returns a reason string when the strategy cannot serve an (algorithm, graph,
+config) combination; ``cuda_files`` and ``defines`` supply the device fragment that
+fills the axis' slot of the kernel skeleton.
+
+Host mechanics belong to the strategy too, through hooks the engine calls without
+knowing why: :meth:`Strategy.buffers` (device buffers, sized from graph and config),
+:meth:`Strategy.runtime_args` (scalars packed into the one parameter block every
+kernel reads), :meth:`Strategy.phases` (device functions run over the whole grid,
+each followed by a barrier), :meth:`WorklistStrategy.seed` and
+:meth:`WorklistStrategy.grow` (first active set, overflow), and
+:meth:`LaunchStrategy.drive` (the iteration loop over a small engine API).
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ if TYPE_CHECKING:
     from .graph import Graph
 
 __all__ = [
+    "Buffer",
+    "Phase",
     "Categorical",
     "IntRange",
     "FloatRange",
@@ -101,6 +112,68 @@ class FloatRange:
 ParamSpace = Categorical | IntRange | FloatRange
 
 
+@dataclass(frozen=True)
+class Buffer:
+    """A device buffer a strategy owns.
+
+    The engine allocates it (pooled across runs on the same graph), zero-fills it when
+    ``zero`` is set (at every run), and passes its address to every kernel as the
+    member ``<axis>_<name>`` of the parameter block ``gs``.
+
+    Parameters
+    ----------
+    name : str
+        Member name without the axis prefix.
+    ctype : str
+        C element type (``"int"``, ``"unsigned"``, ``"unsigned char"``, ...).
+    size : int
+        Number of elements (at least 1 is allocated).
+    zero : bool
+        Zero-fill before every run.
+    """
+
+    name: str
+    ctype: str
+    size: int
+    zero: bool = False
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One device function run over the whole grid in every step, then a barrier.
+
+    The function is ``__device__ void gs_phase_<name>(GsStep& st)`` and must be correct
+    for any grid size (grid-stride loops). The host loop launches one kernel per phase
+    and sizes its grid from ``items``; the persistent kernel separates phases with
+    ``grid.sync()``; CUDA-graph replay launches them all with a fixed grid.
+
+    Parameters
+    ----------
+    name : str
+        Device function suffix; unique within the composed module.
+    order : int
+        Position within a step: ``0`` before the node operator, ``10`` node operator,
+        ``20`` edge expansion, ``30`` after expansion (worklist finish), ``40`` last.
+    items : str
+        What the grid covers: ``"active"`` (the step's items), ``"nodes"``,
+        ``"words"`` (``ceil(nodes / 32)``) or ``"queued"`` (a strategy side queue whose
+        size the phase reads itself; the host sizes it like ``"active"``).
+    modes : tuple of str, optional
+        Step modes (``data``, ``topology``, ``transition``) it runs in; all if empty.
+    direction : str, optional
+        ``"push"`` or ``"pull"``: run only in steps of that direction.
+    threads_per_item : int
+        Threads the host loop gives each item.
+    """
+
+    name: str
+    order: int
+    items: str = "active"
+    modes: tuple[str, ...] = ()
+    direction: str | None = None
+    threads_per_item: int = 1
+
+
 class Strategy:
     """Base of all strategies.
 
@@ -111,11 +184,13 @@ class Strategy:
     name : str
         Registry name, unique on its axis.
     params : dict[str, ParamSpace]
-        The strategy's own search space; config keys are ``"<axis>.<param>"``.
+        The strategy's own search space; config keys are ``"<axis>.<param>"``. A
+        ``compile_time`` parameter becomes a ``#define`` (see :meth:`defines`) and
+        changes the module; any other is a runtime argument (see
+        :meth:`runtime_args`) and never recompiles.
     backends : tuple[str, ...]
         Backends that honour the strategy. The CPU engine ignores GPU-only mechanics
-        (worklists, load balancing, launch modes), so those list ``("gpu",)`` but are
-        still accepted — and validated — on the CPU.
+        (worklists, load balancing, launch modes), so those list ``("gpu",)``.
     cuda_files : tuple[str, ...]
         Device fragments (package data under ``<axis>/cuda/``) pasted into the skeleton.
     """
@@ -127,11 +202,11 @@ class Strategy:
     cuda_files: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, options: dict[str, Any]) -> None:
-        self.options = options
+        self.options = {**self.default_options(), **options}
 
     @classmethod
     def summary(cls) -> str:
-        """First line of the docstring."""
+        """First sentence of the docstring."""
         doc = (cls.__doc__ or "").strip()
         if not doc:
             return cls.name
@@ -141,6 +216,7 @@ class Strategy:
 
     @classmethod
     def default_options(cls) -> dict[str, Any]:
+        """Every declared parameter at its default."""
         return {k: p.default for k, p in cls.params.items()}
 
     def check(self, algorithm: AlgorithmSpec, graph: Graph | None, config: Config,
@@ -149,77 +225,126 @@ class Strategy:
         return None
 
     def defines(self) -> dict[str, str]:
-        """Compile-time ``#define``s for the fragment (only what must be constant)."""
+        """Compile-time ``#define``s for the fragment: one per compile-time parameter."""
         return {}
+
+    def runtime_args(self, graph: Graph, config: Config) -> dict[str, tuple[str, Any]]:
+        """Scalars for the parameter block: ``{name: (C type, value)}``.
+
+        They reach the device as ``gs.<axis>_<name>``; changing one never recompiles.
+        """
+        return {}
+
+    def buffers(self, spec: AlgorithmSpec, graph: Graph, config: Config) -> list[Buffer]:
+        """Device buffers this strategy needs for ``graph`` (see :class:`Buffer`)."""
+        return []
+
+    def phases(self, spec: AlgorithmSpec, config: Config) -> list[Phase]:
+        """Phases this strategy adds to every step (see :class:`Phase`)."""
+        return []
 
     @classmethod
     def cuda_source(cls) -> str:
         """Concatenated text of :attr:`cuda_files`, read from package data."""
         if not cls.cuda_files:
             return ""
-        pkg = cls.__module__.rsplit(".", 1)[0]
         parts = []
-        for fname in cls.cuda_files:
-            path = resources.files(pkg).joinpath("cuda", fname)
-            parts.append(f"// ---- {cls.axis}/{cls.name}: {fname}\n{path.read_text()}")
+        for path in cls.cuda_paths():
+            parts.append(f"// ---- {cls.axis}/{cls.name}: {path.name}\n{path.read_text()}")
         return "\n".join(parts)
 
     @classmethod
     def cuda_paths(cls) -> list[Path]:
+        """Files of :attr:`cuda_files` (``cuda/`` next to the defining module)."""
         pkg = cls.__module__.rsplit(".", 1)[0]
         return [Path(str(resources.files(pkg).joinpath("cuda", f))) for f in cls.cuda_files]
 
 
 class WorklistStrategy(Strategy):
-    """Worklist axis: how a thread appends an activated node to the next worklist.
+    """Worklist axis: the active set of data-driven steps, its storage and its growth.
 
-    The fragment defines ``__device__ void gs_wl_push(gs_vid v, gs_vid* out,
-    unsigned* size, unsigned cap)``, called only by threads that have a node to push,
-    from divergent code (inside edge loops). It reserves a slot by incrementing
-    ``*size`` and stores ``v`` when the slot is below ``cap``; a slot at or past ``cap``
-    must call ``gs_wl_overflow(v)`` instead, which spills the node to a flag array so
-    nothing is lost (the host grows the worklist and compacts the spill). It must not
-    synchronise the block or grid, and must not assume which lanes are active.
+    The fragment defines, for the skeleton:
+
+    - ``__device__ unsigned gs_wl_size(const GsStep& st)``: items of step ``st.it``;
+    - ``__device__ gs_vid gs_wl_item(const GsStep& st, unsigned i)``: the ``i``-th;
+    - ``__device__ void gs_wl_push(GsStep& st, gs_vid v)``: activate ``v`` for the next
+      step. Called from divergent code (inside edge loops) by threads that have a node
+      to push; must not synchronise the block or grid nor assume which lanes are
+      active. When pushes are counted directly it adds to the step's size counter
+      ``st.ctl_next[GS_CTL_SIZE]``; otherwise a finish phase must set it;
+    - when :attr:`membership` is true, ``__device__ bool gs_wl_contains(const GsStep&
+      st, gs_vid v)``: whether ``v`` is an item of step ``st.it`` (pull traversal
+      asks it; other worklists get a frontier bitmap from the direction strategy).
+
+    When :attr:`push_counts_edges` is requested by ``GS_COUNT_FRONTIER_EDGES``, a push
+    also adds the out-degree of ``v`` to ``st.ctl_next[GS_CTL_FEDGES]``.
+
+    Host side: :meth:`buffers` declares the storage, :meth:`seed` writes the first
+    active set, and :meth:`grow` enlarges storage after a step reported overflow
+    (``GS_CTL_OVERFLOW``); :attr:`bounded` says that it never overflows (a CUDA-graph
+    launch requires it).
     """
 
     axis = "worklist"
     backends = ("gpu",)
+    membership: ClassVar[bool] = False
+
+    def bounded(self, graph: Graph | None, config: Config | None) -> bool:
+        """Whether the worklist can never overflow on ``graph`` (no host growth needed)."""
+        return False
+
+    def seed(self, ctx: Any, start: Any, all_nodes: bool) -> None:
+        """Write the first active set (a device array of node ids) before step 0."""
+
+    def grow(self, ctx: Any, it: int) -> None:
+        """Grow storage after step ``it`` overflowed; nothing pushed may be lost."""
+        raise NotImplementedError(f"worklist {self.name} overflowed but cannot grow")
 
 
 class LoadBalanceStrategy(Strategy):
-    """Load-balance axis: the nested loop over active nodes and their edges.
+    """Load-balance axis: the nested loop over active nodes and their out-edges (push).
 
-    The fragment defines ``__device__ void gs_lb_expand(const GsStep& st)``. For every
-    active item ``i < st.n_items`` (node ``gs_active_node(st, i)``) it must call
-    ``gs_visit(st, v, e)`` exactly once for each edge ``e`` in
-    ``[row[v], row[v + 1])`` and add the number of edges it visited to the thread's
-    ``st.edges`` counter. It must be correct for any grid size (grid-stride loops),
-    because the persistent launch runs it with a fixed, occupancy-sized grid.
-    ``threads_per_item`` tells the host-loop launcher how many threads one item wants.
+    The fragment defines ``__device__ void gs_lb_expand(GsStep& st)``. For every active
+    item ``i < st.n_items`` (node ``gs_item(st, i)``) it loads the node's source
+    fields once with ``GsSrc s = gs_load_src(v)`` and calls ``gs_visit(st, v, s, e)``
+    exactly once for each edge ``e`` in ``[row[v], row[v + 1])``; ``gs_visit`` counts
+    the edge. It must be correct for any grid size (grid-stride loops), because the
+    persistent and CUDA-graph launches run it with a fixed, occupancy-sized grid. It
+    may add phases of its own (a side queue of deferred outliers, say).
+    :meth:`threads_per_item` tells the host loop how many threads one item wants.
     """
 
     axis = "load_balance"
     backends = ("gpu",)
 
     def threads_per_item(self) -> int:
+        """Threads the host-loop launch gives each active item."""
         return 1
+
+    def phases(self, spec: AlgorithmSpec, config: Config) -> list[Phase]:
+        """The push expansion, in steps that push."""
+        return [Phase("expand", 20, "active", direction="push",
+                      threads_per_item=self.threads_per_item())]
 
 
 class DrivingStrategy(Strategy):
     """Driving axis: which nodes are active in a step and when the run stops.
 
-    Modes: ``data`` (pop the worklist, push activations to the next one),
-    ``topology`` (every node, activations only counted), and ``transition``
-    (every node, activations pushed: the step that rebuilds a worklist when a hybrid
-    leaves topology mode). The strategy supplies the first mode and the decision
-    function, as the device function ``gs_decide`` (used by both launch modes) and
-    the same rule in Python for the CPU engine (:meth:`next_mode`).
+    Modes: ``data`` (the worklist's items, activations pushed), ``topology`` (every
+    node, activations only counted) and ``transition`` (every node, activations pushed:
+    the step that rebuilds a worklist when a hybrid leaves topology mode). The fragment
+    defines ``__device__ int gs_decide(int mode, unsigned count, int* done)``, the
+    mode of the next step from this step's count (pushes, or activations in topology
+    mode), reading its own runtime arguments from ``gs``; :meth:`next_mode` is the
+    same rule in Python for the CPU engine.
     """
 
     axis = "driving"
-    cuda_files = ()
+    #: The step modes this strategy can produce (``data``, ``topology``, ``transition``).
+    modes: ClassVar[tuple[str, ...]] = ("data", "topology", "transition")
 
     def initial_mode(self, n_active: int, n_nodes: int) -> str:
+        """Mode of step 0."""
         return "data"
 
     def next_mode(self, mode: str, n_next: int, n_nodes: int) -> str:
@@ -232,23 +357,45 @@ class DrivingStrategy(Strategy):
 
 
 class DirectionStrategy(Strategy):
-    """Direction axis: push along out-edges or pull along in-edges."""
+    """Direction axis: push along out-edges or pull along in-edges, decided per step.
+
+    The fragment defines ``__device__ int gs_dir_decide(int pull, unsigned n_front,
+    unsigned long long front_edges, unsigned long long unvisited_edges)``: whether the
+    next step pulls, from the next frontier's size and out-edge count and the edges not
+    yet visited. A strategy that may pull sets :attr:`may_pull`; the engine then
+    uploads the reverse graph and the skeleton's pull phase walks in-edges.
+    :meth:`pull` is the CPU engine's form of the same decision.
+    """
 
     axis = "direction"
+    may_pull: ClassVar[bool] = False
+    counts_frontier_edges: ClassVar[bool] = False
+
+    def initial_pull(self, n_active: int, n_nodes: int) -> bool:
+        """Whether step 0 pulls."""
+        return False
 
     def pull(self, step_mode: str, n_active: int, n_nodes: int) -> bool:
+        """CPU engine: whether this step pulls."""
         return False
 
 
 class LaunchStrategy(Strategy):
-    """Launch axis: who runs the iteration loop (host loop or one persistent kernel).
+    """Launch axis: who runs the iteration loop.
 
-    The fragment defines the ``extern "C" __global__`` kernels the host driver of the
-    strategy launches; they call only the shared device pieces of the skeleton
-    (``gs_node_phase``, ``gs_edge_phase``, ``gs_decide``), so a strategy on another
-    axis never needs a second copy for either launch mode.
+    :meth:`drive` receives the engine's :class:`gswitch.engine.gpu.LaunchContext`
+    (launch one phase or a whole step, read the control block, grow the worklist,
+    record events, check the deadline) and runs steps until the run converges. Its
+    fragment may define extra ``extern "C" __global__`` kernels (the persistent
+    loop); every kernel calls the same shared phase functions, so no strategy needs a
+    second copy for another launch mode. :attr:`kernels` names them.
     """
 
     axis = "launch"
     backends = ("gpu",)
     cooperative: ClassVar[bool] = False
+    kernels: ClassVar[tuple[str, ...]] = ()
+
+    def drive(self, ctx: Any) -> None:
+        """Run steps until convergence, the iteration limit or the deadline."""
+        raise NotImplementedError

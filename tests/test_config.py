@@ -20,6 +20,7 @@ def test_defaults_filled():
     cfg = gs.Config()
     assert cfg.to_dict() == {
         "worklist": "warp_aggregated",
+        "worklist.dedup": False,
         "load_balance": "virtual_warp",
         "load_balance.size": 8,
         "driving": "data",
@@ -40,7 +41,7 @@ def test_chosen_strategy_params_get_defaults():
     assert cfg["launch.blocks_per_sm"] == declared
     assert cfg.options("driving") == {"threshold": 0.05}
     assert cfg.strategy("driving").options == {"threshold": 0.05}
-    assert cfg.options("worklist") == {}
+    assert cfg.options("worklist") == {"dedup": False}
     assert type(cfg.strategy("launch")).__name__ == "PersistentLaunch"
 
 
@@ -263,22 +264,25 @@ def _expected_valid_count(spec, backend):
     """(valid, total): the product of option counts, less the combinations a check refuses."""
     per = {a: sum(c.values()) for a, c in _option_counts().items()}
     total = math.prod(per.values())
-    # pull is CPU-only: every combination with direction=pull is invalid on the GPU
-    direction = per["direction"] - (1 if backend == "gpu" else 0)
     # atomic_free=True needs monotone reductions: one of topology's two variants goes
     monotone = all(k.monotone for k in spec.edge.activating)
     driving = per["driving"] - (0 if monotone else 1)
-    valid = per["worklist"] * per["load_balance"] * driving * direction * per["launch"]
+    rest = per["load_balance"] * driving * per["direction"]
+    if backend != "gpu":
+        return per["worklist"] * rest * per["launch"], total
+    # on the GPU cuda_graph needs a worklist that never grows: bitmap or a dedup queue
+    bounded = 1 + sum(1 for name in get_registry().strategies["worklist"] if name != "bitmap")
+    valid = per["worklist"] * rest * (per["launch"] - 1) + bounded * rest
     return valid, total
 
 
 def test_option_counts_by_hand():
-    """The categorical search space is as declared: 2 x 6 x 4 x 2 x 2 combinations."""
+    """The categorical search space is as declared: 5 x 7 x 4 x 9 x 3 combinations."""
     counts = _option_counts()
     assert {a: sum(c.values()) for a, c in counts.items()} == {
-        "worklist": 2, "load_balance": 1 + 5, "driving": 1 + 1 + 2, "direction": 2,
-        "launch": 2}
-    assert len(list(iter_configs())) == 2 * 6 * 4 * 2 * 2
+        "worklist": 2 + 2 + 1, "load_balance": 1 + 5 + 1, "driving": 1 + 2 + 1,
+        "direction": 1 + 4 + 4, "launch": 3}
+    assert len(list(iter_configs())) == 5 * 7 * 4 * 9 * 3
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -291,8 +295,8 @@ def test_valid_configs_count_and_filter(algorithm, backend):
     assert len(configs) == expected
     assert len({c.key() for c in configs}) == len(configs)  # no duplicates
     for cfg in configs:
-        if backend == "gpu":
-            assert cfg["direction"] != "pull"
+        if backend == "gpu" and cfg["launch"] == "cuda_graph":
+            assert cfg["worklist"] == "bitmap" or cfg["worklist.dedup"]
         if algorithm == "pagerank":
             assert not cfg.get("driving.atomic_free", False)
     if backend == "gpu":
@@ -300,9 +304,11 @@ def test_valid_configs_count_and_filter(algorithm, backend):
 
 
 def test_valid_configs_by_hand():
-    """Hand counts: bfs on gpu 96, pagerank on gpu 72, pagerank on cpu 144."""
+    """Hand counts: cuda_graph needs one of the 3 bounded worklists; pagerank refuses
+    atomic_free (add is not monotone)."""
     reg = get_registry()
-    assert len(valid_configs(reg.algorithm("bfs"), "gpu")) == 2 * 6 * 4 * 1 * 2
-    assert len(valid_configs(reg.algorithm("pagerank"), "gpu")) == 2 * 6 * 3 * 1 * 2
-    assert len(valid_configs(reg.algorithm("pagerank"), "cpu")) == 2 * 6 * 3 * 2 * 2
+    assert len(valid_configs(reg.algorithm("bfs"), "gpu")) == 5 * 7 * 4 * 9 * 2 + 3 * 7 * 4 * 9
+    assert len(valid_configs(reg.algorithm("pagerank"), "gpu")) == (
+        5 * 7 * 3 * 9 * 2 + 3 * 7 * 3 * 9)
+    assert len(valid_configs(reg.algorithm("pagerank"), "cpu")) == 5 * 7 * 3 * 9 * 3
     assert any(c.get("driving.atomic_free") for c in valid_configs(reg.algorithm("bfs"), "gpu"))

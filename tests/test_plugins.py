@@ -90,7 +90,7 @@ def test_builtins_load_without_failures():
 def test_unknown_lookups_list_valid_names():
     """Failed lookups name the valid strategies, axes and algorithms."""
     reg = get_registry()
-    with pytest.raises(gs.InvalidConfig, match="choose one of atomic, warp_aggregated"):
+    with pytest.raises(gs.InvalidConfig, match="choose one of atomic, bitmap, warp_aggregated"):
         reg.strategy("worklist", "nope")
     with pytest.raises(gs.InvalidConfig, match="axes are worklist, load_balance"):
         reg.strategy("colour", "red")

@@ -6,21 +6,26 @@ namespace cg = cooperative_groups;
 typedef int gs_vid;   // node id
 typedef int gs_eid;   // edge offset (graphs of 2^31 edges or more are refused on the GPU)
 
-#define GS_MODE_DATA 0        // pop the worklist, push activations
+#define GS_MODE_DATA 0        // the worklist's items, activations pushed
 #define GS_MODE_TOPOLOGY 1    // every node, activations only counted
 #define GS_MODE_TRANSITION 2  // every node, activations pushed (leaving topology mode)
 
-// Control block: three rotating slots of 4 words (step it writes slot it % 3), then globals.
-#define GS_CTL_SLOT(it) ((((it) % 3 + 3) % 3) * 4)
-#define GS_CTL_SIZE 0
-#define GS_CTL_ACT 1
-#define GS_CTL_OVERFLOW 2
-#define GS_CTL_BLOCKS_DONE 12
-#define GS_CTL_NEXT_MODE 13
-#define GS_CTL_DONE 14
-#define GS_CTL_EXIT_IT 15
-#define GS_CTL_EDGES 16       // 64-bit counter in words 16..17
-#define GS_CTL_WORDS 20
+// Control block. Three rotating slots of 8 words: step `it` writes the counters of
+// slot GS_CTL_SLOT(it) (its pushes are the size of step it + 1), then the step state.
+#define GS_CTL_SLOT(it) ((((it) % 3 + 3) % 3) * 8)
+#define GS_CTL_SIZE 0         // items pushed for the next step
+#define GS_CTL_ACT 1          // activations (topology steps count instead of pushing)
+#define GS_CTL_OVERFLOW 2     // a push found the worklist full (the host grows it)
+#define GS_CTL_FEDGES 3       // out-edges of the activated nodes (direction decisions)
+#define GS_CTL_BLOCKS_DONE 24 // host loop: blocks finished with the last phase
+#define GS_CTL_IT 25          // the next step to run
+#define GS_CTL_MODE 26        // its mode
+#define GS_CTL_PULL 27        // whether it pulls
+#define GS_CTL_DONE 28        // the run converged
+#define GS_CTL_DEADLINE 29    // the persistent loop passed the deadline
+#define GS_CTL_EDGES 30       // 64-bit: edges visited (words 30..31)
+#define GS_CTL_VISITED 32     // 64-bit: out-edges of all nodes activated so far (32..33)
+#define GS_CTL_WORDS 36
 
 // Mutable data (fields, worklists, counters) is read through L2 only, so a persistent
 // kernel never sees a stale L1 line written by another SM before a grid barrier.
@@ -103,3 +108,18 @@ __device__ __forceinline__ double gs_atomic_exch(double* p, double v) {
 
 template <typename T> __device__ __forceinline__ T gs_min(T a, T b) { return b < a ? b : a; }
 template <typename T> __device__ __forceinline__ T gs_max(T a, T b) { return a < b ? b : a; }
+
+// Identities of the pull combiners.
+template <typename T> __device__ __forceinline__ T gs_type_zero() { return (T)0; }
+template <typename T> __device__ __forceinline__ T gs_type_max();
+template <typename T> __device__ __forceinline__ T gs_type_lowest();
+template <> __device__ __forceinline__ int gs_type_max<int>() { return 0x7fffffff; }
+template <> __device__ __forceinline__ int gs_type_lowest<int>() { return (int)0x80000000; }
+template <> __device__ __forceinline__ unsigned gs_type_max<unsigned>() { return 0xffffffffu; }
+template <> __device__ __forceinline__ unsigned gs_type_lowest<unsigned>() { return 0u; }
+template <> __device__ __forceinline__ long long gs_type_max<long long>() { return 0x7fffffffffffffffLL; }
+template <> __device__ __forceinline__ long long gs_type_lowest<long long>() { return (long long)0x8000000000000000ULL; }
+template <> __device__ __forceinline__ float gs_type_max<float>() { return __int_as_float(0x7f800000); }
+template <> __device__ __forceinline__ float gs_type_lowest<float>() { return -__int_as_float(0x7f800000); }
+template <> __device__ __forceinline__ double gs_type_max<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
+template <> __device__ __forceinline__ double gs_type_lowest<double>() { return -__longlong_as_double(0x7ff0000000000000LL); }

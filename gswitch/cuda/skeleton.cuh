@@ -1,118 +1,129 @@
-// gswitch kernel skeleton. Codegen pastes this after the generated state and operators;
-// each /*@slot NAME@*/ line is replaced by the fragment of the strategy chosen on that
-// axis. Everything here is shared by both launch modes.
+// gswitch kernel skeleton. Codegen pastes this after the generated parameter block and
+// operators; each /*@slot NAME@*/ line is replaced by the fragment of the strategy
+// chosen on that axis, and the phases marker by the generated phase table. Everything here
+// is shared by every launch mode: a launch strategy only decides who runs the phases.
 
 struct GsStep {
   int it;
   int mode;
-  const gs_vid* in;
+  int pull;
   unsigned n_items;
-  gs_vid* out;
-  unsigned out_cap;
-  unsigned* out_size;
-  unsigned* act;
-  unsigned* overflow;
+  unsigned* ctl_cur;         // counters step `it` writes (slot GS_CTL_SLOT(it))
   unsigned long long edges;  // edges visited by this thread (flushed once per kernel)
 };
 
-// The counters step `it` wrote: size, activations, overflow (one 16-byte L2 read).
+// The counters step `it` wrote: size, activations, overflow, frontier edges.
 __device__ __forceinline__ uint4 gs_slot(int it) {
   return __ldcg((const uint4*)(gs.ctl + GS_CTL_SLOT(it)));
 }
 
-// Step descriptor when the input worklist size is already known (persistent loop).
-__device__ __forceinline__ GsStep gs_make_step_sized(int it, int mode, unsigned in_size) {
+/*@slot worklist@*/
+
+__device__ __forceinline__ GsStep gs_make_step(int it, int mode, int pull) {
   GsStep st;
   st.it = it;
   st.mode = mode;
-  unsigned* ctl = gs.ctl;
-  const int in_par = it & 1;
-  const int out_par = (it + 1) & 1;
-  unsigned in_cap = (unsigned)(in_par ? gs.wl_cap1 : gs.wl_cap0);
-  st.in = in_par ? gs.wl1 : gs.wl0;
-  st.n_items = mode == GS_MODE_DATA ? (in_size < in_cap ? in_size : in_cap) : (unsigned)gs.n;
-  st.out = out_par ? gs.wl1 : gs.wl0;
-  st.out_cap = (unsigned)(out_par ? gs.wl_cap1 : gs.wl_cap0);
-  st.out_size = ctl + GS_CTL_SLOT(it) + GS_CTL_SIZE;
-  st.act = ctl + GS_CTL_SLOT(it) + GS_CTL_ACT;
-  st.overflow = ctl + GS_CTL_SLOT(it) + GS_CTL_OVERFLOW;
+  st.pull = pull;
+  st.ctl_cur = gs.ctl + GS_CTL_SLOT(it);
   st.edges = 0;
+  st.n_items = mode == GS_MODE_DATA ? gs_wl_size(st) : (unsigned)gs.n;
   return st;
 }
 
-__device__ __forceinline__ GsStep gs_make_step(int it, int mode) {
-  return gs_make_step_sized(it, mode, gs_ld_ctl(gs.ctl + GS_CTL_SLOT(it - 1) + GS_CTL_SIZE));
+// Step state as the control block holds it (host loop and CUDA-graph kernels).
+__device__ __forceinline__ GsStep gs_step_from_ctl() {
+  return gs_make_step((int)gs_ld_ctl(gs.ctl + GS_CTL_IT), (int)gs_ld_ctl(gs.ctl + GS_CTL_MODE),
+                      (int)gs_ld_ctl(gs.ctl + GS_CTL_PULL));
 }
 
-__device__ __forceinline__ gs_vid gs_active_node(const GsStep& st, unsigned i) {
-  return st.mode == GS_MODE_DATA ? gs_ld(st.in + i) : (gs_vid)i;
+__device__ __forceinline__ gs_vid gs_item(const GsStep& st, unsigned i) {
+  return st.mode == GS_MODE_DATA ? gs_wl_item(st, i) : (gs_vid)i;
 }
 
-// A reserved slot past the capacity spills the node to a flag array: nothing is lost;
-// the host grows the worklist and compacts the spill after the step.
-__device__ __forceinline__ void gs_wl_store(GsStep& st, unsigned slot, gs_vid v) {
-  if (slot < st.out_cap) {
-    st.out[slot] = v;
+__device__ __forceinline__ unsigned gs_out_degree(gs_vid v) {
+  return (unsigned)(__ldg(gs.row + v + 1) - __ldg(gs.row + v));
+}
+
+// An activated node: counted in topology steps, pushed otherwise. Direction decisions
+// also need the out-edges of what was activated (one atomic per group of lanes).
+__device__ __forceinline__ void gs_activate(GsStep& st, gs_vid u) {
+#if GS_COUNT_FRONTIER_EDGES
+  {
+    const unsigned mask = __activemask();
+    const unsigned d = __reduce_add_sync(mask, gs_out_degree(u));
+    if ((threadIdx.x & 31) == (unsigned)(__ffs(mask) - 1)) atomicAdd(st.ctl_cur + GS_CTL_FEDGES, d);
+  }
+#endif
+  if (st.mode == GS_MODE_TOPOLOGY) {
+    cg::coalesced_group g = cg::coalesced_threads();
+    if (g.thread_rank() == 0) atomicAdd(st.ctl_cur + GS_CTL_ACT, g.size());
   } else {
-    gs.spill[v] = 1;
-    *(volatile unsigned*)st.overflow = 1u;
+    gs_wl_push(st, u);
   }
 }
 
-/*@slot worklist@*/
-
-// Topology steps only count activations (one atomic per group of lanes that activated).
-__device__ __forceinline__ void gs_count_activation(GsStep& st) {
-  cg::coalesced_group g = cg::coalesced_threads();
-  if (g.thread_rank() == 0) atomicAdd(st.act, g.size());
-}
-
-__device__ __forceinline__ void gs_visit(GsStep& st, gs_vid v, gs_eid e) {
+// Push: apply the edge operator along out-edge e of v (source fields s loaded once).
+__device__ __forceinline__ void gs_visit(GsStep& st, gs_vid v, const GsSrc& s, gs_eid e) {
   const gs_vid u = __ldg(gs.col + e);
   st.edges += 1;
 #if GS_ATOMIC_FREE
-  const bool act = st.mode == GS_MODE_TOPOLOGY ? gs_edge_op_plain(v, u, e, st.it)
-                                               : gs_edge_op(v, u, e, st.it);
+  const bool act = st.mode == GS_MODE_TOPOLOGY ? gs_edge_op_plain(v, s, u, e, st.it)
+                                               : gs_edge_op(v, s, u, e, st.it);
 #else
-  const bool act = gs_edge_op(v, u, e, st.it);
+  const bool act = gs_edge_op(v, s, u, e, st.it);
 #endif
-  if (act) {
-    if (st.mode == GS_MODE_TOPOLOGY) gs_count_activation(st);
-    else gs_wl_push(st, u);
-  }
+  if (act) gs_activate(st, u);
 }
 
 /*@slot load_balance@*/
 
+/*@slot direction@*/
+
 /*@slot driving@*/
 
-__device__ __forceinline__ void gs_node_phase(GsStep& st) {
+__device__ __forceinline__ void gs_phase_node(GsStep& st) {
 #if GS_HAS_NODE_OP
   const unsigned stride = gridDim.x * blockDim.x;
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < st.n_items; i += stride)
-    gs_node_op(gs_active_node(st, i), st.it);
+    gs_node_op(gs_item(st, i), st.it);
 #endif
 }
 
-__device__ __forceinline__ void gs_edge_phase(GsStep& st) { gs_lb_expand(st); }
+__device__ __forceinline__ void gs_phase_expand(GsStep& st) { gs_lb_expand(st); }
 
-// Called by one thread at the start of step `it`: clears the slot step it + 1 writes
-// (nobody reads it during step it) and records the trace.
-__device__ __forceinline__ void gs_step_begin(const GsStep& st) {
-  unsigned* s = gs.ctl + GS_CTL_SLOT(st.it + 1);
-  s[GS_CTL_SIZE] = 0u;
-  s[GS_CTL_ACT] = 0u;
-  s[GS_CTL_OVERFLOW] = 0u;
-  if (st.it < gs.trace_cap) {
-    gs.trace_active[st.it] = (int)st.n_items;
-    gs.trace_mode[st.it] = st.mode;
-  }
+// The decision after step `it`: next mode, direction and whether the run is done, from
+// the step's counters. Pure: every thread of a persistent grid computes the same one.
+struct GsDecision {
+  int mode;
+  int pull;
+  int done;
+  unsigned size;
+  unsigned overflow;
+  unsigned fedges;
+};
+
+__device__ __forceinline__ GsDecision gs_decide_step(int it, int mode, int pull,
+                                                     unsigned long long visited) {
+  const uint4 c = gs_slot(it);
+  GsDecision d;
+  d.size = c.x;
+  d.overflow = c.z;
+  d.fedges = c.w;
+  int done = 0;
+  d.mode = gs_decide(mode, mode == GS_MODE_TOPOLOGY ? c.y : c.x, &done);
+  d.done = done;
+  const unsigned long long m = (unsigned long long)gs.m;
+  const unsigned long long seen = visited + c.w;
+  d.pull = gs_dir_decide(pull, c.x, (unsigned long long)c.w, seen < m ? m - seen : 0ull);
+  if (it + 1 >= gs.max_it) d.done = 1;
+  return d;
 }
 
-// Count that decides the next step: activations in topology mode, pushes otherwise.
-__device__ __forceinline__ unsigned gs_step_count(int it, int mode) {
-  const unsigned* s = gs.ctl + GS_CTL_SLOT(it);
-  return gs_ld_ctl(s + (mode == GS_MODE_TOPOLOGY ? GS_CTL_ACT : GS_CTL_SIZE));
+__device__ __forceinline__ void gs_trace(int it, unsigned n_items, int mode, int pull) {
+  if (it < gs.trace_cap) {
+    gs.trace_active[it] = (int)n_items;
+    gs.trace_mode[it] = mode | (pull << 4);
+  }
 }
 
 __device__ __forceinline__ void gs_flush_edges(unsigned long long edges) {
@@ -121,16 +132,47 @@ __device__ __forceinline__ void gs_flush_edges(unsigned long long edges) {
     atomicAdd((unsigned long long*)(gs.ctl + GS_CTL_EDGES), edges);
 }
 
-// Appends the nodes spilled during step `it` to its output worklist (after the host
-// grew it) and clears their flags.
-extern "C" __global__ void gs_compact_spill(int it) {
-  GsStep st = gs_make_step(it, GS_MODE_DATA);
-  const unsigned stride = gridDim.x * blockDim.x;
-  for (unsigned v = blockIdx.x * blockDim.x + threadIdx.x; v < (unsigned)gs.n; v += stride) {
-    if (gs.spill[v]) {
-      gs.spill[v] = 0;
-      gs_wl_push(st, (gs_vid)v);
-    }
+__device__ __forceinline__ unsigned long long gs_ld_ctl64(int word) {
+  return *(const volatile unsigned long long*)(gs.ctl + word);
+}
+
+/*@phases@*/
+
+// One phase of the step the control block names, over the whole grid (host loop and
+// CUDA-graph replay). The last block of a step's last phase takes the decision and
+// advances the control block, so the host reads back one small block per step.
+// After the run is done, or past the iteration limit, a launch is a no-op.
+extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_phase_kernel(int phase, int last) {
+  if (gs_ld_ctl(gs.ctl + GS_CTL_DONE)) return;
+  GsStep st = gs_step_from_ctl();
+  if (st.it >= gs.max_it) return;
+  if (gs_phase_enabled(phase, st)) gs_run_phase(phase, st);
+  gs_flush_edges(st.edges);
+  if (!last) return;
+  __shared__ bool is_last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    is_last = atomicAdd(gs.ctl + GS_CTL_BLOCKS_DONE, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (is_last && threadIdx.x == 0) {
+    __threadfence();
+    unsigned* c = gs.ctl;
+    const unsigned long long visited = gs_ld_ctl64(GS_CTL_VISITED);
+    const GsDecision d = gs_decide_step(st.it, st.mode, st.pull, visited);
+    gs_trace(st.it, st.n_items, st.mode, st.pull);
+    *(unsigned long long*)(c + GS_CTL_VISITED) = visited + d.fedges;
+    unsigned* next = c + GS_CTL_SLOT(st.it + 1);
+    next[GS_CTL_SIZE] = 0u;
+    next[GS_CTL_ACT] = 0u;
+    next[GS_CTL_OVERFLOW] = 0u;
+    next[GS_CTL_FEDGES] = 0u;
+    c[GS_CTL_MODE] = (unsigned)d.mode;
+    c[GS_CTL_PULL] = (unsigned)d.pull;
+    c[GS_CTL_DONE] = (unsigned)d.done;
+    c[GS_CTL_BLOCKS_DONE] = 0u;
+    __threadfence();
+    c[GS_CTL_IT] = (unsigned)(st.it + 1);
   }
 }
 

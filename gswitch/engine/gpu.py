@@ -1,12 +1,14 @@
 """The GPU engine: composed CUDA modules run through CuPy.
 
-Graph arrays are uploaded once per graph (kept while the same :class:`Graph` object is
-used), node fields are allocated per run, and the module for an (algorithm, config,
-weighted) triple is compiled once per process (plus CuPy's on-disk cache, keyed by
-the full source text, compile options, architecture and NVRTC version). The host
-fills the ``gs`` state struct in device memory, then drives either the host loop
-(one launch per phase per step, a small control-block read-back each step) or the
-persistent kernel (one cooperative launch, relaunched only after a worklist overflow).
+The engine is a small driver. It composes and compiles the module (memoised per
+process, plus CuPy's on-disk cache keyed by the full source, options, architecture and
+NVRTC version), keeps the graph resident on the device, allocates what the chosen
+strategies declare (pooled across runs on the same graph, so a call on a tiny graph
+costs tens of microseconds), writes the one parameter block every kernel reads from
+constant memory, and hands a :class:`LaunchContext` to the launch strategy, whose
+``drive`` runs the iteration loop. It names no concrete strategy and reads no strategy
+parameter: buffers, runtime arguments, phases, seeding and growth all come from the
+strategies' hooks.
 """
 
 from __future__ import annotations
@@ -23,34 +25,311 @@ import numpy as np
 from ..algorithm import AlgorithmSpec
 from ..codegen import GeneratedModule, generate_source, numbered, state_dtype
 from ..config import Config
-from ..errors import DeviceError, InvalidConfig, KernelCompileError
+from ..errors import DeadlineExceeded, DeviceError, InvalidConfig, KernelCompileError
 from ..graph import Graph
+from ..plugins import AXES
 from ..result import Result
+from ..strategy import Buffer, Phase
 
-__all__ = ["GpuEngine", "estimate_bytes"]
+__all__ = ["GpuEngine", "LaunchContext", "estimate_bytes"]
 
 _MODES = {"data": 0, "topology": 1, "transition": 2}
 _MODE_NAMES = {v: k for k, v in _MODES.items()}
-_CTL_WORDS = 20
-_SLOT = lambda it: (it % 3) * 4  # noqa: E731  (mirrors GS_CTL_SLOT)
+_CTL_WORDS = 36
+_IT, _MODE, _PULL, _DONE, _DEADLINE, _EDGES = 25, 26, 27, 28, 29, 30
 _TRACE_CAP = 1 << 16
+_NP_CTYPES = {"int": np.int32, "gs_vid": np.int32, "unsigned": np.uint32,
+              "unsigned char": np.uint8, "float": np.float32, "long long": np.int64,
+              "gs_eid": np.int32, "double": np.float64}
 
 
-def estimate_bytes(graph: Graph, spec: AlgorithmSpec, wl_capacity: int) -> int:
-    """Device bytes a run needs: graph arrays, fields, worklists, spill flags."""
+def _slot(it: int) -> int:
+    """First word of the counters step ``it`` writes (mirrors ``GS_CTL_SLOT``)."""
+    return (it % 3) * 8
+
+
+def _buffer_bytes(b: Buffer) -> int:
+    return np.dtype(_NP_CTYPES[b.ctype]).itemsize * max(1, int(b.size))
+
+
+def estimate_bytes(graph: Graph, spec: AlgorithmSpec, config: Config) -> int:
+    """Device bytes a run needs: graph arrays (and reverse), fields, strategy buffers."""
     n, m = graph.n_nodes, graph.n_edges
     total = 4 * (n + 1) + 4 * m + (4 * m if graph.weighted else 0) + 4 * n
+    strategies = config.strategies()
+    if getattr(strategies["direction"], "may_pull", False):
+        total += 4 * (n + 1) + 4 * m + (4 * m if graph.weighted else 0)
     total += sum(np.dtype(f.dtype).itemsize * n for f in spec.fields.values())
-    total += 2 * 4 * wl_capacity + n + 8 * _TRACE_CAP
-    return total
+    for s in strategies.values():
+        total += sum(_buffer_bytes(b) for b in s.buffers(spec, graph, config))
+    return total + 8 * _TRACE_CAP
 
 
-class _DeviceGraph:
+class _Resident:
+    """A graph's device arrays and the buffer pool of runs on it."""
+
     def __init__(self, cp: Any, graph: Graph) -> None:
+        self.cp = cp
+        self.graph = graph
         self.row = cp.asarray(graph.indptr.astype(np.int32))
         self.col = cp.asarray(graph.indices)
         self.weights = cp.asarray(graph.weights) if graph.weights is not None else None
         self.in_degree = cp.asarray(graph.in_degree.astype(np.int32))
+        self.reverse: tuple[Any, Any, Any] | None = None
+        self.pool: dict[tuple, Any] = {}
+
+    def reverse_arrays(self) -> tuple[Any, Any, Any]:
+        """In-edges as CSR (uploaded on first use)."""
+        if self.reverse is None:
+            rev = self.graph.reverse
+            self.reverse = (self.cp.asarray(rev.indptr.astype(np.int32)),
+                            self.cp.asarray(rev.indices),
+                            self.cp.asarray(rev.weights) if rev.weights is not None else None)
+        return self.reverse
+
+    def array(self, key: tuple, dtype: Any, size: int) -> Any:
+        arr = self.pool.get(key)
+        if arr is None or arr.size != size or arr.dtype != np.dtype(dtype):
+            arr = self.cp.empty(max(1, size), dtype=dtype)
+            self.pool[key] = arr
+        return arr
+
+
+class LaunchContext:
+    """What a launch strategy's ``drive`` gets: the engine API of one run.
+
+    Attributes
+    ----------
+    it, mode, pull : int
+        The next step to run, its mode (0 data, 1 topology, 2 transition) and direction.
+    done : bool
+        The run converged.
+    n_nodes, max_it : int
+        Graph size and iteration limit.
+    options : dict
+        The launch strategy's own options.
+    """
+
+    def __init__(self, engine: GpuEngine, gen: GeneratedModule, module: Any, config: Config,
+                 res: _Resident, spec: AlgorithmSpec, graph: Graph, max_it: int,
+                 deadline_s: float | None, progress: Any, stream: Any) -> None:
+        cp = engine.cp
+        self.cp = cp
+        self.engine = engine
+        self.gen = gen
+        self.module = module
+        self.config = config
+        self.strategies = config.strategies()
+        self.res = res
+        self.spec = spec
+        self.graph = graph
+        self.n_nodes = graph.n_nodes
+        self.max_it = max_it
+        self.block = gen.block_size
+        self.stream = stream
+        self.deadline_s = deadline_s
+        self.progress = progress
+        self.t0 = time.perf_counter()
+        self.max_grid = engine.n_sm * max(1, 2048 // self.block) * 4
+        self.state = np.zeros(1, dtype=state_dtype(list(gen.members)))
+        self.buffers: dict[tuple[str, str], Any] = {}
+        self.args: dict[tuple[str, str], Any] = {}
+        self.ctl = res.array(("ctl",), np.uint32, _CTL_WORDS)
+        self.ctl_host = engine.pinned_ctl
+        self.it = 0
+        self.mode = 0
+        self.pull = 0
+        self.done = False
+        self.overflows = 0
+        self._events: list[tuple[Any, Any]] = []
+        self._ev_pool = engine.event_pool
+        self._functions: dict[str, Any] = {}
+
+    # -------------------------------------------------------------- buffers and args
+    def buffer(self, axis: str, name: str) -> Any:
+        """The device array of a strategy's buffer."""
+        return self.buffers[(axis, name)]
+
+    def replace_buffer(self, axis: str, name: str, array: Any) -> None:
+        """Swap in a new array for a buffer (after growth) and update the block."""
+        self.buffers[(axis, name)] = array
+        self.res.pool[("buf", axis, name)] = array
+        self.state[0][f"{axis}_{name}"] = array.data.ptr
+        self.write_state()
+
+    def arg(self, axis: str, name: str) -> Any:
+        """Current value of a strategy's runtime argument."""
+        return self.args[(axis, name)]
+
+    def set_arg(self, axis: str, name: str, value: Any) -> None:
+        """Change a runtime argument in the parameter block."""
+        self.args[(axis, name)] = value
+        self.state[0][f"{axis}_{name}"] = value
+        self.write_state()
+
+    def write_state(self) -> None:
+        """Copy the parameter block into the module's constant memory."""
+        ptr = self.module.get_global("gs")
+        ptr.copy_from_host_async(self.state.ctypes.data_as(ctypes.c_void_p),
+                                 self.state.nbytes, self.stream)
+
+    # -------------------------------------------------------------- control block
+    @staticmethod
+    def slot(it: int) -> int:
+        """First control word of the counters step ``it`` writes."""
+        return _slot(it)
+
+    def control(self) -> np.ndarray:
+        """The control block, read back through pinned memory (synchronises)."""
+        self.ctl.get(stream=self.stream, out=self.ctl_host, blocking=True)
+        return self.ctl_host
+
+    def set_control(self, word: int, value: int) -> None:
+        """Write one control word."""
+        self.ctl[word : word + 1].fill(value)
+
+    def sync_state(self) -> np.ndarray:
+        """Read the control block and take the step state from it."""
+        h = self.control()
+        self.it = int(h[_IT])
+        self.mode = int(h[_MODE])
+        self.pull = int(h[_PULL])
+        self.done = bool(h[_DONE])
+        return h
+
+    def overflowed(self, it: int) -> bool:
+        """Whether step ``it`` reported a worklist overflow (from the last read)."""
+        return it >= 0 and bool(self.ctl_host[_slot(it) + 2])
+
+    def grow(self, it: int) -> None:
+        """Let the worklist grow after step ``it`` overflowed."""
+        self.strategies["worklist"].grow(self, it)
+        self.overflows += 1
+
+    def n_items(self) -> int:
+        """Items of the next step (from the last read of the control block)."""
+        if self.mode != _MODES["data"]:
+            return self.n_nodes
+        return int(self.ctl_host[_slot(self.it - 1)])
+
+    # -------------------------------------------------------------- launches
+    def function(self, name: str) -> Any:
+        f = self._functions.get(name)
+        if f is None:
+            f = self._functions[name] = self.module.get_function(name)
+        return f
+
+    def _timed(self, call: Any) -> None:
+        start, end = self._ev_pool.take()
+        start.record(self.stream)
+        call()
+        end.record(self.stream)
+        self._events.append((start, end))
+
+    def launch_kernel(self, name: str, grid: int, args: tuple) -> None:
+        """Launch a kernel of the module over ``grid`` blocks (timed)."""
+        f = self.function(name)
+        self._timed(lambda: f((max(1, grid),), (self.block,), args))
+
+    def nodes_grid(self) -> int:
+        """Blocks for a grid-stride loop over all nodes."""
+        return max(1, min(-(-self.n_nodes // self.block), self.max_grid))
+
+    def phase_enabled(self, p: Phase) -> bool:
+        """Whether phase ``p`` runs in the next step (host-side mirror of the device test)."""
+        if p.modes and _MODE_NAMES[self.mode] not in p.modes:
+            return False
+        if p.direction == "push" and self.pull:
+            return False
+        return not (p.direction == "pull" and not self.pull)
+
+    def phase_grid(self, p: Phase) -> int:
+        """Blocks the host loop gives phase ``p`` in the next step."""
+        if p.items == "queued":
+            return self.max_grid
+        items = {"active": self.n_items(), "nodes": self.n_nodes,
+                 "words": (self.n_nodes + 31) // 32}[p.items]
+        return max(1, min(-(-(items * p.threads_per_item) // self.block), self.max_grid))
+
+    def launch_step(self, fixed_grid: int | None = None, timed: bool = True) -> None:
+        """Launch the phases of the next step, the last one taking the decision.
+
+        With ``fixed_grid`` (CUDA-graph capture) every phase is launched with that many
+        blocks and tests on the device whether it applies; otherwise the phases that do
+        not apply are skipped and each grid is sized from its items.
+        """
+        phases = list(enumerate(self.gen.phases))
+        if fixed_grid is None:
+            phases = [(i, p) for i, p in phases if self.phase_enabled(p)]
+        if not phases:  # a step must still decide: run the first phase's test only
+            phases = [(0, self.gen.phases[0])]
+        f = self.function("gs_phase_kernel")
+        for k, (i, p) in enumerate(phases):
+            grid = fixed_grid or self.phase_grid(p)
+            args = (np.int32(i), np.int32(k == len(phases) - 1))
+
+            def call(f=f, grid=grid, args=args) -> None:
+                f((grid,), (self.block,), args)
+
+            if timed:
+                self._timed(call)
+            else:
+                call()
+
+    def record(self, call: Any) -> None:
+        """Run ``call`` (which enqueues device work) between two timing events."""
+        self._timed(call)
+
+    def cooperative_grid(self, kernel: str, blocks_per_sm: int = 0) -> int:
+        """Blocks for a cooperative launch: all co-resident, else a refusal."""
+        return self.engine.persistent_grid(self.function(kernel), self.block, blocks_per_sm)
+
+    # -------------------------------------------------------------- deadline, progress
+    def check_deadline(self) -> None:
+        """Raise :class:`DeadlineExceeded` once the run has passed its deadline."""
+        if self.deadline_s is None:
+            return
+        elapsed = time.perf_counter() - self.t0
+        if elapsed > self.deadline_s or (self.ctl_host[_DEADLINE] and not self.done):
+            raise DeadlineExceeded(
+                f"{self.spec.name} passed its deadline of {self.deadline_s:.3g} s after "
+                f"{self.it} steps ({elapsed:.3g} s)", elapsed_s=elapsed, iterations=self.it)
+
+    def deadline_ns(self) -> int:
+        """Remaining time budget in nanoseconds for device-side checks (0 = none)."""
+        if self.deadline_s is None:
+            return 0
+        left = self.deadline_s - (time.perf_counter() - self.t0)
+        return max(1, int(left * 1e9))
+
+    def report(self) -> None:
+        """Tell the progress callback where the run is."""
+        if self.progress is not None:
+            self.progress(self.it, self.n_items() if not self.done else 0)
+
+    def device_time_s(self) -> float:
+        """Sum of the timed launches (events per phase or per replay)."""
+        if not self._events:
+            return 0.0
+        self._events[-1][1].synchronize()
+        total = sum(self.cp.cuda.get_elapsed_time(a, b) for a, b in self._events)
+        self._ev_pool.give_back(self._events)
+        self._events = []
+        return total / 1000.0
+
+
+class _EventPool:
+    def __init__(self, cp: Any) -> None:
+        self.cp = cp
+        self.free: list[tuple[Any, Any]] = []
+
+    def take(self) -> tuple[Any, Any]:
+        if self.free:
+            return self.free.pop()
+        return self.cp.cuda.Event(), self.cp.cuda.Event()
+
+    def give_back(self, pairs: list[tuple[Any, Any]]) -> None:
+        self.free.extend(pairs)
 
 
 class GpuEngine:
@@ -66,14 +345,19 @@ class GpuEngine:
             raise DeviceError(
                 "the gpu backend needs CuPy: pip install 'gswitch[cuda12]' or 'gswitch[cuda13]'"
             ) from exc
+        import cupyx
+
         self.cp = cp
         self._modules: dict[str, Any] = {}
-        self._graphs: weakref.WeakKeyDictionary[Graph, _DeviceGraph] = weakref.WeakKeyDictionary()
+        self._graphs: weakref.WeakKeyDictionary[Graph, _Resident] = weakref.WeakKeyDictionary()
         dev = cp.cuda.Device()
         self.n_sm = int(dev.attributes["MultiProcessorCount"])
-        self.arch = "".join(map(str, dev.compute_capability)) if isinstance(
-            dev.compute_capability, tuple) else str(dev.compute_capability)
         self.device_name = cp.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.pinned_ctl = cupyx.empty_pinned(_CTL_WORDS, dtype=np.uint32)
+        self.event_pool = _EventPool(cp)
+        self._pinned: dict[tuple, Any] = {}
+        self._cupyx = cupyx
 
     @classmethod
     def instance(cls) -> GpuEngine:
@@ -88,9 +372,8 @@ class GpuEngine:
         if mod is not None:
             return mod
         cp = self.cp
-        options = ("-std=c++17",)
         try:
-            mod = cp.RawModule(code=gen.source, options=options,
+            mod = cp.RawModule(code=gen.source, options=("-std=c++17",),
                                enable_cooperative_groups=gen.cooperative)
             for k in gen.kernels:
                 mod.get_function(k)  # forces compilation now, not at first launch
@@ -107,14 +390,15 @@ class GpuEngine:
         self._modules[gen.key] = mod
         return mod
 
-    def device_graph(self, graph: Graph) -> _DeviceGraph:
-        dg = self._graphs.get(graph)
-        if dg is None:
-            dg = _DeviceGraph(self.cp, graph)
-            self._graphs[graph] = dg
-        return dg
+    def resident(self, graph: Graph) -> _Resident:
+        """The graph's device arrays, uploaded once per :class:`Graph` object."""
+        res = self._graphs.get(graph)
+        if res is None:
+            res = _Resident(self.cp, graph)
+            self._graphs[graph] = res
+        return res
 
-    def persistent_grid(self, kernel: Any, block: int, config: Config) -> int:
+    def persistent_grid(self, kernel: Any, block: int, blocks_per_sm: int = 0) -> int:
         """Blocks for a cooperative launch: all must be co-resident, else refuse."""
         cp = self.cp
         try:
@@ -128,15 +412,21 @@ class GpuEngine:
                 f"a multiprocessor ({kernel.num_regs} registers per thread); lower block_size "
                 "or use launch=host_loop"
             )
-        cap = int(config.get("launch.blocks_per_sm", 0) or 0)
-        if cap:
-            per_sm = min(per_sm, cap)
+        if blocks_per_sm:
+            per_sm = min(per_sm, blocks_per_sm)
         return per_sm * self.n_sm
+
+    def _pinned_like(self, name: str, dtype: Any, size: int) -> Any:
+        key = (name, np.dtype(dtype).str, size)
+        arr = self._pinned.get(key)
+        if arr is None:
+            arr = self._pinned[key] = self._cupyx.empty_pinned(size, dtype=dtype)
+        return arr
 
     # ------------------------------------------------------------------ run
     def run(self, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
             sources: np.ndarray | None, config: Config, max_iterations: int,
-            progress: Any = None) -> Result:
+            progress: Any = None, deadline_s: float | None = None) -> Result:
         cp = self.cp
         t_start = time.perf_counter()
         n, m = graph.n_nodes, graph.n_edges
@@ -146,142 +436,112 @@ class GpuEngine:
                 "64-bit edge offsets are supported end to end. Use --backend cpu"
             )
         fields0 = spec.initial_fields(n, params, sources)
-        start = np.arange(n, dtype=np.int32) if spec.start.kind == "all" else \
-            np.unique(sources).astype(np.int32)
-        stats: dict[str, Any] = {"active": [], "modes": [], "edges_processed": 0,
-                                 "device": self.device_name, "overflows": 0}
-        if n == 0 or start.size == 0:
+        stats: dict[str, Any] = {"active": [], "modes": [], "directions": [],
+                                 "edges_processed": 0, "device": self.device_name,
+                                 "overflows": 0}
+        all_start = spec.start.kind == "all"
+        n_start = n if all_start else int(np.unique(sources).size)
+        if n == 0 or n_start == 0:
             stats.update(iterations=0, converged=True, time_s=time.perf_counter() - t_start,
-                         kernel_time_s=0.0, compile_time_s=0.0)
+                         device_time_s=0.0, kernel_time_s=0.0, compile_time_s=0.0)
             return Result(spec.name, fields0, stats, backend="gpu", config=config)
-        cap = int(config["worklist_capacity"]) or max(1024, n, int(start.size))
-        cap = max(cap, 1)
-        need = estimate_bytes(graph, spec, cap)
-        free, _total = cp.cuda.runtime.memGetInfo()
-        if need > free:
-            raise DeviceError(
-                f"graph needs about {need / 2**30:.2f} GiB on the GPU but only "
-                f"{free / 2**30:.2f} GiB are free; use a smaller graph or --backend cpu"
-            )
+        res = self._graphs.get(graph)
+        if res is None:
+            need = estimate_bytes(graph, spec, config)
+            free, _total = cp.cuda.runtime.memGetInfo()
+            if need > free:
+                raise DeviceError(
+                    f"graph needs about {need / 2**30:.2f} GiB on the GPU but only "
+                    f"{free / 2**30:.2f} GiB are free; use a smaller graph or --backend cpu")
+            res = self.resident(graph)
         t_c = time.perf_counter()
         gen = generate_source(spec, config, weighted=graph.weighted)
         mod = self.module(gen)
         stats["compile_time_s"] = time.perf_counter() - t_c
-        dg = self.device_graph(graph)
-        fields = {k: cp.asarray(v) for k, v in fields0.items()}
-        wl = [cp.zeros(max(cap, int(start.size)), dtype=np.int32), cp.zeros(cap, dtype=np.int32)]
-        wl[0][: start.size] = cp.asarray(start)
-        ctl = cp.zeros(_CTL_WORDS, dtype=np.uint32)
-        ctl[_SLOT(2)] = start.size  # slot of "step -1" holds the first worklist size
-        spill = cp.zeros(n, dtype=np.uint8)
-        trace_active = cp.zeros(_TRACE_CAP, dtype=np.int32)
-        trace_mode = cp.zeros(_TRACE_CAP, dtype=np.int32)
-
-        state = np.zeros(1, dtype=state_dtype(spec))
-
-        def write_state() -> None:
-            st = state[0]
-            st["row"] = dg.row.data.ptr
-            st["col"] = dg.col.data.ptr
-            st["weights"] = dg.weights.data.ptr if dg.weights is not None else 0
-            st["in_degree"] = dg.in_degree.data.ptr
-            st["wl0"], st["wl1"] = wl[0].data.ptr, wl[1].data.ptr
-            st["wl_cap0"], st["wl_cap1"] = wl[0].size, wl[1].size
-            st["ctl"] = ctl.data.ptr
-            st["spill"] = spill.data.ptr
-            st["trace_active"] = trace_active.data.ptr
-            st["trace_mode"] = trace_mode.data.ptr
-            st["n"], st["m"], st["trace_cap"] = n, m, _TRACE_CAP
+        with self.stream:
+            ctx = LaunchContext(self, gen, mod, config, res, spec, graph, max_iterations,
+                                deadline_s, progress, self.stream)
+            fields = self._setup(ctx, spec, graph, params, fields0, sources, all_start, n_start)
+            launch = ctx.strategies["launch"]
+            launch.drive(ctx)
+            h = ctx.control()
+            stats["edges_processed"] = int(h[_EDGES]) | (int(h[_EDGES + 1]) << 32)
+            steps = min(ctx.it, _TRACE_CAP)
+            trace_a = ctx.buffers[("core", "trace_active")][:steps].get()
+            trace_m = ctx.buffers[("core", "trace_mode")][:steps].get()
+            out = {}
             for name, arr in fields.items():
-                st[f"F_{name}"] = arr.data.ptr
-            for name in spec.params:
-                st[f"P_{name}"] = params[name]
-            mod.get_global("gs").copy_from_host(state.ctypes.data_as(ctypes.c_void_p),
-                                                state.nbytes)
-
-        write_state()
-        driving = config.strategy("driving")
-        mode = _MODES[driving.initial_mode(int(start.size), n)]
-        threshold = np.float32(config.get("driving.threshold", 0.0))
-        block = gen.block_size
-
-        def grow(it: int) -> None:
-            """After step ``it`` overflowed: enlarge its output worklist, compact the spill."""
-            h = ctl.get()
-            requested = int(h[_SLOT(it)])
-            par = (it + 1) & 1
-            old = wl[par]
-            new = cp.zeros(max(2 * old.size, requested + 1024), dtype=np.int32)
-            new[: old.size] = old
-            wl[par] = new
-            ctl[_SLOT(it)] = old.size
-            ctl[_SLOT(it) + 2] = 0
-            write_state()
-            grid = min(-(-n // block), self.n_sm * 32)
-            mod.get_function("gs_compact_spill")((grid,), (block,), (np.int32(it),))
-            stats["overflows"] += 1
-
-        ev0, ev1 = cp.cuda.Event(), cp.cuda.Event()
-        ev0.record()
-        it = 0
-        converged = False
-        if gen.cooperative:
-            kern = mod.get_function("gs_persistent_kernel")
-            grid = self.persistent_grid(kern, block, config)
-            stats["persistent_grid"] = grid
-            while True:
-                kern((grid,), (block,), (np.int32(it), np.int32(mode),
-                                         np.int32(max_iterations), threshold))
-                h = ctl.get()
-                new_it = int(h[15])
-                mode = int(h[13])
-                overflow = int(h[_SLOT(new_it - 1) + 2]) if new_it > it else 0
-                it = new_it
-                if progress is not None:
-                    progress(it, int(h[_SLOT(it - 1)]))
-                if overflow:
-                    # an overflowing step always pushed something, so it never ends a run
-                    grow(it - 1)
-                    if it < max_iterations:
-                        continue
-                converged = bool(h[14])
-                break
-        else:
-            node_k = mod.get_function("gs_node_kernel")
-            edge_k = mod.get_function("gs_edge_kernel")
-            tpi = gen.threads_per_item
-            max_grid = self.n_sm * (2048 // block) * 8
-            n_items = int(start.size) if mode == 0 else n
-            while it < max_iterations:
-                if spec.node is not None:
-                    g = max(1, min(-(-n_items // block), max_grid))
-                    node_k((g,), (block,), (np.int32(it), np.int32(mode)))
-                g = max(1, min(-(-(n_items * tpi) // block), max_grid))
-                edge_k((g,), (block,), (np.int32(it), np.int32(mode), threshold))
-                h = ctl.get()
-                if int(h[_SLOT(it) + 2]):
-                    grow(it)
-                    h = ctl.get()
-                done, next_mode = bool(h[14]), int(h[13])
-                count = int(h[_SLOT(it) + (1 if mode == 1 else 0)])
-                it += 1
-                if progress is not None:
-                    progress(it, count)
-                if done:
-                    converged = True
-                    break
-                mode = next_mode
-                n_items = int(h[_SLOT(it - 1)]) if mode == 0 else n
-        ev1.record()
-        ev1.synchronize()
-        h = ctl.get()
-        stats["edges_processed"] = int(h[16]) | (int(h[17]) << 32)
-        steps = min(it, _TRACE_CAP)
-        stats["active"] = trace_active[:steps].get().tolist()
-        stats["modes"] = [_MODE_NAMES[x] for x in trace_mode[:steps].get().tolist()]
-        stats["iterations"] = it
-        stats["converged"] = converged
-        stats["kernel_time_s"] = cp.cuda.get_elapsed_time(ev0, ev1) / 1000.0
-        out = {k: v.get() for k, v in fields.items()}
+                host = self._pinned_like(name, arr.dtype, arr.size)
+                arr.get(stream=self.stream, out=host, blocking=True)
+                out[name] = np.array(host, copy=True)
+        stats["active"] = trace_a.tolist()
+        stats["modes"] = [_MODE_NAMES[x & 15] for x in trace_m.tolist()]
+        stats["directions"] = ["pull" if x >> 4 else "push" for x in trace_m.tolist()]
+        stats["iterations"] = ctx.it
+        stats["converged"] = ctx.done
+        stats["overflows"] = ctx.overflows
+        stats["device_time_s"] = ctx.device_time_s()
+        stats["kernel_time_s"] = stats["device_time_s"]
         stats["time_s"] = time.perf_counter() - t_start
         return Result(spec.name, out, stats, backend="gpu", config=config)
+
+    def _setup(self, ctx: LaunchContext, spec: AlgorithmSpec, graph: Graph,
+               params: dict[str, Any], fields0: dict[str, np.ndarray],
+               sources: np.ndarray | None, all_start: bool, n_start: int) -> dict[str, Any]:
+        """Pooled fields and buffers, seeded worklist, control block and parameter block."""
+        cp = self.cp
+        res = ctx.res
+        n, m = graph.n_nodes, graph.n_edges
+        st = ctx.state[0]
+        st["row"], st["col"] = res.row.data.ptr, res.col.data.ptr
+        st["weights"] = res.weights.data.ptr if res.weights is not None else 0
+        st["in_degree"] = res.in_degree.data.ptr
+        if getattr(ctx.strategies["direction"], "may_pull", False):
+            rrow, rcol, rw = res.reverse_arrays()
+            st["rrow"], st["rcol"] = rrow.data.ptr, rcol.data.ptr
+            st["rweights"] = rw.data.ptr if rw is not None else 0
+        for key in ("trace_active", "trace_mode"):
+            arr = res.array(("core", key), np.int32, _TRACE_CAP)
+            ctx.buffers[("core", key)] = arr
+            st[key] = arr.data.ptr
+        st["n"], st["m"], st["trace_cap"] = n, m, _TRACE_CAP
+        st["max_it"] = ctx.max_it
+        st["deadline_ns"] = ctx.deadline_ns()
+        fields = {}
+        for name, host in fields0.items():
+            arr = res.array(("field", name), host.dtype, n)
+            arr.set(host, stream=ctx.stream)
+            fields[name] = arr
+            st[f"F_{name}"] = arr.data.ptr
+        for name in spec.params:
+            st[f"P_{name}"] = params[name]
+        for axis in AXES:
+            strat = ctx.strategies[axis]
+            for b in strat.buffers(spec, graph, ctx.config):
+                arr = res.pool.get(("buf", axis, b.name))
+                dt = _NP_CTYPES[b.ctype]
+                if arr is None or arr.size < max(1, b.size) or arr.dtype != np.dtype(dt):
+                    arr = cp.empty(max(1, b.size), dtype=dt)
+                    res.pool[("buf", axis, b.name)] = arr
+                if b.zero:
+                    arr.fill(0)
+                ctx.buffers[(axis, b.name)] = arr
+                st[f"{axis}_{b.name}"] = arr.data.ptr
+            for name, (_ctype, value) in strat.runtime_args(graph, ctx.config).items():
+                ctx.args[(axis, name)] = value
+                st[f"{axis}_{name}"] = value
+        driving = ctx.strategies["driving"]
+        direction = ctx.strategies["direction"]
+        ctx.mode = _MODES[driving.initial_mode(n_start, n)]
+        ctx.pull = int(bool(direction.initial_pull(n_start, n)))
+        ctl_host = np.zeros(_CTL_WORDS, dtype=np.uint32)
+        ctl_host[_slot(-1)] = n_start
+        ctl_host[_MODE] = ctx.mode
+        ctl_host[_PULL] = ctx.pull
+        ctx.ctl.set(ctl_host, stream=ctx.stream)
+        ctx.ctl_host[:] = ctl_host
+        start = cp.arange(n, dtype=np.int32) if all_start else \
+            cp.asarray(np.unique(sources).astype(np.int32))
+        ctx.strategies["worklist"].seed(ctx, start, all_start)
+        ctx.write_state()
+        return fields

@@ -26,7 +26,7 @@ from ..strategy import (
     WorklistStrategy,
 )
 
-__all__ = ["strategy_problems", "AXIS_BASES", "CUDA_SYMBOLS"]
+__all__ = ["strategy_problems", "compile_problems", "AXIS_BASES", "CUDA_SYMBOLS"]
 
 AXIS_BASES = {
     "worklist": WorklistStrategy,
@@ -38,9 +38,10 @@ AXIS_BASES = {
 
 #: Device symbols each axis' fragment must define (see the base class contracts).
 CUDA_SYMBOLS = {
-    "worklist": ["gs_wl_push"],
+    "worklist": ["gs_wl_push", "gs_wl_size", "gs_wl_item"],
     "load_balance": ["gs_lb_expand"],
     "driving": ["gs_decide"],
+    "direction": ["gs_dir_decide"],
     "launch": [],
 }
 
@@ -75,8 +76,9 @@ def strategy_problems(cls: type[Strategy],
         for sym in CUDA_SYMBOLS[cls.axis]:
             if sym not in src:
                 problems.append(f"CUDA fragment does not define {sym}")
-        if cls.axis == "launch" and "__global__" not in src:
-            problems.append("launch fragment defines no kernel")
+        if cls.axis == "launch" and "drive" not in vars(cls) and not any(
+                "drive" in vars(base) for base in cls.__mro__[1:-3]):
+            problems.append("launch strategy defines no drive()")
     reg = get_registry()
     algos = algorithms if algorithms is not None else list(reg.algorithms.values())
     instance = cls(cls.default_options())
@@ -93,3 +95,32 @@ def strategy_problems(cls: type[Strategy],
             if reason is not None and not (isinstance(reason, str) and reason.strip()):
                 problems.append(f"check() must return None or a reason, got {reason!r}")
     return problems
+
+
+def compile_problems(cls: type[Strategy], algorithm: str = "bfs",
+                     nvcc: str | None = None) -> list[str]:
+    """Compose a real module with ``cls`` on its axis and compile it for sm_90 with nvcc.
+
+    The configuration is the first all-pairs configuration of ``algorithm`` that uses
+    the strategy (so the other axes are ones it combines with). Returns the compiler's
+    errors; an empty list means the fragment works through the real pipeline. Needs
+    the strategy registered (installed) and nvcc.
+    """
+    from ..codegen import generate_source
+    from ..combinations import pairwise_configs
+    from .nvcc import compile_source, find_nvcc
+
+    if "gpu" not in cls.backends:
+        return []
+    nvcc = nvcc or find_nvcc()
+    if nvcc is None:
+        return ["nvcc not found: install the CUDA toolkit to compile the fragment"]
+    spec = get_registry().algorithm(algorithm)
+    configs = [c for c in pairwise_configs(spec) if c[cls.axis] == cls.name]
+    if not configs:
+        return [f"no valid configuration of {algorithm} uses {cls.axis}={cls.name}"]
+    gen = generate_source(spec, configs[0], weighted=True)
+    ok, out = compile_source(gen.source, nvcc=nvcc)
+    if ok:
+        return []
+    return [ln for ln in out.splitlines() if "error" in ln][:10] or [out[-2000:]]

@@ -3,27 +3,29 @@
 from __future__ import annotations
 
 from gswitch import hookimpl
-from gswitch.strategy import DirectionStrategy
+
+from ._pull import PullCapable
 
 
-class PullDirection(DirectionStrategy):
-    """Pull: every node gathers from its in-neighbours that are active and reduces
-    locally, writing its own value once (no atomics on the destination).
+class PullDirection(PullCapable):
+    """Pull: every node gathers from its in-neighbours that are active, combines their
+    values locally and applies the result to itself once (one atomic per node instead
+    of one per edge).
 
     Bottom-up traversal of Beamer, Asanović & Patterson, "Direction-optimizing
-    breadth-first search" (SC 2012). Wins when the frontier is a large part of the
-    graph, where push would hammer the same destinations with atomics. Implemented on
-    the CPU engine; the GPU lowering of pull is not available yet and the strategy
-    says so when asked for it there.
+    breadth-first search" (SC 2012). On the GPU it walks a lazily uploaded reverse CSR
+    with ``group`` lanes per node and asks the worklist whether an in-neighbour is
+    active (a bitmap worklist answers directly; for a queue the items are marked in a
+    bitmap first). Wins when the frontier is a large part of the graph (PageRank,
+    components early on), where push would hammer the same destinations with atomics.
+    Needs an operator with a pull form: one min/max/add/or reduction into ``e.dst``.
     """
 
     name = "pull"
-    backends = ("cpu",)
+    cuda_files = ("pull.cuh", "pull_phase.cuh")
 
-    def check(self, algorithm, graph, config, backend):
-        if backend == "gpu":
-            return "pull traversal is implemented on the cpu backend only; use direction=push"
-        return None
+    def initial_pull(self, n_active: int, n_nodes: int) -> bool:
+        return True
 
     def pull(self, step_mode: str, n_active: int, n_nodes: int) -> bool:
         return True

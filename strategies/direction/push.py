@@ -15,6 +15,7 @@ class PushDirection(DirectionStrategy):
     """
 
     name = "push"
+    cuda_files = ("push.cuh",)
 
 
 @hookimpl

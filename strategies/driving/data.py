@@ -18,6 +18,7 @@ class DataDriving(DrivingStrategy):
 
     name = "data"
     cuda_files = ("data.cuh",)
+    modes = ("data",)
 
     def initial_mode(self, n_active: int, n_nodes: int) -> str:
         return "data"

@@ -20,6 +20,10 @@ class TemporalHybridDriving(DrivingStrategy):
     name = "temporal"
     params = {"threshold": FloatRange(0.0005, 1.0, 0.05, log=True)}
     cuda_files = ("temporal.cuh",)
+    modes = ("data", "topology", "transition")
+
+    def runtime_args(self, graph, config):
+        return {"threshold": ("float", float(self.options["threshold"]))}
 
     def _limit(self, n_nodes: int) -> float:
         return float(self.options["threshold"]) * n_nodes

@@ -19,8 +19,9 @@ class TopologyDriving(DrivingStrategy):
     """
 
     name = "topology"
-    params = {"atomic_free": Categorical((False, True), False)}
+    params = {"atomic_free": Categorical((False, True), False, compile_time=True)}
     cuda_files = ("topology.cuh",)
+    modes = ("topology",)
 
     def check(self, algorithm, graph, config, backend):
         if self.options.get("atomic_free"):

@@ -7,17 +7,28 @@ from gswitch.strategy import LaunchStrategy
 
 
 class HostLoopLaunch(LaunchStrategy):
-    """Host loop with variable kernel configuration: the host launches each step and
-    sizes its grid from the current worklist size.
+    """Host loop with variable kernel configuration: the host launches each phase of
+    each step and sizes its grid from the step's items, then reads back the control
+    block.
 
     Nasre, Burtscher & Pingali, "Atomic-free irregular computations on GPUs"
-    (GPGPU 2013, §III-F). Every step costs a launch and a 4-byte read-back (about
-    20 us), negligible when steps are long (big frontiers, low diameter); loses to the
-    persistent kernel when there are thousands of short steps (road networks, grids).
+    (GPGPU 2013, §III-F). Every step costs a launch per phase and a small read-back
+    (about 20 us), negligible when steps are long (big frontiers, low diameter); loses
+    to the persistent kernel when there are thousands of short steps (road networks).
     """
 
     name = "host_loop"
-    cuda_files = ("host_loop.cuh",)
+
+    def drive(self, ctx) -> None:
+        while not ctx.done and ctx.it < ctx.max_it:
+            it = ctx.it
+            ctx.launch_step()
+            ctx.sync_state()
+            if ctx.overflowed(it):
+                ctx.grow(it)
+                ctx.sync_state()
+            ctx.report()
+            ctx.check_deadline()
 
 
 @hookimpl

@@ -17,7 +17,7 @@ class VirtualWarpLoadBalancer(LoadBalanceStrategy):
     """
 
     name = "virtual_warp"
-    params = {"size": Categorical((2, 4, 8, 16, 32), 8)}
+    params = {"size": Categorical((2, 4, 8, 16, 32), 8, compile_time=True)}
     cuda_files = ("virtual_warp.cuh",)
 
     def defines(self) -> dict[str, str]:

@@ -1,5 +1,6 @@
 // Topology-driven: every node every step; done after a step that activated nothing.
-__device__ __forceinline__ int gs_decide(int mode, unsigned count, float threshold, int* done) {
+__device__ __forceinline__ int gs_decide(int mode, unsigned count, int* done) {
+  (void)mode;
   *done = count == 0u;
   return GS_MODE_TOPOLOGY;
 }

@@ -1,39 +1,60 @@
-// Persistent kernel: the iteration loop outlined into one cooperative launch. Every
-// thread reads the same counters after the barrier and so takes the same decision; the
-// loop leaves early on worklist overflow so the host can grow it and relaunch.
-extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE)
-gs_persistent_kernel(int it0, int mode0, int max_it, float threshold) {
+// Persistent kernel: the iteration loop outlined into one cooperative launch; the same
+// phases as the host loop, separated by grid-wide barriers. Every thread reads the same
+// counters after the barrier and so takes the same decision. The loop leaves on
+// worklist overflow (the host grows the worklist and relaunches) and when the leader
+// finds the device clock past the deadline.
+__device__ __forceinline__ unsigned long long gs_globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_persistent_kernel() {
   cg::grid_group grid = cg::this_grid();
   const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
+  unsigned* c = gs.ctl;
+  int it = (int)gs_ld_ctl(c + GS_CTL_IT);
+  int mode = (int)gs_ld_ctl(c + GS_CTL_MODE);
+  int pull = (int)gs_ld_ctl(c + GS_CTL_PULL);
+  unsigned long long visited = gs_ld_ctl64(GS_CTL_VISITED);
   unsigned long long edges = 0;
-  int mode = mode0;
-  int it = it0;
-  int done = 0;
-  unsigned overflow = 0u;
-  unsigned in_size = gs_ld_ctl(gs.ctl + GS_CTL_SLOT(it - 1) + GS_CTL_SIZE);
-  while (it < max_it) {
-    GsStep st = gs_make_step_sized(it, mode, in_size);
-    if (leader) gs_step_begin(st);
-#if GS_HAS_NODE_OP
-    gs_node_phase(st);
-    grid.sync();
-#endif
-    gs_edge_phase(st);
+  int done = (int)gs_ld_ctl(c + GS_CTL_DONE);
+  unsigned overflow = 0u, late = 0u;
+  while (!done && it < gs.max_it) {
+    GsStep st = gs_make_step(it, mode, pull);
+    if (leader) {
+      unsigned* next = c + GS_CTL_SLOT(it + 1);
+      next[GS_CTL_SIZE] = 0u;
+      next[GS_CTL_ACT] = 0u;
+      next[GS_CTL_OVERFLOW] = 0u;
+      next[GS_CTL_FEDGES] = 0u;
+      gs_trace(it, st.n_items, mode, pull);
+      if (gs.deadline_ns && gs_globaltimer() > (unsigned long long)gs.deadline_ns)
+        c[GS_CTL_DEADLINE] = 1u;
+    }
+    for (int p = 0; p < GS_N_PHASES; ++p) {
+      if (gs_phase_enabled(p, st)) {
+        gs_run_phase(p, st);
+        grid.sync();
+      }
+    }
     edges += st.edges;
-    grid.sync();
-    // one read gives the decision's count, the next step's size and the overflow flag
-    const uint4 c = gs_slot(it);
-    const int next = gs_decide(mode, mode == GS_MODE_TOPOLOGY ? c.y : c.x, threshold, &done);
-    overflow = c.z;
-    in_size = c.x;
+    const GsDecision d = gs_decide_step(it, mode, pull, visited);
+    visited += d.fedges;
+    overflow = d.overflow;
+    late = gs_ld_ctl(c + GS_CTL_DEADLINE);
     ++it;
-    mode = next;
-    if (done || overflow) break;
-  }
-  if (leader) {
-    gs.ctl[GS_CTL_NEXT_MODE] = (unsigned)mode;
-    gs.ctl[GS_CTL_DONE] = (unsigned)(done && !overflow);
-    gs.ctl[GS_CTL_EXIT_IT] = (unsigned)it;
+    mode = d.mode;
+    pull = d.pull;
+    done = d.done;
+    if (overflow || late) break;
   }
   gs_flush_edges(edges);
+  if (leader) {
+    c[GS_CTL_IT] = (unsigned)it;
+    c[GS_CTL_MODE] = (unsigned)mode;
+    c[GS_CTL_PULL] = (unsigned)pull;
+    c[GS_CTL_DONE] = (unsigned)done;
+    *(unsigned long long*)(c + GS_CTL_VISITED) = visited;
+  }
 }

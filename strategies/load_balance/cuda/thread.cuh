@@ -2,8 +2,9 @@
 __device__ __forceinline__ void gs_lb_expand(GsStep& st) {
   const unsigned stride = gridDim.x * blockDim.x;
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < st.n_items; i += stride) {
-    const gs_vid v = gs_active_node(st, i);
+    const gs_vid v = gs_item(st, i);
+    const GsSrc s = gs_load_src(v);
     const gs_eid end = __ldg(gs.row + v + 1);
-    for (gs_eid e = __ldg(gs.row + v); e < end; ++e) gs_visit(st, v, e);
+    for (gs_eid e = __ldg(gs.row + v); e < end; ++e) gs_visit(st, v, s, e);
   }
 }

@@ -1,0 +1,73 @@
+"""Shared host mechanics of the queue worklists: two queues, a spill, growth, dedup."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from gswitch.strategy import Buffer, Categorical, WorklistStrategy
+
+
+class QueueWorklist(WorklistStrategy):
+    """Base of the queue worklists (not registered itself).
+
+    Storage: two queues used in turn, their capacities as runtime arguments, a spill
+    flag per node for pushes past the capacity and, with ``dedup``, a per-node stamp
+    that queues a node at most once per step (a node pushed twice in one step would
+    otherwise run its node operator twice, concurrently).
+    """
+
+    params = {"dedup": Categorical((False, True), False, compile_time=True)}
+    cuda_files: ClassVar[tuple[str, ...]] = ("queue.cuh",)
+    kernels: ClassVar[tuple[str, ...]] = ("gs_wl_compact_spill",)
+
+    def defines(self) -> dict[str, str]:
+        return {"GS_WL_DEDUP": "1" if self.options.get("dedup") else "0"}
+
+    @staticmethod
+    def capacity(graph: Any, config: Any, start: int = 0) -> int:
+        """Initial slots per queue: the config's worklist_capacity, else the node count."""
+        n = 0 if graph is None else graph.n_nodes
+        cap = int(config["worklist_capacity"]) if config is not None else 0
+        return max(1, cap or max(1024, n), start)
+
+    def bounded(self, graph: Any, config: Any) -> bool:
+        # with dedup a step queues each node at most once, so n slots always suffice
+        n = 0 if graph is None else graph.n_nodes
+        cap = int(config["worklist_capacity"]) if config is not None else 0
+        return bool(self.options.get("dedup")) and (cap == 0 or cap >= n)
+
+    def buffers(self, spec, graph, config):
+        n = 0 if graph is None else graph.n_nodes
+        cap = self.capacity(graph, config)
+        out = [Buffer("q0", "gs_vid", cap), Buffer("q1", "gs_vid", cap),
+               Buffer("spill", "unsigned char", n, zero=True)]
+        if self.options.get("dedup"):
+            out.append(Buffer("stamp", "int", n, zero=True))
+        return out
+
+    def runtime_args(self, graph, config):
+        cap = self.capacity(graph, config)
+        return {"cap0": ("long long", cap), "cap1": ("long long", cap)}
+
+    def seed(self, ctx: Any, start: Any, all_nodes: bool) -> None:
+        need = int(start.size)
+        if need > ctx.arg("worklist", "cap0"):
+            ctx.replace_buffer("worklist", "q0", ctx.cp.zeros(need, dtype=np.int32))
+            ctx.set_arg("worklist", "cap0", need)
+        ctx.buffer("worklist", "q0")[:need] = start
+
+    def grow(self, ctx: Any, it: int) -> None:
+        """Enlarge the output queue of step ``it`` to what was asked, then compact."""
+        requested = int(ctx.control()[ctx.slot(it)])
+        par = (it + 1) & 1
+        name, cap_name = f"q{par}", f"cap{par}"
+        old = ctx.buffer("worklist", name)
+        new = ctx.cp.zeros(max(2 * old.size, requested + 1024), dtype=np.int32)
+        new[: old.size] = old
+        ctx.replace_buffer("worklist", name, new)
+        ctx.set_arg("worklist", cap_name, int(new.size))
+        ctx.set_control(ctx.slot(it), old.size)       # the slots that did land
+        ctx.set_control(ctx.slot(it) + 2, 0)           # overflow handled
+        ctx.launch_kernel("gs_wl_compact_spill", ctx.nodes_grid(), (np.int32(it),))
