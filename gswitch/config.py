@@ -13,14 +13,29 @@ from .strategy import IntRange, Strategy
 
 __all__ = ["Config", "DEFAULTS", "GLOBAL_KEYS", "parse_set_options"]
 
+class _Defaults(Mapping[str, Any]):
+    """The default strategy per axis, as the plugins' ``gswitch_default_config`` says."""
+
+    def _data(self) -> dict[str, Any]:
+        from .plugins import get_plugin_manager
+
+        return dict(get_plugin_manager().hook.gswitch_default_config() or {})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data())
+
+    def __len__(self) -> int:
+        return len(self._data())
+
+    def __repr__(self) -> str:
+        return repr(self._data())
+
+
 #: The configuration that is good on most graphs; every key may be overridden.
-DEFAULTS: dict[str, Any] = {
-    "worklist": "warp_aggregated",
-    "load_balance": "virtual_warp",
-    "driving": "data",
-    "direction": "push",
-    "launch": "host_loop",
-}
+DEFAULTS: Mapping[str, Any] = _Defaults()
 
 #: Keys that belong to no single strategy.
 GLOBAL_KEYS = {
@@ -53,8 +68,13 @@ class Config(Mapping[str, Any]):
     def _validate(given: dict[str, Any]) -> dict[str, Any]:
         reg = get_registry()
         out: dict[str, Any] = {}
+        defaults = dict(DEFAULTS)
+        given = {**{k: v for k, v in defaults.items() if "." in k and k.split(".")[0] not in
+                    given}, **given}
         for axis in AXES:
-            name = str(given.get(axis, DEFAULTS[axis]))
+            if axis not in given and axis not in defaults:
+                raise InvalidConfig(f"no default {axis} strategy is registered; set {axis}=...")
+            name = str(given.get(axis, defaults.get(axis)))
             cls = reg.strategy(axis, name)
             out[axis] = name
             for pname, space in cls.params.items():

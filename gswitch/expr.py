@@ -74,6 +74,12 @@ def _lift(value: Any, like: str | None = None) -> Expr:
         dtype = like if like is not None and like != "bool" else "int32"
         return Const(int(value), dtype)
     if isinstance(value, (float, np.floating)):
+        if np.isinf(value) and like in ("int32", "uint32", "int64"):
+            # INF next to an integer stays an integer: the headroom infinity that
+            # gswitch.algorithm.int_inf gives integer fields (never float32's inf, which
+            # converts to the most negative integer)
+            big = int(np.iinfo(np.dtype(like)).max // 2 + 1) if like != "uint32" else 2**30
+            return Const(big if value > 0 else -big, like)
         dtype = like if like is not None and _is_float(like) else "float32"
         return Const(float(value), dtype)
     raise AlgorithmError(

@@ -47,3 +47,17 @@ def gswitch_algorithms() -> list[AlgorithmSpec]:
 
     .. versionadded:: 0.1
     """
+
+
+@hookspec(firstresult=True)
+def gswitch_default_config() -> dict | None:
+    """Return the default strategy configuration (the first non-None result wins).
+
+    The built-in plugin ``gswitch.strategies.defaults`` answers with the configuration
+    that is good on most graphs; a plugin registered before it could replace it. The
+    core itself names no strategy.
+
+    :returns: a mapping of axis to strategy name (and optionally ``axis.param`` keys).
+
+    .. versionadded:: 0.2
+    """

@@ -1,6 +1,7 @@
 """Built-in strategy plugins, one module per strategy, registered like any third-party plugin."""
 
 BUILTIN_MODULES = (
+    "gswitch.strategies.defaults",
     "gswitch.strategies.worklist.atomic",
     "gswitch.strategies.worklist.warp_aggregated",
     "gswitch.strategies.worklist.bitmap",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import gswitch as gs
-from gswitch.combinations import valid_configs
+from gswitch.combinations import pairwise_configs
 from gswitch.plugins import get_registry
 from gswitch.testing.reference import compare, reference
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
@@ -18,7 +18,8 @@ pytestmark = [
 
 ALGORITHMS = ["bfs", "sssp", "cc", "pagerank"]
 OUTPUT = {"bfs": "depth", "sssp": "dist", "cc": "comp", "pagerank": "rank"}
-CASES = [(a, c) for a in ALGORITHMS for c in valid_configs(get_registry().algorithm(a))]
+# all pairs: every option of every axis meets every option of every other axis
+CASES = [(a, c) for a in ALGORITHMS for c in pairwise_configs(get_registry().algorithm(a))]
 
 
 @functools.cache
@@ -36,9 +37,10 @@ def _reference(algorithm, name):
 def _id(case):
     alg, cfg = case
     extra = [f"{k.split('.')[1]}={v}" for k, v in cfg.items()
-             if "." in k and k not in ("driving.threshold", "launch.blocks_per_sm")]
+             if "." in k and isinstance(v, (bool, str)) or k in ("load_balance.size",
+                                                                 "direction.group")]
     return "-".join([alg] + [str(cfg[a]) for a in ("worklist", "load_balance", "driving",
-                                                     "launch")] + extra)
+                                                     "direction", "launch")] + extra)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
@@ -94,13 +96,13 @@ def test_gpu_agrees_with_cpu_engine(algorithm):
 def test_stats_and_timing():
     """GPU runs report iterations, per-step active counts, edges and both timings."""
     g = _graph("grid")
-    for launch in ("host_loop", "persistent"):
-        r = gs.run("bfs", g, source=0, backend="gpu", config={"launch": launch,
-                                                               "driving": "data"})
+    for launch in ("host_loop", "persistent", "cuda_graph"):
+        r = gs.run("bfs", g, source=0, backend="gpu", config={
+            "launch": launch, "driving": "data", "worklist.dedup": True})
         assert r.stats["active"][0] == 1
         assert len(r.stats["active"]) == r.iterations
         assert r.stats["edges_processed"] == g.n_edges
-        assert 0 < r.stats["kernel_time_s"] <= r.stats["time_s"]
+        assert 0 < r.stats["device_time_s"] <= r.stats["time_s"]
 
 
 def _plant_compile_error(monkeypatch, tag):
@@ -126,10 +128,31 @@ def test_compile_error_names_the_combination(monkeypatch):
         gs.run("bfs", _graph("grid"), source=0, backend="gpu", config={"worklist": "atomic"})
 
 
-def test_pull_is_refused_on_gpu_with_reason():
-    """An unsupported combination is refused before anything runs."""
-    with pytest.raises(gs.InvalidConfig, match="pull traversal is implemented on the cpu"):
-        gs.run("bfs", _graph("grid"), source=0, backend="gpu", config={"direction": "pull"})
+def test_pull_without_pull_form_is_refused():
+    """Pull for an operator with no pull form is refused by check() with the reason."""
+    from gswitch.testing.user_algorithms import NODE_RUNS
+
+    @gs.algorithm(name="two_statements")
+    class Two:
+        a = gs.NodeField("int32", init=gs.INF, at_source=0)
+        b = gs.NodeField("int32", init=gs.INF, at_source=0)
+        start = gs.from_source()
+
+        @gs.edge_op
+        def both(e):
+            e.dst.a.reduce_min(e.src.a + 1)
+            e.dst.b.reduce_min(e.src.b + 2)
+
+    with pytest.raises(gs.InvalidConfig, match="exactly one reduction"):
+        gs.run(Two, _graph("grid"), source=0, backend="gpu", config={"direction": "pull"})
+    assert NODE_RUNS.name == "node_runs"
+
+
+def test_cuda_graph_with_growing_worklist_is_refused():
+    """cuda_graph cannot grow a worklist inside a replay: refused with the fix."""
+    with pytest.raises(gs.InvalidConfig, match="worklist.dedup=true"):
+        gs.run("bfs", _graph("grid"), source=0, backend="gpu",
+               config={"launch": "cuda_graph", "worklist": "atomic"})
 
 
 def test_graph_larger_than_free_memory_is_refused(monkeypatch):
@@ -138,7 +161,7 @@ def test_graph_larger_than_free_memory_is_refused(monkeypatch):
 
     monkeypatch.setattr(cupy.cuda.runtime, "memGetInfo", lambda: (4096, 1 << 30))
     with pytest.raises(gs.DeviceError, match=r"needs about .* GiB on the GPU but only"):
-        gs.run("bfs", _graph("grid"), source=0, backend="gpu")
+        gs.run("bfs", zoo_graph("grid"), source=0, backend="gpu")  # not yet resident
 
 
 def test_graph_with_2_31_edges_is_refused():
@@ -176,3 +199,92 @@ def test_compile_error_dumps_numbered_source(monkeypatch, capsys):
         gs.run("bfs", _graph("grid"), source=0, backend="gpu")
     err = capsys.readouterr().err
     assert "    1  // gswitch" in err and "planted" in err
+
+
+# ---------------------------------------------------------------------- new strategies
+USER = {a.name: a for a in __import__("gswitch.testing.user_algorithms",
+                                      fromlist=["USER_ALGORITHMS"]).USER_ALGORITHMS}
+USER_CONFIGS = [
+    {},
+    {"launch": "persistent", "load_balance": "twc", "worklist": "bitmap"},
+    {"direction": "pull", "direction.group": 8, "driving": "topology"},
+    {"direction": "direction_optimizing", "worklist": "atomic", "worklist.dedup": True,
+     "launch": "cuda_graph"},
+    {"driving": "temporal", "load_balance": "thread", "worklist": "atomic"},
+]
+
+
+@pytest.mark.parametrize("config", USER_CONFIGS, ids=lambda c: "-".join(map(str, c.values()))
+                         or "default")
+@pytest.mark.parametrize("name", sorted(USER))
+def test_user_operator_matches_cpu_engine(name, config):
+    """User-defined operators (widest path, int64, uint32 reduce_or, float64, reduce_max,
+    where, casts, INF in integer expressions) give the CPU engine's answer on the GPU."""
+    from gswitch.generators import rmat
+    from gswitch.runner import check_combination
+
+    spec = USER[name]
+    cfg = gs.Config(config)
+    assert check_combination(spec, None, cfg, "gpu") is None  # every listed config is valid
+    g = rmat(11, 8, seed=3, weighted=True)
+    kw = {"source": 0} if spec.start.kind == "source" else {}
+    a = gs.run(spec, g, backend="gpu", config=cfg, **kw).fields
+    b = gs.run(spec, g, backend="cpu", **kw).fields
+    for field in b:
+        if b[field].dtype.kind == "f":
+            assert np.allclose(a[field], b[field], rtol=1e-6), field
+        else:
+            assert np.array_equal(a[field], b[field]), field
+
+
+@pytest.mark.parametrize("config,expected", [
+    ({"worklist": "atomic"}, [1, 1, 2]),
+    ({"worklist": "atomic", "worklist.dedup": True}, [1, 1, 1]),
+    ({"worklist": "warp_aggregated", "worklist.dedup": True}, [1, 1, 1]),
+    ({"worklist": "bitmap"}, [1, 1, 1]),
+])
+def test_node_operator_runs_once_per_step_with_dedup(config, expected):
+    """A node pushed twice in one step runs a non-idempotent node operator twice unless
+    the worklist deduplicates (dedup=true or the bitmap); the CPU engine runs it once."""
+    from gswitch.testing.user_algorithms import NODE_RUNS
+
+    g = gs.Graph.from_edges([0, 1], [2, 2], n_nodes=3)
+    r = gs.run(NODE_RUNS, g, source=[0, 1], backend="gpu", config=config)
+    assert r.fields["runs"].tolist() == expected
+    cpu = gs.run(NODE_RUNS, g, source=[0, 1], backend="cpu")
+    assert cpu.fields["runs"].tolist() == [1, 1, 1]
+
+
+def test_direction_optimizing_pulls_and_matches():
+    """Direction-optimizing BFS on a power-law graph switches to pull and stays exact."""
+    from gswitch.generators import rmat
+
+    g = rmat(14, 16, seed=2).symmetrize()
+    src = int(np.argmax(g.out_degree))
+    for wl in ("bitmap", "warp_aggregated"):
+        r = gs.run("bfs", g, source=src, backend="gpu",
+                   config={"direction": "direction_optimizing", "worklist": wl})
+        assert "pull" in r.stats["directions"]
+        ref = reference("bfs", g, source=src)
+        assert compare("bfs", r.fields["depth"], ref) is None
+
+
+@pytest.mark.parametrize("launch", ["host_loop", "persistent", "cuda_graph"])
+def test_deadline_stops_a_slow_run(launch):
+    """A run past its deadline stops with DeadlineExceeded, on the host or device clock."""
+    from gswitch.generators import path
+
+    g = path(200_000)
+    with pytest.raises(gs.DeadlineExceeded) as info:
+        gs.run("bfs", g, source=0, backend="gpu", deadline_s=0.01,
+               config={"launch": launch, "worklist.dedup": True, "load_balance": "thread"})
+    assert info.value.iterations < 200_000
+
+
+def test_pool_reuses_buffers_and_results_stay_correct():
+    """Repeated runs on a resident graph reuse the pool and give the same answer."""
+    g = _graph("rmat")
+    first = gs.run("sssp", g, source=0, backend="gpu").fields["dist"]
+    for _ in range(3):
+        again = gs.run("sssp", g, source=0, backend="gpu").fields["dist"]
+        assert np.array_equal(first, again)

@@ -20,6 +20,7 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_persistent_kernel
   unsigned long long edges = 0;
   int done = (int)gs_ld_ctl(c + GS_CTL_DONE);
   unsigned overflow = 0u, late = 0u;
+  const unsigned long long t0 = leader ? gs_globaltimer() : 0ull;
   while (!done && it < gs.max_it) {
     GsStep st = gs_make_step(it, mode, pull);
     if (leader) {
@@ -29,7 +30,7 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_persistent_kernel
       next[GS_CTL_OVERFLOW] = 0u;
       next[GS_CTL_FEDGES] = 0u;
       gs_trace(it, st.n_items, mode, pull);
-      if (gs.deadline_ns && gs_globaltimer() > (unsigned long long)gs.deadline_ns)
+      if (gs.deadline_ns && gs_globaltimer() - t0 > (unsigned long long)gs.deadline_ns)
         c[GS_CTL_DEADLINE] = 1u;
     }
     for (int p = 0; p < GS_N_PHASES; ++p) {
