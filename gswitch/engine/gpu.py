@@ -496,6 +496,7 @@ class GpuEngine:
         st["row"], st["col"] = res.row.data.ptr, res.col.data.ptr
         st["weights"] = res.weights.data.ptr if res.weights is not None else 0
         st["in_degree"] = res.in_degree.data.ptr
+        st["ctl"] = ctx.ctl.data.ptr
         if getattr(ctx.strategies["direction"], "may_pull", False):
             rrow, rcol, rw = res.reverse_arrays()
             st["rrow"], st["rcol"] = rrow.data.ptr, rcol.data.ptr
