@@ -161,7 +161,9 @@ def test_graph_larger_than_free_memory_is_refused(monkeypatch):
 
     monkeypatch.setattr(cupy.cuda.runtime, "memGetInfo", lambda: (4096, 1 << 30))
     with pytest.raises(gs.DeviceError, match=r"needs about .* GiB on the GPU but only"):
-        gs.run("bfs", zoo_graph("grid"), source=0, backend="gpu")  # not yet resident
+        base = _graph("grid")  # a new Graph object: not yet resident on the device
+        fresh = gs.Graph(base.indptr, base.indices, base.weights, directed=False)
+        gs.run("bfs", fresh, source=0, backend="gpu")
 
 
 def test_graph_with_2_31_edges_is_refused():

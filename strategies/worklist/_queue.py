@@ -64,10 +64,11 @@ class QueueWorklist(WorklistStrategy):
         par = (it + 1) & 1
         name, cap_name = f"q{par}", f"cap{par}"
         old = ctx.buffer("worklist", name)
-        new = ctx.cp.zeros(max(2 * old.size, requested + 1024), dtype=np.int32)
-        new[: old.size] = old
+        landed = int(ctx.arg("worklist", cap_name))  # a pooled array may be longer
+        new = ctx.cp.zeros(max(2 * landed, requested + 1024), dtype=np.int32)
+        new[:landed] = old[:landed]
         ctx.replace_buffer("worklist", name, new)
         ctx.set_arg("worklist", cap_name, int(new.size))
-        ctx.set_control(ctx.slot(it), old.size)       # the slots that did land
+        ctx.set_control(ctx.slot(it), landed)          # the slots that did land
         ctx.set_control(ctx.slot(it) + 2, 0)           # overflow handled
         ctx.launch_kernel("gs_wl_compact_spill", ctx.nodes_grid(), (np.int32(it),))
