@@ -161,8 +161,9 @@ def test_graph_larger_than_free_memory_is_refused(monkeypatch):
 
     monkeypatch.setattr(cupy.cuda.runtime, "memGetInfo", lambda: (4096, 1 << 30))
     with pytest.raises(gs.DeviceError, match=r"needs about .* GiB on the GPU but only"):
-        base = _graph("grid")  # a new Graph object: not yet resident on the device
-        fresh = gs.Graph(base.indptr, base.indices, base.weights, directed=False)
+        from gswitch.generators import rmat
+
+        fresh = rmat(10, seed=987)  # graphs are keyed by content: this one is not resident
         gs.run("bfs", fresh, source=0, backend="gpu")
 
 
