@@ -23,7 +23,6 @@ import sys
 import time
 
 import numpy as np
-
 from _common import write_json
 
 
@@ -118,7 +117,8 @@ def main() -> None:
         ok = np.array_equal(r.fields["depth"], ref)
         rm[name] = {"device_ms": dev * 1e3, "wall_ms": wall * 1e3, "correct": ok,
                     "gteps": reached_edges / dev / 1e9, "iterations": r.iterations,
-                    "directions": "".join(d[1] for d in r.stats["directions"])}
+                    "directions": "".join("P" if d == "pull" else "p"
+                                          for d in r.stats["directions"])}
         print(f"  bfs {name:18s} {dev * 1e3:8.3f} ms device  {wall * 1e3:8.3f} ms wall  "
               f"{reached_edges / dev / 1e9:6.2f} GTEPS  steps {r.iterations} "
               f"dirs {rm[name]['directions']}  correct={ok}")

@@ -142,7 +142,11 @@ class Config(Mapping[str, Any]):
         return cls(self.options(axis))
 
     def strategies(self) -> dict[str, Strategy]:
-        return {axis: self.strategy(axis) for axis in AXES}
+        """One instance per axis (cached: a Config never changes)."""
+        cached = self.__dict__.get("_strategies")
+        if cached is None:
+            cached = self.__dict__["_strategies"] = {axis: self.strategy(axis) for axis in AXES}
+        return cached
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self._data)

@@ -82,6 +82,24 @@ def _register_module(pm: pluggy.PluginManager, modname: str, failures: list[str]
         failures.append(f"plugin {modname!r} failed to load: {type(exc).__name__}: {exc}")
 
 
+def _load_entry_points(pm: pluggy.PluginManager, failures: list[str]) -> None:
+    """Register the ``gswitch`` entry points one at a time: a broken one is reported
+    with its name and distribution, and the others still load.
+    """
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=hookspecs.PROJECT_NAME):
+        if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
+            continue
+        dist = getattr(getattr(ep, "dist", None), "name", "?")
+        try:
+            plugin = ep.load()
+            pm.register(plugin, name=ep.name)
+        except Exception as exc:  # a broken plugin must not take the others down
+            failures.append(f"plugin {ep.name!r} (entry point {ep.value!r} of distribution "
+                            f"{dist}) failed to load: {type(exc).__name__}: {exc}")
+
+
 @lru_cache(maxsize=1)
 def get_plugin_manager() -> pluggy.PluginManager:
     """The process-wide plugin manager with built-ins and entry points loaded.
@@ -93,10 +111,7 @@ def get_plugin_manager() -> pluggy.PluginManager:
     failures: list[str] = []
     for modname in _builtin_modules():
         _register_module(pm, modname, failures)
-    try:
-        pm.load_setuptools_entrypoints(hookspecs.PROJECT_NAME)
-    except Exception as exc:
-        failures.append(f"entry-point plugins of group 'gswitch' failed to load: {exc}")
+    _load_entry_points(pm, failures)
     pm.check_pending()
     if os.environ.get("GSWITCH_TRACE_PLUGINS") == "1":
         tracer = _Tracer(pm)

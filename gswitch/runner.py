@@ -92,8 +92,9 @@ def prepare(spec: AlgorithmSpec, graph: Graph, source: int | list[int] | None
 def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
                       backend: str) -> str | None:
     """First reason any chosen strategy gives against the combination, or ``None``."""
+    strategies = config.strategies()
     for axis in AXES:
-        strategy = config.strategy(axis)
+        strategy = strategies[axis]
         reason = strategy.check(spec, graph, config, backend)
         if reason:
             return f"{axis}={config[axis]}: {reason}"

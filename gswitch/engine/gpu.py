@@ -131,7 +131,7 @@ class LaunchContext:
         self.progress = progress
         self.t0 = time.perf_counter()
         self.max_grid = engine.n_sm * max(1, 2048 // self.block) * 4
-        self.state = np.zeros(1, dtype=state_dtype(list(gen.members)))
+        self.state = np.zeros(1, dtype=engine.state_dtype(gen))
         self.buffers: dict[tuple[str, str], Any] = {}
         self.args: dict[tuple[str, str], Any] = {}
         self.ctl = res.array(("ctl",), np.uint32, _CTL_WORDS)
@@ -357,6 +357,7 @@ class GpuEngine:
         self.pinned_ctl = cupyx.empty_pinned(_CTL_WORDS, dtype=np.uint32)
         self.event_pool = _EventPool(cp)
         self._pinned: dict[tuple, Any] = {}
+        self._state_dtypes: dict[str, np.dtype] = {}
         self._cupyx = cupyx
 
     @classmethod
@@ -415,6 +416,13 @@ class GpuEngine:
         if blocks_per_sm:
             per_sm = min(per_sm, blocks_per_sm)
         return per_sm * self.n_sm
+
+    def state_dtype(self, gen: GeneratedModule) -> np.dtype:
+        """The parameter block's NumPy layout for a module (built once per module)."""
+        dt = self._state_dtypes.get(gen.key)
+        if dt is None:
+            dt = self._state_dtypes[gen.key] = state_dtype(list(gen.members))
+        return dt
 
     def _pinned_like(self, name: str, dtype: Any, size: int) -> Any:
         key = (name, np.dtype(dtype).str, size)

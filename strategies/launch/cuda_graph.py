@@ -23,7 +23,7 @@ class CudaGraphLaunch(LaunchStrategy):
 
     name = "cuda_graph"
     params = {"steps": IntRange(1, 256, 16, log=True),
-              "blocks_per_sm": IntRange(1, 32, 4)}
+              "blocks_per_sm": IntRange(1, 32, 1)}
 
     def check(self, algorithm, graph, config, backend):
         if backend != "gpu" or config is None:
