@@ -116,9 +116,9 @@ ParamSpace = Categorical | IntRange | FloatRange
 class Buffer:
     """A device buffer a strategy owns.
 
-    The engine allocates it (pooled across runs on the same graph), zero-fills it when
-    ``zero`` is set (at every run), and passes its address to every kernel as the
-    member ``<axis>_<name>`` of the parameter block ``gs``.
+    The engine allocates it zero-filled (pooled across runs on the same graph),
+    zero-fills it again before every run when ``zero`` is set, and passes its address
+    to every kernel as the member ``<axis>_<name>`` of the parameter block ``gs``.
 
     Parameters
     ----------

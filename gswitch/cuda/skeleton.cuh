@@ -120,9 +120,9 @@ __device__ __forceinline__ GsDecision gs_decide_step(int it, int mode, int pull,
 }
 
 __device__ __forceinline__ void gs_trace(int it, unsigned n_items, int mode, int pull) {
-  if (it < gs.trace_cap) {
-    gs.trace_active[it] = (int)n_items;
-    gs.trace_mode[it] = mode | (pull << 4);
+  if (it < gs.trace_cap) {  // one interleaved array: one read-back after the run
+    gs.trace[2 * it] = (int)n_items;
+    gs.trace[2 * it + 1] = mode | (pull << 4);
   }
 }
 

@@ -448,7 +448,8 @@ class GpuEngine:
                                  "edges_processed": 0, "device": self.device_name,
                                  "overflows": 0}
         all_start = spec.start.kind == "all"
-        n_start = n if all_start else int(np.unique(sources).size)
+        uniq = None if all_start else np.unique(sources).astype(np.int32)
+        n_start = n if all_start else int(uniq.size)
         if n == 0 or n_start == 0:
             stats.update(iterations=0, converged=True, time_s=time.perf_counter() - t_start,
                          device_time_s=0.0, kernel_time_s=0.0, compile_time_s=0.0)
@@ -469,14 +470,14 @@ class GpuEngine:
         with self.stream:
             ctx = LaunchContext(self, gen, mod, config, res, spec, graph, max_iterations,
                                 deadline_s, progress, self.stream)
-            fields = self._setup(ctx, spec, graph, params, fields0, sources, all_start, n_start)
+            fields = self._setup(ctx, spec, graph, params, fields0, uniq, all_start, n_start)
             launch = ctx.strategies["launch"]
             launch.drive(ctx)
             h = ctx.control()
             stats["edges_processed"] = int(h[_EDGES]) | (int(h[_EDGES + 1]) << 32)
             steps = min(ctx.it, _TRACE_CAP)
-            trace_a = ctx.buffers[("core", "trace_active")][:steps].get()
-            trace_m = ctx.buffers[("core", "trace_mode")][:steps].get()
+            trace = ctx.buffers[("core", "trace")][: 2 * steps].get()
+            trace_a, trace_m = trace[0::2], trace[1::2]
             out = {}
             for name, arr in fields.items():
                 host = self._pinned_like(name, arr.dtype, arr.size)
@@ -509,10 +510,9 @@ class GpuEngine:
             rrow, rcol, rw = res.reverse_arrays()
             st["rrow"], st["rcol"] = rrow.data.ptr, rcol.data.ptr
             st["rweights"] = rw.data.ptr if rw is not None else 0
-        for key in ("trace_active", "trace_mode"):
-            arr = res.array(("core", key), np.int32, _TRACE_CAP)
-            ctx.buffers[("core", key)] = arr
-            st[key] = arr.data.ptr
+        trace = res.array(("core", "trace"), np.int32, 2 * _TRACE_CAP)
+        ctx.buffers[("core", "trace")] = trace
+        st["trace"] = trace.data.ptr
         st["n"], st["m"], st["trace_cap"] = n, m, _TRACE_CAP
         st["max_it"] = ctx.max_it
         st["deadline_ns"] = ctx.deadline_ns()
@@ -530,9 +530,9 @@ class GpuEngine:
                 arr = res.pool.get(("buf", axis, b.name))
                 dt = _NP_CTYPES[b.ctype]
                 if arr is None or arr.size < max(1, b.size) or arr.dtype != np.dtype(dt):
-                    arr = cp.empty(max(1, b.size), dtype=dt)
+                    arr = cp.zeros(max(1, b.size), dtype=dt)  # zero when new, always
                     res.pool[("buf", axis, b.name)] = arr
-                if b.zero:
+                elif b.zero:
                     arr.fill(0)
                 ctx.buffers[(axis, b.name)] = arr
                 st[f"{axis}_{b.name}"] = arr.data.ptr
@@ -549,8 +549,7 @@ class GpuEngine:
         ctl_host[_PULL] = ctx.pull
         ctx.ctl.set(ctl_host, stream=ctx.stream)
         ctx.ctl_host[:] = ctl_host
-        start = cp.arange(n, dtype=np.int32) if all_start else \
-            cp.asarray(np.unique(sources).astype(np.int32))
+        start = cp.arange(n, dtype=np.int32) if all_start else cp.asarray(sources)
         ctx.strategies["worklist"].seed(ctx, start, all_start)
         ctx.write_state()
         return fields

@@ -42,7 +42,7 @@ class QueueWorklist(WorklistStrategy):
         n = 0 if graph is None else graph.n_nodes
         cap = self.capacity(graph, config)
         out = [Buffer("q0", "gs_vid", cap), Buffer("q1", "gs_vid", cap),
-               Buffer("spill", "unsigned char", n, zero=True)]
+               Buffer("spill", "unsigned char", n)]  # compaction leaves it clear
         if self.options.get("dedup"):
             out.append(Buffer("stamp", "int", n, zero=True))
         return out
