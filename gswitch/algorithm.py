@@ -192,9 +192,13 @@ class RawOperator:
     Parameters
     ----------
     cuda_body : str
-        Body of ``__device__ bool op(gs_vid src, gs_vid dst, gs_eid e, int it)`` with the
-        node fields available as ``F_<name>`` pointers and parameters as ``P_<name>``;
-        must return whether ``dst`` was activated and use atomics for its updates.
+        Body of ``__device__ bool gs_edge_op(const gs_vid v, const GsSrc& s, const gs_vid
+        u, const gs_eid e, const int it)``: ``v`` is the source node, ``u`` the
+        destination, ``e`` the edge (its weight is ``gs_weight(e)``), ``it`` the step.
+        Node fields are the pointers ``gs.F_<name>`` and parameters the values
+        ``gs.P_<name>`` of the parameter block; read mutable fields with ``gs_ld(ptr)``.
+        It must return whether ``u`` was activated and use atomics (``gs_atomic_min``
+        and friends) for its updates.
     numpy_impl : callable
         ``numpy_impl(fields, src, dst, weight, params) -> activated_dst_mask_or_ids``;
         updates ``fields`` (a dict of arrays) in place for the given edges of one step.

@@ -176,3 +176,34 @@ def test_compile_error_is_reported():
         pytest.skip("nvcc not found")
     ok, out = compile_source("__global__ void k() { undefined_symbol(); }")
     assert not ok and "undefined_symbol" in out
+
+
+def test_raw_operator_with_documented_names_compiles():
+    """A raw operator written with the names its docstring gives compiles."""
+    import numpy as np
+
+    nvcc = find_nvcc()
+    if nvcc is None:
+        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
+
+    def numpy_impl(fields, src, dst, w, params):
+        d = fields["depth"]
+        val = d[src] + 1
+        better = val < d[dst]
+        np.minimum.at(d, dst[better], val[better])
+        return dst[better]
+
+    @gs.algorithm(name="raw_bfs")
+    class RawBfs:
+        depth = gs.NodeField("int32", init=gs.INF, at_source=0)
+        start = gs.from_source()
+        visit = gs.raw_edge_op(
+            "  const int val = gs_ld(gs.F_depth + v) + 1 + (int)(gs_weight(e) * 0.0f) + 0 * it;\n"
+            "  return val < gs_atomic_min(gs.F_depth + u, val);", numpy_impl)
+
+    for cfg in ({}, {"launch": "persistent", "load_balance": "twc"}):
+        gen = generate_source(RawBfs, gs.Config(cfg), weighted=True)
+        ok, out = compile_source(gen.source, nvcc=nvcc)
+        assert ok, out[-2000:]
+    g = gs.Graph.from_edges([0, 1], [1, 2])
+    assert gs.run(RawBfs, g, source=0, backend="cpu").fields["depth"].tolist() == [0, 1, 2]
