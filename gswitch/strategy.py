@@ -265,7 +265,8 @@ class WorklistStrategy(Strategy):
 
     The fragment defines, for the skeleton:
 
-    - ``__device__ unsigned gs_wl_size(const GsStep& st)``: items of step ``st.it``;
+    - ``__device__ unsigned gs_wl_size(const GsStep& st)``: items of step ``st.it``
+      (``st.in_size`` holds the pushes step ``st.it - 1`` reported; a queue caps it);
     - ``__device__ gs_vid gs_wl_item(const GsStep& st, unsigned i)``: the ``i``-th;
     - ``__device__ void gs_wl_push(GsStep& st, gs_vid v)``: activate ``v`` for the next
       step. Called from divergent code (inside edge loops) by threads that have a node

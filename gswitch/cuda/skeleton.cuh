@@ -7,6 +7,7 @@ struct GsStep {
   int it;
   int mode;
   int pull;
+  unsigned in_size;          // pushes step it - 1 reported (the worklist may cap it)
   unsigned n_items;
   unsigned* ctl_cur;         // counters step `it` writes (slot GS_CTL_SLOT(it))
   unsigned long long edges;  // edges visited by this thread (flushed once per kernel)
@@ -19,11 +20,12 @@ __device__ __forceinline__ uint4 gs_slot(int it) {
 
 /*@slot worklist@*/
 
-__device__ __forceinline__ GsStep gs_make_step(int it, int mode, int pull) {
+__device__ __forceinline__ GsStep gs_make_step(int it, int mode, int pull, unsigned in_size) {
   GsStep st;
   st.it = it;
   st.mode = mode;
   st.pull = pull;
+  st.in_size = in_size;
   st.ctl_cur = gs.ctl + GS_CTL_SLOT(it);
   st.edges = 0;
   st.n_items = mode == GS_MODE_DATA ? gs_wl_size(st) : (unsigned)gs.n;
@@ -32,8 +34,10 @@ __device__ __forceinline__ GsStep gs_make_step(int it, int mode, int pull) {
 
 // Step state as the control block holds it (host loop and CUDA-graph kernels).
 __device__ __forceinline__ GsStep gs_step_from_ctl() {
-  return gs_make_step((int)gs_ld_ctl(gs.ctl + GS_CTL_IT), (int)gs_ld_ctl(gs.ctl + GS_CTL_MODE),
-                      (int)gs_ld_ctl(gs.ctl + GS_CTL_PULL));
+  const int it = (int)gs_ld_ctl(gs.ctl + GS_CTL_IT);
+  return gs_make_step(it, (int)gs_ld_ctl(gs.ctl + GS_CTL_MODE),
+                      (int)gs_ld_ctl(gs.ctl + GS_CTL_PULL),
+                      gs_ld_ctl(gs.ctl + GS_CTL_SLOT(it - 1) + GS_CTL_SIZE));
 }
 
 __device__ __forceinline__ gs_vid gs_item(const GsStep& st, unsigned i) {
@@ -99,6 +103,7 @@ struct GsDecision {
   int done;
   unsigned size;
   unsigned overflow;
+  unsigned late;  // the persistent loop's leader found the deadline passed
   unsigned fedges;
 };
 
@@ -107,7 +112,8 @@ __device__ __forceinline__ GsDecision gs_decide_step(int it, int mode, int pull,
   const uint4 c = gs_slot(it);
   GsDecision d;
   d.size = c.x;
-  d.overflow = c.z;
+  d.overflow = c.z & 1u;
+  d.late = c.z >> 1;
   d.fedges = c.w;
   int done = 0;
   d.mode = gs_decide(mode, mode == GS_MODE_TOPOLOGY ? c.y : c.x, &done);

@@ -199,7 +199,7 @@ class LaunchContext:
 
     def overflowed(self, it: int) -> bool:
         """Whether step ``it`` reported a worklist overflow (from the last read)."""
-        return it >= 0 and bool(self.ctl_host[_slot(it) + 2])
+        return it >= 0 and bool(self.ctl_host[_slot(it) + 2] & 1)
 
     def grow(self, it: int) -> None:
         """Let the worklist grow after step ``it`` overflowed."""

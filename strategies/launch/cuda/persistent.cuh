@@ -21,8 +21,9 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_persistent_kernel
   int done = (int)gs_ld_ctl(c + GS_CTL_DONE);
   unsigned overflow = 0u, late = 0u;
   const unsigned long long t0 = leader ? gs_globaltimer() : 0ull;
+  unsigned in_size = gs_ld_ctl(c + GS_CTL_SLOT(it - 1) + GS_CTL_SIZE);
   while (!done && it < gs.max_it) {
-    GsStep st = gs_make_step(it, mode, pull);
+    GsStep st = gs_make_step(it, mode, pull, in_size);
     if (leader) {
       unsigned* next = c + GS_CTL_SLOT(it + 1);
       next[GS_CTL_SIZE] = 0u;
@@ -30,8 +31,11 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_persistent_kernel
       next[GS_CTL_OVERFLOW] = 0u;
       next[GS_CTL_FEDGES] = 0u;
       gs_trace(it, st.n_items, mode, pull);
-      if (gs.deadline_ns && gs_globaltimer() - t0 > (unsigned long long)gs.deadline_ns)
+      // reported in this step's overflow word, which every thread reads after the step
+      if (gs.deadline_ns && gs_globaltimer() - t0 > (unsigned long long)gs.deadline_ns) {
+        atomicOr(st.ctl_cur + GS_CTL_OVERFLOW, 2u);
         c[GS_CTL_DEADLINE] = 1u;
+      }
     }
     for (int p = 0; p < GS_N_PHASES; ++p) {
       if (gs_phase_enabled(p, st)) {
@@ -43,7 +47,8 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_persistent_kernel
     const GsDecision d = gs_decide_step(it, mode, pull, visited);
     visited += d.fedges;
     overflow = d.overflow;
-    late = gs_ld_ctl(c + GS_CTL_DEADLINE);
+    late = d.late;
+    in_size = d.size;
     ++it;
     mode = d.mode;
     pull = d.pull;

@@ -6,9 +6,7 @@
 __device__ __forceinline__ unsigned* gs_bm(int parity) {
   return gs.worklist_bits + (parity ? GS_BM_WORDS : 0u);
 }
-__device__ __forceinline__ unsigned gs_wl_size(const GsStep& st) {
-  return gs_ld_ctl(gs.ctl + GS_CTL_SLOT(st.it - 1) + GS_CTL_SIZE);
-}
+__device__ __forceinline__ unsigned gs_wl_size(const GsStep& st) { return st.in_size; }
 __device__ __forceinline__ gs_vid gs_wl_item(const GsStep& st, unsigned i) {
   return gs_ld(gs.worklist_queue + ((st.it & 1) ? (unsigned)gs.n : 0u) + i);
 }

@@ -9,9 +9,8 @@ __device__ __forceinline__ unsigned gs_wl_cap(int parity) {
   return (unsigned)(parity ? gs.worklist_cap1 : gs.worklist_cap0);
 }
 __device__ __forceinline__ unsigned gs_wl_size(const GsStep& st) {
-  const unsigned size = gs_ld_ctl(gs.ctl + GS_CTL_SLOT(st.it - 1) + GS_CTL_SIZE);
   const unsigned cap = gs_wl_cap(st.it & 1);
-  return size < cap ? size : cap;
+  return st.in_size < cap ? st.in_size : cap;
 }
 __device__ __forceinline__ gs_vid gs_wl_item(const GsStep& st, unsigned i) {
   return gs_ld(gs_wl_queue(st.it & 1) + i);
@@ -33,7 +32,7 @@ __device__ __forceinline__ void gs_wl_store(GsStep& st, unsigned slot, gs_vid v)
     gs_wl_queue(par)[slot] = v;
   } else {
     gs.worklist_spill[v] = 1;
-    *(volatile unsigned*)(st.ctl_cur + GS_CTL_OVERFLOW) = 1u;
+    atomicOr(st.ctl_cur + GS_CTL_OVERFLOW, 1u);
   }
 }
 // After the host grew the output queue of step `it`: append the spilled nodes.
@@ -42,6 +41,7 @@ extern "C" __global__ void gs_wl_compact_spill(int it) {
   st.it = it;
   st.mode = GS_MODE_DATA;
   st.pull = 0;
+  st.in_size = 0;
   st.ctl_cur = gs.ctl + GS_CTL_SLOT(it);
   st.edges = 0;
   st.n_items = 0;
