@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._hints import option
+from ._memory import MemoryRefused, check_memory, graph_bytes
 from .errors import InvalidGraph
 
 __all__ = ["Graph", "DuplicatePolicy", "SelfLoopPolicy"]
@@ -22,6 +24,15 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     a.flags.writeable = False
     return a
+
+
+def _memory_fix(src: np.ndarray, dst: np.ndarray, n_nodes: int, renumber: bool) -> str:
+    """The advice of a memory refusal: renumber sparse ids, else use a smaller graph."""
+    if not renumber and src.size and n_nodes > 4 * (2 * src.size) + 1024:
+        distinct = np.unique(np.concatenate([src, dst])).size
+        return (f"the largest id is {n_nodes - 1:,} but only {distinct:,} distinct ids are "
+                f"used; pass {option('renumber')} to number them 0..{distinct - 1}")
+    return "use a smaller graph or a machine with more memory"
 
 
 class Graph:
@@ -44,6 +55,12 @@ class Graph:
         Whether edges are one-way. ``False`` promises that the arrays are symmetric.
     validate : bool
         Check offsets and ids (cheap, vectorised). Disable only for arrays gswitch built.
+    name : str
+        A label shown by ``gswitch info``.
+    node_labels : sequence, optional
+        The original name of every node (``node_labels[i]`` is node ``i``), kept by
+        :meth:`from_networkx` and by renumbering loaders so that :meth:`to_networkx` can
+        give the names back. ``None`` means the ids are the names.
 
     Raises
     ------
@@ -67,6 +84,7 @@ class Graph:
         "_fingerprint",
         "_in_degree",
         "name",
+        "node_labels",
         "__weakref__",
     )
 
@@ -79,6 +97,7 @@ class Graph:
         directed: bool = True,
         validate: bool = True,
         name: str = "",
+        node_labels: np.ndarray | list | tuple | None = None,
     ) -> None:
         indptr = np.asarray(indptr)
         indices = np.asarray(indices)
@@ -118,6 +137,10 @@ class Graph:
         self._fingerprint: str | None = None
         self._in_degree: np.ndarray | None = None
         self.name = name
+        if node_labels is not None and len(node_labels) != indptr.size - 1:
+            raise InvalidGraph(f"node_labels has {len(node_labels)} entries, expected one per "
+                               f"node ({indptr.size - 1})")
+        self.node_labels = node_labels
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -176,11 +199,13 @@ class Graph:
             w = np.asarray(weights, dtype=np.float64).ravel()
             if w.shape != src.shape:
                 raise InvalidGraph(f"weights has {w.size} entries, expected {src.size}")
+        labels = None
         if renumber and src.size:
             ids, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
             src, dst = inv[: src.size], inv[src.size :]
             if n_nodes is None:
                 n_nodes = ids.size
+            labels = ids
         if src.size:
             lo = min(int(src.min()), int(dst.min()))
             if lo < 0:
@@ -190,10 +215,25 @@ class Graph:
             hi = -1
         if n_nodes is None:
             n_nodes = hi + 1
+        if n_nodes < 0:
+            raise InvalidGraph(f"n_nodes must be >= 0, got {n_nodes}")
         if hi >= n_nodes:
             raise InvalidGraph(
                 f"node id {hi} out of range for n_nodes={n_nodes}; pass a larger n_nodes"
             )
+        if n_nodes > _INT32_MAX:
+            raise InvalidGraph(
+                f"a graph of {n_nodes:,} nodes is too large: node ids are int32, so at most "
+                f"{_INT32_MAX:,} nodes are supported"
+                + ("" if renumber else f"; if the ids are sparse, pass {option('renumber')}")
+            )
+        stored = src.size * (1 if directed else 2)
+        try:
+            check_memory(f"a graph of {n_nodes:,} nodes and {stored:,} edges",
+                         graph_bytes(n_nodes, stored, w is not None),
+                         _memory_fix(src, dst, n_nodes, renumber))
+        except MemoryRefused as exc:
+            raise InvalidGraph(str(exc)) from None
         loops = src == dst
         if self_loops == "reject" and loops.any():
             v = int(src[loops][0])
@@ -214,7 +254,9 @@ class Graph:
                 if dup_loop.any():
                     src, dst = src[~dup_loop], dst[~dup_loop]
                     w = None if w is None else w[~dup_loop]
-        return cls._from_coo(src, dst, w, n_nodes, directed, duplicates, name)
+        g = cls._from_coo(src, dst, w, n_nodes, directed, duplicates, name)
+        g.node_labels = labels
+        return g
 
     @classmethod
     def _from_coo(
@@ -300,10 +342,159 @@ class Graph:
         """
         if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
             raise InvalidGraph(f"adjacency matrix must be square, got shape {matrix.shape}")
+        n = int(matrix.shape[0])
+        if n > _INT32_MAX:
+            raise InvalidGraph(f"a {n:,}x{n:,} matrix is too large: node ids are int32, so at "
+                               f"most {_INT32_MAX:,} nodes are supported")
+        try:
+            check_memory(f"a graph of {n:,} nodes and {matrix.nnz:,} edges",
+                         graph_bytes(n, matrix.nnz, weighted),
+                         "use a smaller matrix or a machine with more memory")
+        except MemoryRefused as exc:
+            raise InvalidGraph(str(exc)) from None
         coo = sp.coo_array(matrix)
+        if weighted and coo.data.dtype.kind not in "biuf":
+            raise InvalidGraph(f"matrix values must be real numbers to become edge weights, got "
+                               f"dtype {coo.data.dtype}; pass weighted=False")
         w = np.asarray(coo.data, dtype=np.float64) if weighted else None
         return cls._from_coo(np.asarray(coo.row, np.int64), np.asarray(coo.col, np.int64),
-                             w, matrix.shape[0], directed, "keep", name)
+                             w, n, directed, "keep", name)
+
+    @classmethod
+    def from_networkx(cls, nx_graph: Any, *, weight: str | None = "weight",
+                      default_weight: float = 1.0, name: str | None = None) -> Graph:
+        """Build a graph from a networkx graph, keeping its node names in :attr:`node_labels`.
+
+        Node ``i`` of the result is the ``i``-th node of ``nx_graph.nodes`` (insertion
+        order), so ``dict(zip(nx_graph.nodes, array))`` maps any per-node result back to
+        the networkx names, and :meth:`to_networkx` restores them.
+
+        Parameters
+        ----------
+        nx_graph : networkx.Graph, DiGraph, MultiGraph or MultiDiGraph
+            The graph. Undirected graphs become undirected (each edge stored both ways);
+            parallel edges of multigraphs stay parallel edges.
+        weight : str or None
+            Edge attribute read as the weight. The graph is weighted when at least one
+            edge has it; edges without it get ``default_weight``. ``None`` ignores weights.
+        default_weight : float
+            Weight of edges that lack the attribute (networkx's convention is 1).
+        name : str, optional
+            Graph label; defaults to ``nx_graph.name``.
+
+        Returns
+        -------
+        Graph
+
+        Raises
+        ------
+        InvalidGraph
+            If a weight is not a real number, or the graph is too large for int32 ids
+            or for the memory available.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> g = Graph.from_networkx(nx.path_graph(["a", "b", "c"]))
+        >>> g.n_nodes, g.n_edges, list(g.node_labels)
+        (3, 4, ['a', 'b', 'c'])
+
+        """
+        nodes = list(nx_graph.nodes)
+        n = len(nodes)
+        m = nx_graph.number_of_edges()
+        directed = bool(nx_graph.is_directed())
+        weighted = weight is not None and any(
+            weight in d for _, _, d in nx_graph.edges(data=True))
+        try:
+            check_memory(f"a graph of {n:,} nodes and {m:,} edges",
+                         graph_bytes(n, m * (1 if directed else 2), weighted) + 200 * n,
+                         "convert a smaller graph or use a machine with more memory")
+        except MemoryRefused as exc:
+            raise InvalidGraph(str(exc)) from None
+        index = {v: i for i, v in enumerate(nodes)}
+        src = np.fromiter((index[u] for u, _ in nx_graph.edges()), dtype=np.int64, count=m)
+        dst = np.fromiter((index[v] for _, v in nx_graph.edges()), dtype=np.int64, count=m)
+        w = None
+        if weighted:
+            values = []
+            for u, v, d in nx_graph.edges(data=weight, default=default_weight):
+                try:
+                    values.append(float(d))
+                except (TypeError, ValueError):
+                    raise InvalidGraph(f"edge {u!r} -> {v!r} has {weight}={d!r}, which is not "
+                                       "a number; fix it or pass weight=None") from None
+            w = np.asarray(values, dtype=np.float64)
+        label = name if name is not None else str(getattr(nx_graph, "name", "") or "")
+        g = cls.from_edges(src, dst, w, n_nodes=n, directed=directed, name=label)
+        g.node_labels = nodes
+        return g
+
+    def to_networkx(self, labels: Any = None, *, weight: str = "weight",
+                    multigraph: bool | None = None) -> Any:
+        """The graph as a networkx graph (needs networkx).
+
+        Parameters
+        ----------
+        labels : sequence or mapping, optional
+            Name of each node: ``labels[i]`` names node ``i``. Defaults to
+            :attr:`node_labels` (set by :meth:`from_networkx` and renumbering loaders),
+            else the ids ``0 .. n_nodes - 1``.
+        weight : str
+            Edge attribute that receives the weights (unweighted graphs get none).
+        multigraph : bool, optional
+            Return a ``MultiGraph``/``MultiDiGraph``. By default only when the graph has
+            parallel edges, which a plain networkx graph would merge.
+
+        Returns
+        -------
+        networkx.DiGraph, networkx.Graph, or their multigraph variants
+            Directed when :attr:`directed`; every node is present, isolated ones too.
+
+        Raises
+        ------
+        InvalidGraph
+            If ``labels`` does not name every node exactly once.
+
+        """
+        import networkx as nx
+
+        n = self.n_nodes
+        if labels is None:
+            labels = self.node_labels if self.node_labels is not None else range(n)
+        if isinstance(labels, dict):
+            names = [labels.get(i, i) for i in range(n)]
+        else:
+            names = list(labels)
+        if len(names) != n:
+            raise InvalidGraph(f"labels has {len(names)} entries, expected one per node ({n})")
+        names = [x.item() if isinstance(x, np.generic) else x for x in names]
+        if len(set(names)) != n:
+            raise InvalidGraph("labels must name every node differently; two nodes share a name")
+        src, dst = self.edges()
+        if not self._directed:
+            keep = src <= dst
+            src, dst = src[keep], dst[keep]
+            w = None if self._weights is None else self._weights[keep]
+        else:
+            w = self._weights
+        if multigraph is None:
+            key = src.astype(np.int64) * max(n, 1) + dst
+            multigraph = bool(key.size > 1 and np.unique(key).size < key.size)
+        if self._directed:
+            out = nx.MultiDiGraph() if multigraph else nx.DiGraph()
+        else:
+            out = nx.MultiGraph() if multigraph else nx.Graph()
+        out.graph["name"] = self.name
+        out.add_nodes_from(names)
+        s_names = [names[i] for i in src.tolist()]
+        d_names = [names[i] for i in dst.tolist()]
+        if w is None:
+            out.add_edges_from(zip(s_names, d_names))
+        else:
+            out.add_weighted_edges_from(zip(s_names, d_names, w.astype(float).tolist()),
+                                        weight=weight)
+        return out
 
     # ------------------------------------------------------------------ properties
     @property
@@ -427,7 +618,8 @@ class Graph:
 
     def with_weights(self, weights: np.ndarray | None) -> Graph:
         """Return the same structure with other edge weights (``None`` drops them)."""
-        return Graph(self._indptr, self._indices, weights, directed=self._directed, name=self.name)
+        return Graph(self._indptr, self._indices, weights, directed=self._directed, name=self.name,
+                     node_labels=self.node_labels)
 
     def symmetrize(self) -> Graph:
         """Undirected version: the union of each edge and its reverse, parallel edges merged.
@@ -438,12 +630,14 @@ class Graph:
             return self
         src, dst = self.edges()
         w = self._weights
-        return Graph._from_coo(
+        g = Graph._from_coo(
             np.concatenate([src, dst]).astype(np.int64),
             np.concatenate([dst, src]).astype(np.int64),
             None if w is None else np.concatenate([w, w]).astype(np.float64),
             self.n_nodes, False, "min", self.name,
         )
+        g.node_labels = self.node_labels
+        return g
 
     def remove_self_loops(self) -> Graph:
         """Copy without edges ``v -> v``."""
@@ -452,15 +646,19 @@ class Graph:
         if keep.all():
             return self
         w = None if self._weights is None else self._weights[keep]
-        return Graph._from_coo(src[keep].astype(np.int64), dst[keep].astype(np.int64), w,
-                               self.n_nodes, self._directed, "keep", self.name)
+        g = Graph._from_coo(src[keep].astype(np.int64), dst[keep].astype(np.int64), w,
+                            self.n_nodes, self._directed, "keep", self.name)
+        g.node_labels = self.node_labels
+        return g
 
     def deduplicate(self, policy: DuplicatePolicy = "drop") -> Graph:
         """Copy with parallel edges merged by ``policy`` (drop, sum, min or reject)."""
         src, dst = self.edges()
         w = None if self._weights is None else self._weights.astype(np.float64)
-        return Graph._from_coo(src.astype(np.int64), dst.astype(np.int64), w, self.n_nodes,
-                               self._directed, policy, self.name)
+        g = Graph._from_coo(src.astype(np.int64), dst.astype(np.int64), w, self.n_nodes,
+                            self._directed, policy, self.name)
+        g.node_labels = self.node_labels
+        return g
 
     def is_symmetric(self) -> bool:
         """Whether every edge ``u -> v`` has a matching ``v -> u`` (pattern only)."""

@@ -25,16 +25,22 @@ from typing import BinaryIO
 
 import numpy as np
 
+from ._hints import option
+from ._memory import MemoryRefused, available_bytes, check_memory, format_bytes, graph_bytes
 from .errors import GraphFormatError, InvalidGraph
 from .graph import DuplicatePolicy, Graph, SelfLoopPolicy
 
-__all__ = ["load_graph", "save_npz", "FORMATS", "EXTENSIONS", "NPZ_FORMAT_VERSION"]
+__all__ = ["load_graph", "save_graph", "save_npz", "FORMATS", "WRITE_FORMATS", "EXTENSIONS",
+           "NPZ_FORMAT_VERSION"]
 
 #: Version written into (and required of) ``.npz`` caches.
 NPZ_FORMAT_VERSION = 1
 
 #: Canonical format names accepted by ``load_graph(fmt=...)``.
 FORMATS = ("mtx", "edgelist", "dimacs", "metis", "npz")
+
+#: Formats :func:`save_graph` writes.
+WRITE_FORMATS = ("mtx", "edgelist", "dimacs", "npz")
 
 #: File extension (without ``.gz``) -> format name.
 EXTENSIONS: dict[str, str] = {
@@ -66,6 +72,13 @@ _FORMAT_ALIASES = {
     "graph": "metis",
 }
 
+_FORMAT_TITLES = {"mtx": "Matrix Market", "edgelist": "edge list", "dimacs": "DIMACS .gr",
+                  "metis": "METIS", "npz": "npz"}
+
+#: A number written in a text file takes at least two bytes (digit and separator) and
+#: eight once parsed, and the text stays in memory while it is parsed.
+_TEXT_PARSE_FACTOR = 5
+
 _MAX_ID = np.iinfo(np.int32).max - 1  # the largest id that still leaves n_nodes in int32
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -78,6 +91,37 @@ class _SlowPath(Exception):
 def _fail(path: Path | str, what: str, line: int | None = None) -> GraphFormatError:
     where = f"{path}:{line}" if line is not None else f"{path}"
     return GraphFormatError(f"{where}: {what}")
+
+
+_PRINTABLE = re.compile(rb"[\x20-\x7e\t]*")
+
+
+def _show(raw: bytes, limit: int = 60) -> str:
+    """Quote a piece of a file for a message; binary junk is described, not echoed."""
+    more = "..." if len(raw) > limit else ""
+    piece = raw[:limit]
+    if _PRINTABLE.fullmatch(piece):
+        return repr(piece.decode("ascii") + more)
+    try:
+        text = raw[: limit * 4].decode("utf-8", "ignore" if len(raw) > limit * 4 else "strict")
+    except UnicodeDecodeError:
+        return f"<{len(raw)} bytes of binary data>"
+    text = text.replace("\t", " ")[:limit]
+    if not text.isprintable():
+        return f"<{len(raw)} bytes of binary data>"
+    return repr(text + more)
+
+
+def _check_text(path: Path, data: bytes, kind: str) -> None:
+    """Refuse binary content up front: a text parser would only report a confusing line."""
+    head = data[:4096]
+    if b"\x00" in head or (head and sum(b < 9 or 13 < b < 32 for b in head) > len(head) // 20):
+        raise _fail(path, f"looks like binary data, not a text {_FORMAT_TITLES[kind]} file; "
+                    f"check the file, or name its format with {option('fmt')}")
+
+
+def _refuse_memory(path: Path, exc: MemoryRefused) -> GraphFormatError:
+    return _fail(path, str(exc))
 
 
 class _GraphFile:
@@ -114,11 +158,81 @@ class _GraphFile:
             self._raw.close()
 
 
+class _CappedReader:
+    """A read-only view of a (decompressing) stream that refuses to grow past ``cap`` bytes.
+
+    A few kilobytes of gzip can inflate to gigabytes; reading them whole would take the
+    memory before any size could be checked.
+    """
+
+    _CHUNK = 1 << 24
+
+    def __init__(self, stream: BinaryIO, path: Path, cap: int | None) -> None:
+        self._stream = stream
+        self._path = path
+        self._cap = cap
+
+    def _too_big(self, size: int) -> GraphFormatError:
+        return _fail(self._path, f"the decompressed content exceeds {format_bytes(size)}, and "
+                     f"parsing it would need about {_TEXT_PARSE_FACTOR} times that while only "
+                     f"{format_bytes(available_bytes() or 0)} is available; decompress and "
+                     "split the file, or use a machine with more memory")
+
+    def read(self, size: int = -1) -> bytes:
+        if size is not None and size >= 0:
+            return self._stream.read(size)
+        if self._cap is None:
+            return self._stream.read()
+        parts: list[bytes] = []
+        total = 0
+        while True:
+            chunk = self._stream.read(self._CHUNK)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > self._cap:
+                raise self._too_big(self._cap)
+            parts.append(chunk)
+        return b"".join(parts)
+
+    def readline(self, size: int = -1) -> bytes:
+        return self._stream.readline(size if size is not None and size >= 0 else 1 << 20)
+
+    def tell(self) -> int:
+        return self._stream.tell()
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        return self._stream.seek(pos, whence)
+
+
+def _read_cap(path: Path, compressed: bool) -> int | None:
+    """How many bytes of text may be read from ``path``; raise when the file is too big."""
+    available = available_bytes()
+    if available is None:
+        return None
+    if not compressed:
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return None
+        try:
+            check_memory(f"parsing this {format_bytes(size)} text file",
+                         size * _TEXT_PARSE_FACTOR,
+                         "split the file, convert it once on a larger machine with "
+                         f"{option('save_npz')}, or free memory")
+        except MemoryRefused as exc:
+            raise _refuse_memory(path, exc) from None
+        return None
+    return available // _TEXT_PARSE_FACTOR
+
+
 def _read_stream(path: Path, read: Callable[[BinaryIO], object]) -> object:
     """Run ``read`` on the opened file, turning decompression errors into GraphFormatError."""
     with _GraphFile(path) as f:
+        compressed = isinstance(f, gzip.GzipFile)
+        capped = _CappedReader(f, path, _read_cap(path, compressed))
         try:
-            return read(f)
+            return read(capped)  # type: ignore[arg-type]
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise GraphFormatError(
                 f"{path}: corrupt gzip data ({exc}); re-download or decompress it by hand"
@@ -163,17 +277,24 @@ def _format_of(path: Path, fmt: str | None) -> str:
                 f"unknown graph format {fmt!r}; use one of {', '.join(FORMATS)}"
             )
         return key
+    ext = _extension(path)
+    if ext not in EXTENSIONS:
+        known = " ".join(sorted(EXTENSIONS))
+        what = (f"unknown graph file extension {ext!r}" if ext else
+                "the file name has no extension, so its graph format is unknown")
+        raise GraphFormatError(
+            f"{path}: {what}; known: {known} (each optionally followed by .gz); rename the "
+            f"file or name the format with {option('fmt')} ({', '.join(FORMATS)})"
+        )
+    return EXTENSIONS[ext]
+
+
+def _extension(path: Path) -> str:
+    """The lower-case extension that names the format (``.txt`` of ``g.txt.gz``)."""
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
-    ext = suffixes[-1] if suffixes else ""
-    if ext not in EXTENSIONS:
-        known = " ".join(sorted(EXTENSIONS))
-        raise GraphFormatError(
-            f"{path}: unknown graph file extension {ext or '(none)'!r}; known: {known} "
-            "(each optionally followed by .gz), or pass fmt="
-        )
-    return EXTENSIONS[ext]
+    return suffixes[-1] if suffixes else ""
 
 
 def _default_name(path: Path) -> str:
@@ -199,12 +320,17 @@ def _check_ids(
     n_nodes: int | None,
     base: int,
     line_of: Callable[[int], int | None],
+    max_id: int = -1,
 ) -> None:
-    """Raise on ids below ``base`` or at/above ``n_nodes + base`` (``ids`` as written)."""
+    """Raise on ids below ``base`` or at/above ``n_nodes + base`` (``ids`` as written).
+
+    Without ``n_nodes`` the bound is ``max_id`` (default: the largest int32 id).
+    """
     if ids.size == 0:
         return
     lo, hi = int(ids.min()), int(ids.max())
-    limit = (n_nodes + base - 1) if n_nodes is not None else _MAX_ID + base
+    max_id = _MAX_ID if max_id < 0 else max_id
+    limit = (n_nodes + base - 1) if n_nodes is not None else max_id + base
     if lo < base:
         i = int(np.argmax(ids == lo))
         rule = "ids are 1-based" if base == 1 else "ids must be >= 0"
@@ -215,8 +341,8 @@ def _check_ids(
             rule = f"the header declares {n_nodes} nodes, so ids must be in {base}..{limit}"
             fix = "fix the id or the header"
         else:
-            rule = f"at most {_MAX_ID + 1} nodes are supported"
-            fix = "renumber the ids compactly"
+            rule = f"node ids are int32, so at most {_MAX_ID + 1:,} nodes are supported"
+            fix = f"pass {option('renumber')} to number the ids compactly"
         raise _fail(path, f"node id {hi} out of range: {rule}; {fix}", line_of(i))
 
 
@@ -313,16 +439,14 @@ def _token_number(tok: bytes, path: Path, lineno: int, what: str) -> float | int
     try:
         return float(tok)
     except ValueError:
-        text = tok.decode("utf-8", "replace")
-        raise _fail(path, f"{what} {text!r} is not a number", lineno) from None
+        raise _fail(path, f"{what} {_show(tok)} is not a number", lineno) from None
 
 
 def _int_token(tok: bytes, path: Path, lineno: int, what: str) -> int:
     try:
         return int(tok)
     except ValueError:
-        text = tok.decode("utf-8", "replace")
-        raise _fail(path, f"{what} {text!r} is not an integer", lineno) from None
+        raise _fail(path, f"{what} {_show(tok)} is not an integer", lineno) from None
 
 
 # ---------------------------------------------------------------------------- edge lists
@@ -344,7 +468,7 @@ def _edgelist_line_of(data: bytes, first_line: int) -> Callable[[int], int | Non
 
 
 def _edgelist_slow(
-    data: bytes, path: Path, weighted: bool, first_line: int
+    data: bytes, path: Path, weighted: bool, first_line: int, max_id: int
 ) -> tuple[np.ndarray, ...]:
     src: list[int] = []
     dst: list[int] = []
@@ -360,7 +484,7 @@ def _edgelist_slow(
                 raise _fail(
                     path,
                     f"expected 'src dst' or 'src dst weight', got {len(toks)} fields "
-                    f"{s[:60].decode('utf-8', 'replace')!r}",
+                    f"{_show(s)}",
                     lineno,
                 )
             ncols = len(toks)
@@ -368,15 +492,17 @@ def _edgelist_slow(
             raise _fail(
                 path,
                 f"expected {ncols} fields like the first edge line, got {len(toks)}: "
-                f"{s[:60].decode('utf-8', 'replace')!r}",
+                f"{_show(s)}",
                 lineno,
             )
         u = _int_token(toks[0], path, lineno, "source id")
         v = _int_token(toks[1], path, lineno, "destination id")
         for x in (u, v):
-            if x < 0 or x > _MAX_ID:
-                raise _fail(path, f"node id {x} out of range (ids must be in 0..{_MAX_ID})",
-                            lineno)
+            if x < 0 or x > max_id:
+                fix = (f"; pass {option('renumber')} to number sparse ids compactly"
+                       if max_id == _MAX_ID else "")
+                raise _fail(path, f"node id {x} out of range (ids must be in 0..{max_id})"
+                            + fix, lineno)
         src.append(u)
         dst.append(v)
         if ncols == 3:
@@ -391,7 +517,7 @@ def _edgelist_slow(
 
 
 def _edgelist_fast(
-    data: bytes, path: Path, weighted: bool, first_line: int
+    data: bytes, path: Path, weighted: bool, first_line: int, max_id: int
 ) -> tuple[np.ndarray, ...]:
     # ``data`` starts at the first edge line; comments further down are rare, and only
     # then is the buffer rewritten
@@ -422,22 +548,46 @@ def _edgelist_fast(
     if ncols == 3 and weighted:
         w = table[:, 2].astype(np.float64)
         _check_weights(path, w, line_of)
-    _check_ids(path, src, None, 0, line_of)
-    _check_ids(path, dst, None, 0, line_of)
+    _check_ids(path, src, None, 0, line_of, max_id)
+    _check_ids(path, dst, None, 0, line_of, max_id)
     return src, dst, w
 
 
 def _load_edgelist(
     path: Path, *, directed: bool, weighted: bool, duplicates: DuplicatePolicy,
-    self_loops: SelfLoopPolicy, name: str,
+    self_loops: SelfLoopPolicy, renumber: bool, name: str,
 ) -> Graph:
     data, first_line = _read_after_header(path, b"#%")
+    _check_text(path, data, "edgelist")
+    max_id = np.iinfo(np.int64).max if renumber else _MAX_ID
     try:
-        src, dst, w = _edgelist_fast(data, path, weighted, first_line)
+        src, dst, w = _edgelist_fast(data, path, weighted, first_line, max_id)
     except _SlowPath:
-        src, dst, w = _edgelist_slow(data, path, weighted, first_line)
+        src, dst, w = _edgelist_slow(data, path, weighted, first_line, max_id)
+    del data
     return _build(path, src, dst, w, n_nodes=None, directed=directed, duplicates=duplicates,
-                  self_loops=self_loops, name=name)
+                  self_loops=self_loops, renumber=renumber, name=name)
+
+
+def _check_declared(path: Path, data: bytes, n: int, m: int, items: str, header: str,
+                    line: int | None, needed: int, per_line: bool = True) -> None:
+    """Check a header's counts against the file before allocating by them.
+
+    Every declared entry needs a line of its own, so a count above the number of lines is
+    wrong however the rest of the file looks; and the graph it declares must fit in memory.
+    """
+    if per_line:
+        room, unit = data.count(b"\n") + 1, "lines"
+    else:  # a number and its separator take at least two bytes
+        room, unit = len(data) // 2 + 1, "numbers' worth of bytes"
+    if m > room:
+        raise _fail(path, f"the {header} declares {m:,} {items} but the file has room for at "
+                    f"most {room:,} ({len(data):,} bytes, {unit}); fix the header", line)
+    try:
+        check_memory(f"the graph the {header} declares ({n:,} nodes, {m:,} {items})", needed,
+                     "fix the header if it is wrong, or use a machine with more memory")
+    except MemoryRefused as exc:
+        raise _refuse_memory(path, exc) from None
 
 
 # ---------------------------------------------------------------------------- DIMACS .gr
@@ -452,7 +602,7 @@ def _dimacs_header(data: bytes, path: Path) -> tuple[int, int, int]:
             raise _fail(path, "expected the problem line 'p sp <nodes> <arcs>' before any "
                         "arc; add it", lineno)
         if len(toks) != 4 or toks[1] != b"sp":
-            raise _fail(path, f"malformed problem line {s.decode('utf-8', 'replace')!r}; "
+            raise _fail(path, f"malformed problem line {_show(s)}; "
                         "expected 'p sp <nodes> <arcs>'", lineno)
         n = _int_token(toks[2], path, lineno, "node count")
         m = _int_token(toks[3], path, lineno, "arc count")
@@ -479,11 +629,11 @@ def _dimacs_slow(data: bytes, path: Path, n: int, m: int) -> tuple[np.ndarray, .
             seen_p = True
             continue
         if toks[0] != b"a":
-            raise _fail(path, f"unknown line type {toks[0].decode('utf-8', 'replace')!r}; "
+            raise _fail(path, f"unknown line type {_show(toks[0])}; "
                         "DIMACS .gr lines start with 'c', 'p' or 'a'", lineno)
         if len(toks) != 4:
             raise _fail(path, f"arc line needs 'a <from> <to> <weight>', got "
-                        f"{s[:60].decode('utf-8', 'replace')!r}", lineno)
+                        f"{_show(s)}", lineno)
         u = _int_token(toks[1], path, lineno, "arc tail")
         v = _int_token(toks[2], path, lineno, "arc head")
         for x in (u, v):
@@ -548,7 +698,10 @@ def _load_dimacs(
     path: Path, data: bytes, *, directed: bool, weighted: bool, duplicates: DuplicatePolicy,
     self_loops: SelfLoopPolicy, name: str,
 ) -> Graph:
+    _check_text(path, data, "dimacs")
     n, m, p_line = _dimacs_header(data, path)
+    _check_declared(path, data, n, m, "arcs", "problem line", p_line,
+                    graph_bytes(n, m * (1 if directed else 2), weighted))
     try:
         src, dst, w = _dimacs_fast(data, path, n, m, p_line)
     except _SlowPath:
@@ -562,6 +715,7 @@ def _load_metis(
     path: Path, data: bytes, *, directed: bool, weighted: bool, duplicates: DuplicatePolicy,
     self_loops: SelfLoopPolicy, name: str,
 ) -> Graph:
+    _check_text(path, data, "metis")
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
@@ -584,10 +738,16 @@ def _load_metis(
     if n < 0 or m < 0 or n > _MAX_ID + 1:
         raise _fail(path, f"node/edge counts must be non-negative and nodes <= {_MAX_ID + 1}, "
                     f"got {n} {m}", header_line)
+    lines_left = len(lines) - header_line
+    if n > lines_left:
+        raise _fail(path, f"the header declares {n} vertices but the file has {lines_left} "
+                    "lines after it (one line per vertex); fix the header", header_line)
+    _check_declared(path, data, n, 2 * m, "adjacency entries", "header", header_line,
+                    graph_bytes(n, 2 * m, weighted), per_line=False)
     fmt = header[2].decode("ascii", "replace") if len(header) > 2 else "0"
     if not re.fullmatch(r"[01]{1,3}", fmt):
-        raise _fail(path, f"METIS fmt field must be up to three 0/1 digits like 011, got {fmt!r}",
-                    header_line)
+        raise _fail(path, "METIS fmt field must be up to three 0/1 digits like 011, got "
+                    f"{_show(header[2])}", header_line)
     fmt = fmt.zfill(3)
     has_size, has_vwgt, has_ewgt = fmt[0] == "1", fmt[1] == "1", fmt[2] == "1"
     ncon = _int_token(header[3], path, header_line, "ncon") if len(header) > 3 else 1
@@ -679,30 +839,67 @@ def _load_metis(
 
 
 # ---------------------------------------------------------------------------- Matrix Market
+def _mtx_size_line(path: Path, data: bytes) -> tuple[int, int, int, int]:
+    """``(rows, cols, entries, line number)`` of the size line after the banner."""
+    pos = data.find(b"\n") + 1
+    lineno = 1
+    while 0 < pos < len(data):
+        end = data.find(b"\n", pos)
+        end = len(data) if end < 0 else end
+        raw, pos = data[pos:end], end + 1
+        lineno += 1
+        s = raw.strip()
+        if not s or s[:1] == b"%":
+            continue
+        toks = s.split()
+        if len(toks) != 3:
+            raise _fail(path, f"the size line must be '<rows> <cols> <entries>', got {_show(s)}",
+                        lineno)
+        values = [_int_token(t, path, lineno, "size") for t in toks]
+        if min(values) < 0:
+            raise _fail(path, f"sizes must be >= 0, got {_show(s)}", lineno)
+        return values[0], values[1], values[2], lineno
+    raise _fail(path, "no size line '<rows> <cols> <entries>' after the banner; add it")
+
+
 def _load_mtx(
     path: Path, data: bytes, *, directed: bool | None, weighted: bool,
     duplicates: DuplicatePolicy, self_loops: SelfLoopPolicy, name: str,
 ) -> Graph:
     import scipy.io
 
-    head = data.split(b"\n", 1)[0].decode("ascii", "replace").lower().split()
-    if len(head) != 5 or head[0] != "%%matrixmarket" or head[1] != "matrix":
+    raw_head = data.split(b"\n", 1)[0].lower().split()
+    if len(raw_head) != 5 or raw_head[0] != b"%%matrixmarket" or raw_head[1] != b"matrix":
         raise _fail(path, "not a Matrix Market file: the first line must be "
                     "'%%MatrixMarket matrix coordinate <field> <symmetry>'", 1)
-    layout, field, symmetry = head[2], head[3], head[4]
+    layout, field, symmetry = (t.decode("ascii", "replace") for t in raw_head[2:])
     if layout != "coordinate":
-        raise _fail(path, f"Matrix Market layout {layout!r} is a dense array; graphs need "
-                    "'coordinate'", 1)
+        raise _fail(path, f"Matrix Market layout {_show(raw_head[2])} is not supported (a "
+                    "dense 'array' cannot hold a graph); graphs need 'coordinate'", 1)
     if field not in ("real", "integer", "pattern"):
-        raise _fail(path, f"Matrix Market field {field!r} is not supported; use real, integer "
-                    "or pattern", 1)
+        raise _fail(path, f"Matrix Market field {_show(raw_head[3])} is not supported; use "
+                    "real, integer or pattern", 1)
     if symmetry not in ("general", "symmetric", "skew-symmetric"):
-        raise _fail(path, f"Matrix Market symmetry {symmetry!r} is not supported; use general "
-                    "or symmetric", 1)
+        raise _fail(path, f"Matrix Market symmetry {_show(raw_head[4])} is not supported; use "
+                    "general or symmetric", 1)
+    _check_text(path, data, "mtx")
+    n_rows, n_cols, nnz, size_line = _mtx_size_line(path, data)
+    if n_rows != n_cols:
+        raise _fail(path, f"adjacency matrix must be square, got {n_rows}x{n_cols}; pad it or "
+                    "use a bipartite projection", size_line)
+    if n_rows > _MAX_ID + 1:
+        raise _fail(path, f"the size line declares {n_rows:,} nodes, but node ids are int32, so "
+                    f"at most {_MAX_ID + 1:,} nodes are supported; fix the size line",
+                    size_line)
+    stored = nnz * (1 if symmetry == "general" else 2)
+    # scipy's reader holds row, column and value arrays next to the graph being built
+    _check_declared(path, data, n_rows, nnz, "entries", "size line", size_line,
+                    graph_bytes(n_rows, stored, weighted and field != "pattern") + 24 * nnz)
     try:
         coo = scipy.io.mmread(io.BytesIO(data))
     except Exception as exc:  # scipy raises ValueError/RuntimeError/OverflowError variants
-        raise _fail(path, f"malformed Matrix Market content ({exc}); check the size line "
+        why = "".join(ch if ch.isprintable() else "?" for ch in str(exc))[:200]
+        raise _fail(path, f"malformed Matrix Market content ({why}); check the size line "
                     "and the entries") from None
     rows, cols = coo.shape
     if rows != cols:
@@ -732,7 +929,63 @@ def _load_mtx(
 
 
 # ---------------------------------------------------------------------------- npz
+def _npz_precheck(path: Path) -> None:
+    """Read only the array headers of an npz and refuse what could not be loaded.
+
+    ``np.load`` allocates each member by the shape its header declares before reading the
+    data, so a forged header in a small file could ask for terabytes. Every member's
+    declared size must fit within its stored size, and the total must fit in memory.
+    """
+    import zipfile
+
+    from numpy.lib import format as npformat
+
+    try:
+        zf = zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise GraphFormatError(f"graph file not found: {path}; check the path") from None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise _fail(path, f"not a readable npz archive ({exc}); re-create it with "
+                    f"{option('save_npz')}") from None
+    total = 0
+    with zf:
+        for info in zf.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            try:
+                with zf.open(info) as member:
+                    version = npformat.read_magic(member)
+                    if version == (1, 0):
+                        shape, _, dtype = npformat.read_array_header_1_0(member)
+                    else:
+                        shape, _, dtype = npformat.read_array_header_2_0(member)
+                    header_end = member.tell()
+            except Exception as exc:  # numpy raises ValueError/TypeError/SyntaxError variants
+                why = "".join(ch if ch.isprintable() else "?" for ch in str(exc))[:120]
+                raise _fail(path, f"npz member {info.filename!r} has a malformed array header "
+                            f"({why}); re-create it with {option('save_npz')}") from None
+            if dtype.hasobject:
+                raise _fail(path, f"npz member {info.filename!r} holds pickled Python "
+                            "objects, which gswitch never loads; re-create it with "
+                            f"{option('save_npz')}")
+            count = 1
+            for dim in shape:
+                count *= int(dim)
+            size = count * dtype.itemsize
+            if size > info.file_size - header_end:
+                raise _fail(path, f"npz member {info.filename!r} declares shape {shape} "
+                            f"({size:,} bytes) but stores only {info.file_size - header_end:,}; "
+                            f"the file is corrupt; re-create it with {option('save_npz')}")
+            total += size
+    try:
+        check_memory(f"loading the arrays of this npz cache ({total:,} bytes)", 3 * total,
+                     "use a machine with more memory")
+    except MemoryRefused as exc:
+        raise _refuse_memory(path, exc) from None
+
+
 def _load_npz(path: Path) -> Graph:
+    _npz_precheck(path)
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
@@ -740,14 +993,14 @@ def _load_npz(path: Path) -> Graph:
         raise GraphFormatError(f"graph file not found: {path}; check the path") from None
     except ValueError as exc:
         raise _fail(path, f"npz cache holds pickled objects or is corrupt ({exc}); "
-                    "re-create it with gswitch.io.save_npz") from None
+                    f"re-create it with {option('save_npz')}") from None
     except (OSError, EOFError) as exc:
         raise _fail(path, f"not a readable npz archive ({exc}); re-create it with "
-                    "gswitch.io.save_npz") from None
+                    f"{option('save_npz')}") from None
     missing = [k for k in ("format_version", "indptr", "indices", "directed") if k not in arrays]
     if missing:
         raise _fail(path, f"npz cache lacks {', '.join(missing)}; it was not written by "
-                    "gswitch.io.save_npz")
+                    f"gswitch; re-create it with {option('save_npz')}")
     version = arrays["format_version"]
     if version.shape != () or version.dtype.kind not in "iu":
         raise _fail(path, "npz format_version must be an integer scalar")
@@ -821,6 +1074,7 @@ def load_graph(
     weighted: bool = True,
     duplicates: DuplicatePolicy = "keep",
     self_loops: SelfLoopPolicy = "keep",
+    renumber: bool = False,
     name: str | None = None,
 ) -> Graph:
     """Load a graph file, choosing the parser by extension.
@@ -861,6 +1115,10 @@ def load_graph(
         Policy for parallel edges, as in :meth:`Graph.from_edges`.
     self_loops : {"keep", "drop", "reject"}
         Policy for edges ``v -> v``.
+    renumber : bool
+        Edge lists only: number the ids that occur ``0 .. k-1`` in sorted order, so
+        sparse or huge ids (up to ``2**63 - 1``) load without a node per possible id.
+        The original ids are kept in :attr:`Graph.node_labels`.
     name : str, optional
         Graph label; defaults to the file name without extensions.
 
@@ -873,8 +1131,16 @@ def load_graph(
     GraphFormatError
         If the file is missing or unreadable, the extension or ``fmt`` is unknown, the
         content is malformed (with ``file:line`` where known), ids are out of range,
-        header counts disagree with the content, a weight is NaN, or a ``reject`` policy
-        is hit. Negative weights are accepted here; algorithms that forbid them say so.
+        header counts disagree with the content, a weight is NaN, a ``reject`` policy
+        is hit, or the graph would not fit in the memory available (estimated from the
+        header or the largest id before anything is allocated). Negative weights are
+        accepted here; algorithms that forbid them say so.
+
+    Notes
+    -----
+    Ids as written: edge lists are 0-based, DIMACS, METIS and Matrix Market files are
+    1-based; the graph is always 0-based, so line ``a 1 2 5`` of a ``.gr`` file is the
+    edge ``0 -> 1``.
 
     Examples
     --------
@@ -882,7 +1148,16 @@ def load_graph(
 
     """
     p = Path(path)
+    if p.is_dir():
+        raise GraphFormatError(f"{p} is a directory, expected a graph file")
+    if not p.exists():
+        raise GraphFormatError(f"graph file not found: {p}; check the path")
     kind = _format_of(p, fmt)
+    if renumber and kind != "edgelist":
+        raise GraphFormatError(
+            f"{p}: {option('renumber')} applies to edge lists only; a {_FORMAT_TITLES[kind]} "
+            "file declares its node count, so its ids are already compact"
+        )
     label = name if name is not None else _default_name(p)
     if kind == "npz":
         if not p.exists():
@@ -893,7 +1168,8 @@ def load_graph(
                                duplicates=duplicates, self_loops=self_loops)
     if kind == "edgelist":
         return _load_edgelist(p, directed=directed is not False, weighted=weighted,
-                              duplicates=duplicates, self_loops=self_loops, name=label)
+                              duplicates=duplicates, self_loops=self_loops, renumber=renumber,
+                              name=label)
     data = _read_bytes(p)
     if kind == "mtx":
         return _load_mtx(p, data, directed=directed, weighted=weighted, duplicates=duplicates,
@@ -942,20 +1218,169 @@ def save_npz(graph: Graph, path: str | os.PathLike[str]) -> Path:
     }
     if graph.weights is not None:
         arrays["weights"] = np.asarray(graph.weights)
-    directory = p.parent if str(p.parent) else Path(".")
+    _atomic_write(p, lambda f: np.savez(f, allow_pickle=False, **arrays))
+    return p
+
+
+def _atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write through a temporary file in the destination directory, then rename it.
+
+    Readers never see a half-written file, and a failed write leaves the old one intact.
+    A name ending in ``.gz`` is gzip-compressed.
+    """
+    directory = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise GraphFormatError(f"cannot write {path}: it is a directory; give a file name")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     except OSError as exc:
-        raise GraphFormatError(f"cannot write {p}: {exc.strerror or exc}; check that the "
+        raise GraphFormatError(f"cannot write {path}: {exc.strerror or exc}; check that the "
                                "directory exists and is writable") from None
     try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, allow_pickle=False, **arrays)
-        os.replace(tmp, p)
+        with os.fdopen(fd, "wb") as raw:
+            if path.name.lower().endswith(".gz"):
+                with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+                    write(gz)  # type: ignore[arg-type]
+            else:
+                write(raw)
+        os.replace(tmp, path)
+    except OSError as exc:
+        _unlink_quietly(tmp)
+        raise GraphFormatError(f"cannot write {path}: {exc.strerror or exc}") from None
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink_quietly(tmp)
         raise
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _write_mtx(graph: Graph, f: BinaryIO) -> None:
+    import scipy.io
+    import scipy.sparse as sp
+
+    src, dst = graph.edges()
+    w = graph.weights
+    if not graph.directed:
+        # a symmetric file stores one triangle; the loader mirrors it back
+        keep = src >= dst
+        src, dst = src[keep], dst[keep]
+        w = None if w is None else w[keep]
+    data = np.ones(src.size, np.float64) if w is None else w.astype(np.float64)
+    coo = sp.coo_array((data, (src.astype(np.int64), dst.astype(np.int64))),
+                       shape=(graph.n_nodes,) * 2)
+    comment = f" gswitch graph {graph.name}" if graph.name else " gswitch graph"
+    # float32 weights need 9 significant digits to come back bit for bit
+    scipy.io.mmwrite(f, coo, comment=comment, field="pattern" if w is None else "real",
+                     precision=9, symmetry="general" if graph.directed else "symmetric")
+
+
+def _format_weights(w: np.ndarray) -> np.ndarray:
+    w64 = w.astype(np.float64)
+    if np.all(np.isfinite(w64)) and np.all(w64 == np.round(w64)) and np.abs(w64).max(
+            initial=0) < 2**53:
+        return w64.astype(np.int64).astype(str)
+    return np.char.mod("%.9g", w64)
+
+
+def _write_lines(f: BinaryIO, columns: list[np.ndarray], prefix: str = "") -> None:
+    """Write rows of space-separated columns, a million rows at a time."""
+    n = columns[0].size if columns else 0
+    step = 1 << 20
+    for start in range(0, n, step):
+        parts = [c[start:start + step].astype(str) if c.dtype.kind != "U" else
+                 c[start:start + step] for c in columns]
+        rows = parts[0]
+        for part in parts[1:]:
+            rows = np.char.add(np.char.add(rows, " "), part)
+        if prefix:
+            rows = np.char.add(prefix, rows)
+        f.write(("\n".join(rows.tolist()) + "\n").encode("ascii"))
+
+
+def _write_edgelist(graph: Graph, f: BinaryIO) -> None:
+    src, dst = graph.edges()
+    kind = "directed" if graph.directed else "undirected, both directions listed"
+    f.write(f"# gswitch edge list {graph.name}: {graph.n_nodes} nodes, {graph.n_edges} edges "
+            f"({kind}), 0-based ids: src dst{' weight' if graph.weighted else ''}\n"
+            .encode())
+    columns = [src, dst]
+    if graph.weights is not None:
+        columns.append(_format_weights(graph.weights))
+    _write_lines(f, columns)
+
+
+def _write_dimacs(graph: Graph, f: BinaryIO) -> None:
+    src, dst = graph.edges()
+    f.write(f"c gswitch graph {graph.name}\nc ids are 1-based\n"
+            f"p sp {graph.n_nodes} {graph.n_edges}\n".encode())
+    w = graph.weights if graph.weights is not None else np.ones(graph.n_edges, np.float32)
+    _write_lines(f, [src.astype(np.int64) + 1, dst.astype(np.int64) + 1, _format_weights(w)],
+                 prefix="a ")
+
+
+def save_graph(graph: Graph, path: str | os.PathLike[str], *, fmt: str | None = None) -> Path:
+    """Write a graph to a file in any format gswitch writes, atomically.
+
+    =============================================  ==========  ===========================
+    extension (each may end in ``.gz``)            format      ids as written
+    =============================================  ==========  ===========================
+    ``.mtx`` ``.mm``                               Matrix      1-based; ``symmetric`` for
+                                                   Market      undirected graphs
+    ``.txt`` ``.el`` ``.edges`` ``.tsv`` ``.snap``  edge list   0-based, ``src dst [w]``
+    ``.gr``                                        DIMACS sp   1-based (unweighted graphs
+                                                               get weight 1)
+    ``.npz``                                       gswitch     exact arrays, fastest load
+    =============================================  ==========  ===========================
+
+    :func:`load_graph` reads every one of them back to an equal graph (the same
+    :attr:`~Graph.fingerprint`), except that DIMACS gives unweighted graphs weights. The
+    file appears in one step (a temporary file in the same directory is renamed), so a
+    reader never sees half of it.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph.
+    path : str or path-like
+        Destination; the extension picks the format unless ``fmt`` is given.
+    fmt : {"mtx", "edgelist", "dimacs", "npz"}, optional
+        Override the extension.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    GraphFormatError
+        If the format is unknown or not writable (METIS), or the file cannot be written.
+
+    Examples
+    --------
+    >>> from gswitch.generators import grid2d
+    >>> import tempfile, os
+    >>> out = save_graph(grid2d(3, 3), os.path.join(tempfile.mkdtemp(), "grid.mtx"))
+    >>> load_graph(out) == grid2d(3, 3)
+    True
+
+    """
+    p = Path(path)
+    kind = _format_of(p, fmt)
+    if kind == "metis":
+        raise GraphFormatError(f"writing METIS is not supported; choose one of "
+                               f"{', '.join(WRITE_FORMATS)} (.mtx, .txt, .gr, .npz)")
+    if not isinstance(graph, Graph):
+        raise GraphFormatError(f"save_graph needs a gswitch.Graph, got {type(graph).__name__}")
+    if kind == "npz":
+        if p.name.lower().endswith(".gz"):
+            raise GraphFormatError(f"{p}: an npz cache is not gzip-compressed; drop the .gz")
+        return save_npz(graph, p)
+    writer = {"mtx": _write_mtx, "edgelist": _write_edgelist, "dimacs": _write_dimacs}[kind]
+    _atomic_write(p, lambda f: writer(graph, f))
     return p

@@ -1,0 +1,50 @@
+"""Name options the way the caller wrote them: CLI flags under ``gswitch``, keywords in Python.
+
+An error message that tells a command-line user to "pass source=<node id>" sends them
+looking for a flag that does not exist. Code that raises such a message asks
+:func:`option` for the spelling; the command line wraps its work in
+:func:`cli_names`, and everything raised inside names ``--source NODE`` instead.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["option", "cli_names", "under_cli"]
+
+_UNDER_CLI: contextvars.ContextVar[bool] = contextvars.ContextVar("gswitch_under_cli",
+                                                                  default=False)
+
+#: key -> (Python spelling, command-line spelling)
+_SPELLINGS: dict[str, tuple[str, str]] = {
+    "source": ("source=<node id>", "--source NODE"),
+    "fmt": ("fmt=<format>", "--format FORMAT"),
+    "no_weights": ("weighted=False", "--no-weights"),
+    "renumber": ("renumber=True", "--renumber"),
+    "undirected": ("directed=False", "--undirected"),
+    "save_npz": ("gswitch.save_graph(graph, 'file.npz')", "gswitch convert IN OUT.npz"),
+    "backend_cpu": ("backend='cpu'", "--backend cpu"),
+}
+
+
+def under_cli() -> bool:
+    """Whether the current call runs under the ``gswitch`` command line."""
+    return _UNDER_CLI.get()
+
+
+def option(key: str) -> str:
+    """How the caller spells option ``key`` (see ``_SPELLINGS``)."""
+    python, cli = _SPELLINGS[key]
+    return cli if _UNDER_CLI.get() else python
+
+
+@contextmanager
+def cli_names() -> Iterator[None]:
+    """Within this block, :func:`option` answers with command-line flags."""
+    token = _UNDER_CLI.set(True)
+    try:
+        yield
+    finally:
+        _UNDER_CLI.reset(token)
