@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ._memory import MemoryRefused, check_memory, graph_bytes
 from .errors import InvalidInput
 from .graph import DuplicatePolicy, Graph, SelfLoopPolicy
 
@@ -36,6 +37,31 @@ WEIGHT_LOW = 1
 WEIGHT_HIGH = 64
 
 _MAX_SCALE = 30  # 2**30 nodes still leaves int32 ids
+
+
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+class _TooLarge(InvalidInput):
+    """A generator's arguments ask for more nodes or memory than can be had."""
+
+
+def _require(what: str, n: int, stored_edges: int, weighted: bool,
+             scratch_per_edge: int) -> None:
+    """Refuse a graph whose size exceeds int32 ids or the memory available, before drawing it.
+
+    ``scratch_per_edge`` counts the generator's own arrays (endpoints drawn, ids of a grid,
+    a permutation) that live next to the graph being built.
+    """
+    if n > _INT32_MAX:
+        raise _TooLarge(f"{what} has {n:,} nodes, but node ids are int32, so at most "
+                        f"{_INT32_MAX:,} nodes are supported; use a smaller size")
+    try:
+        check_memory(f"{what} ({n:,} nodes, {stored_edges:,} stored edges)",
+                     graph_bytes(n, stored_edges, weighted) + scratch_per_edge * stored_edges,
+                     "use a smaller size or a machine with more memory")
+    except MemoryRefused as exc:
+        raise _TooLarge(str(exc)) from None
 
 
 def _weights(rng: np.random.Generator, m: int) -> np.ndarray:
@@ -119,9 +145,12 @@ def rmat(
         raise InvalidInput(
             f"rmat probabilities must be >= 0 with a + b + c <= 1, got a={a}, b={b}, c={c}"
         )
-    rng = np.random.default_rng(seed)
     n = 1 << scale
     m = edge_factor * n
+    # endpoints, their shifted copies and the permuted copies
+    _require(f"rmat scale {scale} with edge factor {edge_factor}", n,
+             m * (1 if directed else 2), weighted, 24)
+    rng = np.random.default_rng(seed)
     src = np.zeros(m, dtype=np.int64)
     dst = np.zeros(m, dtype=np.int64)
     ab, abc = a + b, a + b + c
@@ -182,14 +211,18 @@ def uniform_random(
     m = _check_count("uniform m", m)
     if m and not n:
         raise InvalidInput(f"uniform graph with {m} edges needs n >= 1, got n=0")
-    if n > np.iinfo(np.int32).max:
-        raise InvalidInput(f"uniform n must be < 2**31, got {n}")
+    _require("a uniform random graph", n, m * (1 if directed else 2),
+             weighted, 16)
     rng = np.random.default_rng(seed)
     src = rng.integers(0, max(n, 1), size=m)
     dst = rng.integers(0, max(n, 1), size=m)
     w = _weights(rng, m) if weighted else None
     return Graph.from_edges(src, dst, w, n_nodes=n, directed=directed,
                             name=f"uniform-{n}-{m}")
+
+
+def _grid_edge_count(rows: int, cols: int) -> int:
+    return rows * max(cols - 1, 0) + cols * max(rows - 1, 0)
 
 
 def _grid_edges(rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
@@ -224,6 +257,8 @@ def grid2d(rows: int, cols: int, *, weighted: bool = False, seed: int = 0) -> Gr
     """
     rows = _check_count("grid rows", rows)
     cols = _check_count("grid cols", cols)
+    _require(f"a {rows:,}x{cols:,} grid", rows * cols, 2 * _grid_edge_count(rows, cols),
+             weighted, 24)
     src, dst = _grid_edges(rows, cols)
     w = _weights(np.random.default_rng(seed), src.size) if weighted else None
     return Graph.from_edges(src, dst, w, n_nodes=rows * cols, directed=False,
@@ -262,6 +297,8 @@ def road(rows: int, cols: int, *, seed: int = 0, drop_fraction: float = 0.1) -> 
     cols = _check_count("road cols", cols)
     if not (0.0 <= drop_fraction <= 1.0):
         raise InvalidInput(f"road drop_fraction must be in [0, 1], got {drop_fraction}")
+    _require(f"a {rows:,}x{cols:,} road grid", rows * cols, 2 * _grid_edge_count(rows, cols),
+             True, 32)
     rng = np.random.default_rng(seed)
     src, dst = _grid_edges(rows, cols)
     n_drop = int(round(drop_fraction * src.size))
@@ -295,6 +332,7 @@ def star(n: int, *, weighted: bool = False, seed: int = 0) -> Graph:
 
     """
     n = _check_count("star n", n)
+    _require(f"a star of {n:,} nodes", n, 2 * max(n - 1, 0), weighted, 16)
     leaves = np.arange(1, max(n, 1), dtype=np.int64)
     w = _weights(np.random.default_rng(seed), leaves.size) if weighted else None
     return Graph.from_edges(np.zeros_like(leaves), leaves, w, n_nodes=n, directed=False,
@@ -326,6 +364,7 @@ def path(n: int, directed: bool = False, *, weighted: bool = False, seed: int = 
 
     """
     n = _check_count("path n", n)
+    _require(f"a path of {n:,} nodes", n, max(n - 1, 0) * (1 if directed else 2), weighted, 16)
     src = np.arange(max(n - 1, 0), dtype=np.int64)
     w = _weights(np.random.default_rng(seed), src.size) if weighted else None
     return Graph.from_edges(src, src + 1, w, n_nodes=n, directed=directed, name=f"path-{n}")
@@ -489,6 +528,8 @@ def parse_generator_spec(spec: str) -> Graph:
     }
     try:
         graph = build[name]()
+    except _TooLarge as exc:
+        raise InvalidInput(f"generator spec {spec!r}: {exc}") from None
     except InvalidInput as exc:
         raise _spec_error(spec, str(exc)) from None
     graph.name = text
