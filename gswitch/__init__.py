@@ -2,7 +2,9 @@
 
 Write an algorithm once as operators over active nodes (:func:`algorithm`,
 :class:`NodeField`, :func:`edge_op`), run it with :func:`run` on the CPU engine or a
-GPU, and choose how it executes with a :class:`Config` of strategy plugins.
+GPU, and choose how it executes with a :class:`Config` of strategy plugins. Graphs come
+from files (:func:`load_graph`, :func:`save_graph`), generators
+(:mod:`gswitch.generators`), networkx or scipy.sparse (:func:`as_graph`).
 """
 
 from ._version import __version__
@@ -36,12 +38,16 @@ from .errors import (
 from .expr import maximum, minimum, where
 from .graph import Graph
 from .hookspecs import hookimpl
+from .io import load_graph, save_graph
 from .result import Result
-from .runner import gpu_available, run
+from .runner import as_graph, gpu_available, run
 
 __all__ = [
     "__version__",
     "Graph",
+    "load_graph",
+    "save_graph",
+    "as_graph",
     "run",
     "Result",
     "Config",

@@ -7,15 +7,16 @@ from typing import Any
 
 import numpy as np
 
+from ._hints import option
 from .algorithm import AlgorithmSpec
 from .config import Config
-from .errors import DeviceError, InvalidConfig, InvalidInput
+from .errors import DeviceError, InvalidConfig, InvalidGraph, InvalidInput
 from .graph import Graph
 from .plugins import AXES, get_registry
 from .result import Result
 
-__all__ = ["run", "prepare", "gpu_available", "resolve_backend", "check_combination",
-           "DEFAULT_MAX_ITERATIONS"]
+__all__ = ["run", "prepare", "as_graph", "gpu_available", "resolve_backend",
+           "check_combination", "DEFAULT_MAX_ITERATIONS"]
 
 #: Safety bound on super-steps for algorithms without an iteration parameter.
 DEFAULT_MAX_ITERATIONS = 1 << 30
@@ -52,11 +53,78 @@ def _spec(algorithm: str | AlgorithmSpec) -> AlgorithmSpec:
     return get_registry().algorithm(algorithm)
 
 
-def prepare(spec: AlgorithmSpec, graph: Graph, source: int | list[int] | None
+def as_graph(graph: Any) -> Graph:
+    """A :class:`Graph` from a Graph, a networkx graph or a square scipy.sparse matrix.
+
+    Parameters
+    ----------
+    graph : Graph, networkx graph, or scipy.sparse matrix/array
+        networkx graphs keep their node names in :attr:`Graph.node_labels` (node ``i`` is
+        the ``i``-th of ``graph.nodes``) and their ``weight`` attribute; a matrix entry
+        ``(i, j)`` is the edge ``i -> j`` weighted by its value.
+
+    Returns
+    -------
+    Graph
+
+    Raises
+    ------
+    InvalidInput
+        For any other type, or a matrix that cannot be a graph (not square, too large).
+
+    """
+    if isinstance(graph, Graph):
+        return graph
+    if _is_networkx(graph):
+        try:
+            return Graph.from_networkx(graph)
+        except InvalidGraph as exc:
+            raise InvalidInput(f"cannot convert the networkx graph: {exc}") from None
+    try:
+        import scipy.sparse as sp
+
+        is_sparse = sp.issparse(graph)
+    except ImportError:  # pragma: no cover - scipy is a dependency
+        is_sparse = False
+    if is_sparse:
+        try:
+            return Graph.from_scipy(graph)
+        except InvalidGraph as exc:
+            raise InvalidInput(f"cannot convert the sparse matrix: {exc}") from None
+    raise InvalidInput(
+        f"graph must be a gswitch.Graph, a networkx graph or a square scipy.sparse matrix, "
+        f"got {type(graph).__name__}; load files with gswitch.load_graph"
+    )
+
+
+def _is_networkx(obj: Any) -> bool:
+    # networkx is optional: look at the class's module before importing anything
+    return any(c.__module__.startswith("networkx.") for c in type(obj).__mro__)
+
+
+def _source_ids(graph: Graph, source: Any, labelled: bool) -> Any:
+    """Map networkx node names given as ``source`` to node ids."""
+    if not labelled or graph.node_labels is None:
+        return source
+    index = {name: i for i, name in enumerate(graph.node_labels)}
+    names = source if isinstance(source, (list, tuple)) else [source]
+    missing = [x for x in names if x not in index]
+    if missing:
+        raise InvalidInput(f"source {missing[0]!r} is not a node of the networkx graph; "
+                           "give a node name as it appears in graph.nodes")
+    ids = [index[x] for x in names]
+    return ids if isinstance(source, (list, tuple)) else ids[0]
+
+
+def prepare(spec: AlgorithmSpec, graph: Any, source: Any
             ) -> tuple[Graph, np.ndarray | None]:
-    """Graph transformed as the algorithm needs, and validated sources."""
-    if not isinstance(graph, Graph):
-        raise InvalidInput(f"graph must be a gswitch.Graph, got {type(graph).__name__}")
+    """Graph transformed as the algorithm needs, and validated sources.
+
+    ``graph`` may be anything :func:`as_graph` converts; for a networkx graph ``source``
+    names a node as networkx does.
+    """
+    labelled = not isinstance(graph, Graph) and _is_networkx(graph)
+    graph = as_graph(graph)
     if spec.symmetric:
         graph = graph.symmetrize()
     if spec.weights == "nonnegative" and graph.weights is not None and graph.n_edges:
@@ -67,21 +135,25 @@ def prepare(spec: AlgorithmSpec, graph: Graph, source: int | list[int] | None
             src = int(np.searchsorted(graph.indptr, e, side="right") - 1)
             raise InvalidInput(
                 f"{spec.name} needs non-negative edge weights; edge {src} -> "
-                f"{int(graph.indices[e])} has weight {float(w[e])}. Remove or fix such edges "
-                "(or load the graph without weights)"
+                f"{int(graph.indices[e])} has weight {float(w[e]):g}. Remove or fix such "
+                f"edges, or load the graph without weights ({option('no_weights')})"
             )
     sources = None
     if spec.start.kind == "source":
         if source is None:
-            raise InvalidInput(f"{spec.name} needs a source node; pass source=<node id>")
+            raise InvalidInput(f"{spec.name} needs a source node; pass {option('source')}")
+        source = _source_ids(graph, source, labelled)
         sources = np.atleast_1d(np.asarray(source))
         if sources.dtype.kind not in "iu":
             raise InvalidInput(f"source must be an integer node id, got {source!r}")
+        if graph.n_nodes == 0:
+            raise InvalidInput(f"{spec.name} needs a source node, but the graph has no nodes")
         bad = sources[(sources < 0) | (sources >= graph.n_nodes)]
         if bad.size:
             raise InvalidInput(
-                f"source {int(bad[0])} is out of range: the graph has {graph.n_nodes} nodes "
-                f"(ids 0..{graph.n_nodes - 1})"
+                f"source {int(bad[0])} is out of range: the graph has {graph.n_nodes:,} nodes, "
+                f"ids 0..{graph.n_nodes - 1:,} (ids are 0-based, also for 1-based .gr, .mtx "
+                "and METIS files)"
             )
         sources = sources.astype(np.int32)
     elif source is not None:
@@ -101,7 +173,7 @@ def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
     return None
 
 
-def run(algorithm: str | AlgorithmSpec, graph: Graph, *, source: int | list[int] | None = None,
+def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = None,
         backend: str = "auto", config: Config | Mapping[str, Any] | None = None,
         progress: Callable[[int, int], None] | None = None, deadline_s: float | None = None,
         **params: Any) -> Result:
@@ -111,10 +183,16 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph, *, source: int | list[int]
     ----------
     algorithm : str or AlgorithmSpec
         Registered name (``bfs``, ``sssp``, ``cc``, ``pagerank``, ...) or a spec.
-    graph : Graph
-        Input graph (symmetrised automatically for undirected algorithms).
-    source : int or list of int, optional
-        Start node(s) for source-based algorithms.
+    graph : Graph, networkx graph, or scipy.sparse matrix
+        Input graph (symmetrised automatically for undirected algorithms). A networkx
+        graph (``Graph``, ``DiGraph`` or a multigraph; its ``weight`` attribute becomes
+        the edge weights) or a square scipy.sparse matrix/array (entry ``(i, j)`` is the
+        edge ``i -> j``) is converted with :func:`as_graph`; result arrays are then in
+        the order of ``graph.nodes``, so ``dict(zip(graph.nodes, r["depth"]))`` names
+        them. Convert once with :meth:`Graph.from_networkx` to run several times.
+    source : int, list of int, or networkx node name(s), optional
+        Start node(s) for source-based algorithms: 0-based ids, or node names when
+        ``graph`` is a networkx graph.
     backend : {"auto", "cpu", "gpu"}
         ``auto`` uses the GPU when CuPy sees one.
     config : Config or mapping, optional
