@@ -147,7 +147,9 @@ def prepare(spec: AlgorithmSpec, graph: Any, source: Any
         if sources.dtype.kind not in "iu":
             raise InvalidInput(f"source must be an integer node id, got {source!r}")
         if graph.n_nodes == 0:
-            raise InvalidInput(f"{spec.name} needs a source node, but the graph has no nodes")
+            raise InvalidInput(f"source {int(sources.ravel()[0]) if sources.size else ''} is "
+                               f"out of range: the graph has no nodes, so {spec.name} has "
+                               "nowhere to start")
         bad = sources[(sources < 0) | (sources >= graph.n_nodes)]
         if bad.size:
             raise InvalidInput(
