@@ -135,7 +135,7 @@ def prepare(spec: AlgorithmSpec, graph: Any, source: Any
             src = int(np.searchsorted(graph.indptr, e, side="right") - 1)
             raise InvalidInput(
                 f"{spec.name} needs non-negative edge weights; edge {src} -> "
-                f"{int(graph.indices[e])} has weight {float(w[e]):g}. Remove or fix such "
+                f"{int(graph.indices[e])} has weight {float(w[e])}. Remove or fix such "
                 f"edges, or load the graph without weights ({option('no_weights')})"
             )
     sources = None
