@@ -1,46 +1,80 @@
-"""The ``gswitch`` command line: ``run``, ``info``, ``strategies``, ``algorithms``."""
+"""The ``gswitch`` command line: ``run``, ``info``, ``convert``, ``strategies``, ``algorithms``.
+
+Every problem with the input ends as one line on stderr and exit status 2 (``--debug``,
+anywhere on the line, shows the traceback instead). Errors raised by the library inside a
+command name command-line flags (``--source NODE``), not Python keywords.
+"""
 
 from __future__ import annotations
 
 import argparse
+import ast
+import inspect
 import json
 import os
+import re
 import sys
 import tempfile
+import textwrap
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
+from ._hints import cli_names
 from ._version import __version__
 from .errors import GswitchError, InvalidInput
 
 __all__ = ["main", "build_parser"]
 
 
-def _add_graph_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("graph", nargs="?", help="graph file (.mtx, .txt/.el/.snap edge list, .gr, "
-                   ".graph, .npz; .gz accepted)")
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors, like every other gswitch error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _add_debug(p: argparse.ArgumentParser) -> None:
+    # main() takes --debug from anywhere on the line; listing it here puts it in each --help
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                   help="show the traceback on errors (accepted anywhere on the line)")
+
+
+def _add_graph_args(p: argparse.ArgumentParser, positional: bool = True) -> None:
+    if positional:
+        p.add_argument("graph", nargs="?", help="graph file (.mtx, .txt/.el/.snap edge list, "
+                       ".gr, .graph, .npz; .gz accepted)")
     p.add_argument("--generate", metavar="SPEC",
                    help="generate the graph instead, e.g. rmat:16, grid:64x64, road:256x256")
+    p.add_argument("--format", dest="fmt", metavar="FORMAT",
+                   help="file format when the extension does not say: mtx, edgelist, dimacs, "
+                   "metis, npz")
     p.add_argument("--undirected", action="store_true",
-                   help="treat an edge-list file as undirected")
+                   help="treat every edge of the file as undirected (adds its reverse)")
+    p.add_argument("--no-weights", action="store_true",
+                   help="ignore the weights in the file")
+    p.add_argument("--renumber", action="store_true",
+                   help="edge lists: number the ids that occur 0..k-1 (for sparse or huge ids)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gswitch",
         description="Irregular graph algorithms with per-graph execution strategies.",
     )
     parser.add_argument("--version", action="version", version=f"gswitch {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--debug", action="store_true",
+                        help="show tracebacks on errors (accepted anywhere on the line)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = sub.add_parser("run", help="run an algorithm on a graph")
     run.add_argument("algorithm", help="bfs, sssp, cc, pagerank, or a plugin's algorithm")
     _add_graph_args(run)
-    run.add_argument("--source", type=int, help="source node for bfs/sssp")
+    run.add_argument("--source", type=int, metavar="NODE",
+                     help="source node for bfs/sssp (0-based, also for 1-based files)")
     run.add_argument("--backend", default="auto", choices=["auto", "cpu", "gpu"],
                      help="auto uses the GPU when CuPy sees one (default)")
     run.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
@@ -48,36 +82,117 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", metavar="FILE.json", help="strategy config file (JSON)")
     run.add_argument("--param", dest="params", action="append", default=[],
                      metavar="NAME=VALUE", help="algorithm parameter, e.g. --param alpha=0.9")
-    run.add_argument("--output", metavar="FILE", help="save results: .npy (main field) or .npz")
+    run.add_argument("--output", metavar="FILE", help="save results: .npy (main field) or .npz "
+                     "(every field); checked before the run, written atomically")
     run.add_argument("--json", action="store_true", help="machine-readable output")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_debug(run)
 
     info = sub.add_parser("info", help="describe a graph")
     _add_graph_args(info)
     info.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_debug(info)
+
+    convert = sub.add_parser(
+        "convert", help="write a graph to another format",
+        description="Read a graph (any supported file, or --generate) and write it as Matrix "
+        "Market (.mtx), an edge list (.txt, .el, .edges, ...), DIMACS (.gr) or gswitch's npz "
+        "cache (.npz); add .gz to compress a text format. Example: gswitch convert "
+        "roads.gr roads.npz")
+    convert.add_argument("input", nargs="?", metavar="IN", help="graph file to read")
+    convert.add_argument("output", nargs="?", metavar="OUT", help="file to write")
+    _add_graph_args(convert, positional=False)
+    convert.add_argument("--to", metavar="FORMAT",
+                         help="output format when OUT's extension does not say: mtx, edgelist, "
+                         "dimacs, npz")
+    _add_debug(convert)
 
     strat = sub.add_parser("strategies", help="list the registered strategies")
     strat.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_debug(strat)
 
     algos = sub.add_parser("algorithms", help="list the registered algorithms")
     algos.add_argument("--json", action="store_true", help="machine-readable output")
     algos.add_argument("--describe", action="store_true", help="show traced operators")
+    _add_debug(algos)
+
+    # further subcommands (the tuner's) register here and set their own handler
     return parser
 
 
+# ---------------------------------------------------------------------------- graphs
 def _load(args: argparse.Namespace):
     from .generators import parse_generator_spec
     from .io import load_graph
 
-    if args.generate and args.graph:
+    path = args.graph
+    if args.generate and path:
         raise InvalidInput("give either a graph file or --generate, not both")
     if args.generate:
-        return parse_generator_spec(args.generate)
-    if not args.graph:
+        for flag, given in (("--format", args.fmt), ("--renumber", args.renumber),
+                            ("--no-weights", args.no_weights)):
+            if given:
+                raise InvalidInput(f"{flag} applies to graph files, not to --generate")
+        graph = parse_generator_spec(args.generate)
+        if args.undirected and graph.directed:
+            graph = graph.symmetrize()
+        return graph
+    if not path:
         raise InvalidInput("no graph given: pass a graph file or --generate SPEC (e.g. rmat:12)")
-    return load_graph(args.graph, directed=False if args.undirected else None)
+    return load_graph(path, fmt=args.fmt, directed=False if args.undirected else None,
+                      weighted=not args.no_weights, renumber=args.renumber)
 
 
+# ---------------------------------------------------------------------------- output files
+def _check_output(path: str, suffixes: Sequence[str] = (".npy", ".npz"),
+                  flag: str = "--output") -> Path:
+    """Refuse an output path that cannot be written, before any work is done."""
+    target = Path(path)
+    if target.is_dir():
+        raise InvalidInput(f"{flag} {path} is a directory; give a file name such as "
+                           f"{target / ('result' + (suffixes[0] if suffixes else '.mtx'))}")
+    if suffixes and target.suffix.lower() not in suffixes:
+        raise InvalidInput(f"{flag} must end in {' or '.join(suffixes)}, got {path!r}")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.exists():
+        raise InvalidInput(f"cannot write {flag} {path}: directory {parent} does not exist; "
+                           "create it first")
+    if not parent.is_dir():
+        raise InvalidInput(f"cannot write {flag} {path}: {parent} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".probe", dir=parent)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {flag} {path}: {exc.strerror or exc}; choose a "
+                           "writable directory") from None
+    os.close(fd)
+    os.unlink(probe)
+    return target
+
+
+def _save(path: str, result) -> None:
+    target = _check_output(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent,
+                                   suffix=target.suffix)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write --output {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if target.suffix.lower() == ".npy":
+                main_field = next(iter(result.fields))
+                np.save(f, result.fields[main_field], allow_pickle=False)
+            else:
+                np.savez(f, **result.fields)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write --output {path}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+# ---------------------------------------------------------------------------- run
 def _parse_params(items: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items:
@@ -110,34 +225,55 @@ def _summarise(name: str, fields: dict[str, np.ndarray]) -> dict[str, Any]:
     return out
 
 
-def _check_output(path: str) -> Path:
-    target = Path(path)
-    if target.suffix not in (".npy", ".npz"):
-        raise InvalidInput(f"--output must end in .npy or .npz, got {path!r}")
-    if not target.parent.exists():
-        raise InvalidInput(f"cannot write {path}: directory {target.parent} does not exist")
-    return target
+def _number(value: Any) -> str:
+    """Numbers as a person reads them: six significant digits, no float noise."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
 
 
-def _save(path: str, result) -> None:
-    target = _check_output(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=target.suffix)
-    os.close(fd)
-    try:
-        if target.suffix == ".npy":
-            main_field = next(iter(result.fields))
-            np.save(tmp, result.fields[main_field], allow_pickle=False)
+def _describe_summary(desc: dict[str, Any]) -> str:
+    parts = []
+    for k, v in desc.items():
+        if k == "top":
+            parts.append("top: " + ", ".join(f"node {i} = {_number(x)}" for i, x in v))
         else:
-            np.savez(tmp, **result.fields)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+            parts.append(f"{k}={_number(v) if v is not None else 'none'}")
+    return ", ".join(parts)
+
+
+def _gpu_only_settings(config, given: dict[str, Any]) -> list[str]:
+    """The explicitly given settings that the CPU engine ignores."""
+    from .config import GLOBAL_KEYS
+    from .plugins import AXES, get_registry
+
+    reg = get_registry()
+    ignored = []
+    for key in given:
+        axis = key.split(".", 1)[0]
+        if axis in AXES:
+            cls = reg.strategy(axis, config[axis])
+            if "cpu" not in cls.backends:
+                ignored.append(f"{key}={_number(config[key])}")
+        elif key in GLOBAL_KEYS:
+            ignored.append(f"{key}={_number(config[key])}")
+    return ignored
+
+
+def _cpu_relevant(config) -> dict[str, Any]:
+    """The part of a config that changes what the CPU engine does."""
+    from .plugins import AXES, get_registry
+
+    reg = get_registry()
+    keep = {axis for axis in AXES if "cpu" in reg.strategy(axis, config[axis]).backends}
+    return {k: v for k, v in config.items() if k.split(".", 1)[0] in keep}
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .config import Config, parse_set_options
-    from .runner import run
+    from .runner import resolve_backend, run
 
     values: dict[str, Any] = {}
     if args.config:
@@ -146,6 +282,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     config = Config(values)
     if args.output:
         _check_output(args.output)  # refuse before running, not after
+    backend = resolve_backend(args.backend)
+    if backend == "cpu":
+        ignored = _gpu_only_settings(config, values)
+        if ignored:
+            print(f"note: {', '.join(ignored)} {'has' if len(ignored) == 1 else 'have'} no "
+                  "effect on the cpu backend (GPU-only); they apply with --backend gpu",
+                  file=sys.stderr)
     graph = _load(args)
     params = _parse_params(args.params)
     bar = None
@@ -160,7 +303,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             bar.set_postfix(activated=active)
 
     try:
-        result = run(args.algorithm, graph, source=args.source, backend=args.backend,
+        result = run(args.algorithm, graph, source=args.source, backend=backend,
                      config=config, progress=progress, **params)
     finally:
         if bar is not None:
@@ -177,9 +320,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 0
     st = result.stats
     print(f"{result.algorithm} on {graph.name or 'graph'} "
-          f"({graph.n_nodes} nodes, {graph.n_edges} edges), backend {result.backend}")
-    print("config: " + ", ".join(f"{k}={v}" for k, v in result.config.items()))
-    line = (f"iterations: {st['iterations']}  edges processed: {st['edges_processed']}  "
+          f"({graph.n_nodes:,} nodes, {graph.n_edges:,} edges), backend {result.backend}")
+    shown = dict(result.config.items())
+    suffix = ""
+    if result.backend == "cpu":
+        shown = _cpu_relevant(result.config)
+        suffix = " (GPU-only settings not shown)"
+    print("config: " + ", ".join(f"{k}={_number(v)}" for k, v in shown.items()) + suffix)
+    line = (f"iterations: {st['iterations']:,}  edges processed: {st['edges_processed']:,}  "
             f"time: {st['time_s'] * 1e3:.2f} ms")
     if "kernel_time_s" in st:
         line += f"  (kernels {st['kernel_time_s'] * 1e3:.2f} ms)"
@@ -187,12 +335,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not st.get("converged", True):
         print("warning: stopped at the iteration limit before converging", file=sys.stderr)
     for key, desc in summary["result"].items():
-        print(f"{key}: " + ", ".join(f"{k}={v}" for k, v in desc.items()))
+        print(f"{key}: {_describe_summary(desc)}")
     if args.output:
         print(f"saved to {args.output}")
     return 0
 
 
+# ---------------------------------------------------------------------------- info, convert
 def _cmd_info(args: argparse.Namespace) -> int:
     from .analysis import format_info, graph_info
 
@@ -203,6 +352,54 @@ def _cmd_info(args: argparse.Namespace) -> int:
     else:
         print(format_info(info))
     return 0
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    from .io import EXTENSIONS, WRITE_FORMATS, _extension, save_graph
+
+    source, target = args.input, args.output
+    if args.generate and target is None:
+        source, target = None, source
+    if not target:
+        raise InvalidInput("convert needs IN and OUT, e.g. gswitch convert graph.gr graph.mtx "
+                           "(or --generate SPEC OUT)")
+    if args.to is None:
+        kind = EXTENSIONS.get(_extension(Path(target)))
+        if kind not in WRITE_FORMATS:
+            raise InvalidInput(
+                f"cannot tell the output format from {target!r}; end it in .mtx, .txt, .gr "
+                f"or .npz (.gz compresses text formats), or pass --to "
+                f"({', '.join(WRITE_FORMATS)})")
+    _check_output(target, suffixes=(), flag="OUT")
+    args.graph = source
+    graph = _load(args)
+    written = save_graph(graph, target, fmt=args.to)
+    print(f"wrote {written} ({graph.n_nodes:,} nodes, {graph.n_edges:,} edges, "
+          f"{'directed' if graph.directed else 'undirected'}"
+          f"{', weighted' if graph.weighted else ''})")
+    return 0
+
+
+# ---------------------------------------------------------------------------- listings
+_REST_ROLE = re.compile(r":[a-z:]+:`~?([^`]+)`")
+_REST_LITERAL = re.compile(r"``([^`]+)``|`([^`]+)`")
+
+
+def plain_text(text: str) -> str:
+    """Strip reStructuredText markup (roles, literals) from a docstring sentence."""
+    text = _REST_ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1], text)
+    return _REST_LITERAL.sub(lambda m: m.group(1) or m.group(2), text)
+
+
+def _param_line(axis: str, name: str, p: dict[str, Any]) -> str:
+    default = _number(p.get("default"))
+    if p.get("choices") is not None:
+        rng = "one of " + ", ".join(_number(c) for c in p["choices"])
+    elif p.get("low") is not None or p.get("high") is not None:
+        rng = f"range {_number(p.get('low'))} .. {_number(p.get('high'))}"
+    else:
+        rng = ""
+    return f"      --set {axis}.{name}=VALUE   default {default}" + (f", {rng}" if rng else "")
 
 
 def _cmd_strategies(args: argparse.Namespace) -> int:
@@ -230,16 +427,47 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
         print(f"{axis}:")
         for name, d in entries.items():
             mark = " (default)" if d["default"] else ""
-            backends = "" if d["backends"] == ["cpu", "gpu"] else f" [{'/'.join(d['backends'])}]"
-            print(f"  {name}{mark}{backends}: {d['summary']}")
+            backends = ("" if sorted(d["backends"]) == ["cpu", "gpu"]
+                        else f" [{'/'.join(d['backends'])} only]")
+            head = f"  {name}{mark}{backends}: "
+            body = textwrap.fill(plain_text(d["summary"]), width=96, initial_indent=head,
+                                 subsequent_indent=" " * 6)
+            print(body)
             for pname, p in d["params"].items():
-                rng = p.get("choices") or f"[{p.get('low')}, {p.get('high')}]"
-                print(f"      {axis}.{pname} = {p['default']}  {rng}")
+                print(_param_line(axis, pname, p))
     if reg.failures:
         print("plugins that failed to load:", file=sys.stderr)
         for f in reg.failures:
             print(f"  {f}", file=sys.stderr)
     return 0
+
+
+def _callable_text(fn: Callable) -> str:
+    """A readable form of a field's computed initial value (the lambda's expression)."""
+    fallback = "computed from the parameters at run time"
+    try:
+        source = textwrap.dedent(inspect.getsource(fn)).strip()
+    except (OSError, TypeError):
+        return fallback
+    for candidate in (source, f"({source})", source.rstrip(",") + ")"):
+        try:
+            tree = ast.parse(candidate)
+        except SyntaxError:
+            continue
+        lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
+        if len(lambdas) == 1:
+            args = ", ".join(a.arg for a in lambdas[0].args.args)
+            return f"computed: {ast.unparse(lambdas[0].body)} (from {args} = the parameters)"
+    return fallback
+
+
+def _describe(spec) -> str:
+    text = spec.describe()
+    for field in spec.fields.values():
+        init = field.init
+        if callable(init) and repr(init) in text:
+            text = text.replace(f"init={init!r}", f"init {_callable_text(init)}")
+    return text
 
 
 def _cmd_algorithms(args: argparse.Namespace) -> int:
@@ -254,31 +482,80 @@ def _cmd_algorithms(args: argparse.Namespace) -> int:
         return 0
     for name, spec in reg.algorithms.items():
         if args.describe:
-            print(spec.describe())
+            print(_describe(spec))
         else:
-            print(f"{name}: {spec.summary}")
+            print(f"{name}: {plain_text(spec.summary)}")
     return 0
+
+
+# ---------------------------------------------------------------------------- entry point
+_HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": _cmd_run,
+    "info": _cmd_info,
+    "convert": _cmd_convert,
+    "strategies": _cmd_strategies,
+    "algorithms": _cmd_algorithms,
+}
+
+
+def _split_debug(argv: list[str]) -> tuple[list[str], bool]:
+    """Take ``--debug`` out of the line wherever it is (before a ``--``)."""
+    if "--" in argv:
+        cut = argv.index("--")
+        head, tail = argv[:cut], argv[cut:]
+    else:
+        head, tail = argv, []
+    rest = [a for a in head if a != "--debug"]
+    return rest + tail, len(rest) != len(head)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``gswitch`` command; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    argv, debug = _split_debug(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.debug = debug
     if args.command is None:
         parser.print_help()
         return 2
-    handler = {"run": _cmd_run, "info": _cmd_info, "strategies": _cmd_strategies,
-               "algorithms": _cmd_algorithms}[args.command]
+    handler = _HANDLERS.get(args.command) or getattr(args, "handler", None)
+    if handler is None:  # pragma: no cover - every subcommand has a handler
+        parser.error(f"no handler for command {args.command!r}")
     try:
-        return handler(args)
+        with cli_names():
+            return handler(args)
     except GswitchError as exc:
-        if args.debug:
+        if debug:
             raise
-        print(f"gswitch: error: {exc}", file=sys.stderr)
+        print(f"gswitch: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("gswitch: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        if debug:
+            raise
+        print("gswitch: error: ran out of memory; try a smaller graph or a machine with more "
+              "memory (--debug shows where)", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # the reader went away (gswitch ... | head); nothing left to say to it
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed pipe
+        except OSError:
+            pass
+        return 1
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"gswitch: internal error: {type(exc).__name__}: {_one_line(exc)} (this is a "
+              "bug; --debug shows the traceback to report)", file=sys.stderr)
+        return 1
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 if __name__ == "__main__":  # pragma: no cover
