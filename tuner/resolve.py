@@ -1,0 +1,104 @@
+"""``--config tuned`` and ``--config auto``: the configuration the studies found for a graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gswitch.config import Config
+from gswitch.errors import GswitchError, InvalidInput
+
+from .space import TunerError, space_version
+from .storage import (
+    default_storage_url,
+    device_key,
+    feature_distance,
+    graph_features,
+    open_storage,
+    tuned_studies,
+)
+
+__all__ = ["resolve_config", "MODES"]
+
+#: Values of ``gswitch run --config`` that this module resolves.
+MODES = ("auto", "tuned")
+
+
+def _usable(entry: dict[str, Any]) -> Config | None:
+    try:
+        return Config(entry["best_config"])
+    except GswitchError:
+        return None  # a strategy of that study is no longer installed
+
+
+def resolve_config(algorithm: str, graph: Any, mode: str = "auto", *, backend: str = "auto",
+                   storage: str | None = None) -> tuple[Config, str]:
+    """The tuned configuration for ``graph``, and a one-line note saying where it came from.
+
+    Parameters
+    ----------
+    algorithm : str
+        Algorithm name.
+    graph : Graph
+        The input; its fingerprint is looked up.
+    mode : {"auto", "tuned"}
+        ``tuned`` accepts only a study of this very graph (same fingerprint) on this
+        device. ``auto`` takes that when it exists, else the best configuration of the
+        tuned graph nearest by features (size, mean degree, degree skew, estimated
+        diameter), else the default configuration.
+    backend : {"auto", "cpu", "gpu"}
+        Backend the run will use (studies are per device).
+    storage : str, optional
+        Optuna storage URL (default ``$GSWITCH_STORAGE`` or the cache's journal file).
+
+    Returns
+    -------
+    (Config, str)
+        The configuration and a note such as ``"tuned for this graph (study ...)"``.
+
+    Raises
+    ------
+    TunerError
+        ``mode="tuned"`` and this graph was never tuned on this device.
+    InvalidInput
+        An unknown mode or storage URL.
+
+    """
+    from gswitch.runner import resolve_backend
+
+    from .worker import load_extra_plugins
+
+    if mode not in MODES:
+        raise InvalidInput(f"--config must be a JSON file, auto or tuned; got {mode!r}")
+    load_extra_plugins()
+    backend = resolve_backend(backend)
+    device = device_key(backend)
+    url = storage or default_storage_url()
+    store = open_storage(url, create=False) if mode == "tuned" else open_storage(url)
+    studies = tuned_studies(store, algorithm, device)
+    version = space_version()
+    exact = [s for s in studies if s["fingerprint"] == graph.fingerprint]
+    # the current plugin set first, then older studies whose best still validates
+    exact.sort(key=lambda s: s["space_version"] != version)
+    for entry in exact:
+        cfg = _usable(entry)
+        if cfg is not None:
+            older = "" if entry["space_version"] == version else \
+                " with an earlier plugin set"
+            return cfg, (f"config tuned for this graph{older} (study {entry['study_name']!r}, "
+                         f"{entry['best_time_s']:.4g} s)")
+    if mode == "tuned":
+        raise TunerError(
+            f"no tuned configuration for {algorithm} on this graph (fingerprint "
+            f"{graph.fingerprint[:16]}) on {device} in {url}; run `gswitch tune {algorithm} "
+            "...` on it first, or use --config auto")
+    candidates = [s for s in studies if s["features"] and _usable(s) is not None]
+    if not candidates:
+        return Config(), (f"default config: no {algorithm} study on {device} in {url} "
+                          "to borrow from")
+    features = graph_features(graph)
+    nearest = min(candidates, key=lambda s: feature_distance(features, s["features"]))
+    dist = feature_distance(features, nearest["features"])
+    return _usable(nearest), (  # type: ignore[return-value]
+        f"config of the nearest tuned graph {nearest['graph'] or nearest['fingerprint'][:16]!r}"
+        f" (feature distance {dist:.2f}; study {nearest['study_name']!r}); this graph was "
+        "never tuned")

@@ -1,0 +1,327 @@
+"""The search space, assembled from the registered strategies and their declared parameters.
+
+Nothing here names a strategy. Each axis becomes a categorical over the registered
+strategies that run on the backend and whose ``check()`` accepts the algorithm and
+graph; each strategy's declared parameters are sampled only when that strategy is
+chosen (a conditional space). Parameter names in a study are ``<axis>`` for the
+strategy choice, ``<axis>.<strategy>.<param>`` for a strategy parameter (so two
+strategies' parameters of the same name never share a distribution) and the global
+key itself (``block_size``) for global keys; :meth:`SearchSpace.config` turns them
+back into a :class:`~gswitch.config.Config`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gswitch.config import DEFAULTS, GLOBAL_KEYS, Config
+from gswitch.errors import GswitchError, InvalidConfig
+from gswitch.plugins import AXES, get_registry
+from gswitch.strategy import Categorical, FloatRange, IntRange, ParamSpace
+
+if TYPE_CHECKING:
+    import optuna
+
+    from gswitch.algorithm import AlgorithmSpec
+    from gswitch.graph import Graph
+
+__all__ = ["SearchSpace", "TunerError", "build_space", "space_version", "TUNED_GLOBAL_KEYS",
+           "SPACE_SCHEMA"]
+
+#: Version of the way this module maps strategies to study parameters; part of the
+#: space version, so a change here starts new studies instead of mixing old ones.
+SPACE_SCHEMA = 1
+
+#: Global config keys the tuner searches. They are GPU launch mechanics, so they are
+#: searched on the GPU only; ``worklist_capacity`` is a sizing hint, not a choice.
+TUNED_GLOBAL_KEYS = ("block_size",)
+
+
+class TunerError(GswitchError):
+    """The tuner cannot go on: no valid combination, a study of another space version,
+    no tuned configuration where one is required, a worker that cannot start.
+    """
+
+
+def _space_dict(space: ParamSpace) -> dict[str, Any]:
+    return {"type": type(space).__name__, **{k: v for k, v in asdict(space).items()}}
+
+
+def space_version() -> str:
+    """Short hash of every registered strategy, its backends and declared parameters.
+
+    Installing, removing or changing a strategy plugin changes it, so a study (whose
+    name includes it) never sees a categorical whose choices changed.
+
+    Returns
+    -------
+    str
+        Ten hexadecimal digits.
+
+    """
+    reg = get_registry()
+    data: dict[str, Any] = {"schema": SPACE_SCHEMA,
+                            "globals": {k: _space_dict(v) for k, v in GLOBAL_KEYS.items()}}
+    for axis in AXES:
+        data[axis] = {
+            name: {"backends": list(cls.backends),
+                   "params": {p: _space_dict(s) for p, s in sorted(cls.params.items())}}
+            for name, cls in sorted(reg.strategies[axis].items())
+        }
+    text = json.dumps(data, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def _param_name(axis: str, strategy: str, param: str) -> str:
+    return f"{axis}.{strategy}.{param}"
+
+
+@dataclass
+class SearchSpace:
+    """What the tuner searches for one (algorithm, graph, backend).
+
+    Attributes
+    ----------
+    algorithm : str
+        Algorithm name.
+    backend : str
+        ``cpu`` or ``gpu``.
+    axes : dict[str, tuple[str, ...]]
+        Searched axes (two or more accepted strategies) and their choices.
+    fixed : dict[str, str]
+        Axes held at one strategy (the only one accepted, or the default when no
+        strategy of the axis runs on this backend).
+    params : dict[tuple[str, str], dict[str, ParamSpace]]
+        Searched parameters per ``(axis, strategy)``.
+    global_params : dict[str, ParamSpace]
+        Searched global keys.
+    compile_time : list[str]
+        Study parameter names whose change recompiles the kernel module.
+    excluded : dict[str, str]
+        ``"<axis>=<strategy>"`` left out, with the reason.
+    version : str
+        :func:`space_version` when the space was built.
+
+    """
+
+    algorithm: str
+    backend: str
+    axes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    fixed: dict[str, str] = field(default_factory=dict)
+    params: dict[tuple[str, str], dict[str, ParamSpace]] = field(default_factory=dict)
+    global_params: dict[str, ParamSpace] = field(default_factory=dict)
+    compile_time: list[str] = field(default_factory=list)
+    excluded: dict[str, str] = field(default_factory=dict)
+    version: str = ""
+
+    # ------------------------------------------------------------------ sampling
+    @staticmethod
+    def _suggest(trial: optuna.Trial, name: str, space: ParamSpace) -> Any:
+        if isinstance(space, Categorical):
+            return trial.suggest_categorical(name, list(space.choices))
+        if isinstance(space, IntRange):
+            step = 1 if space.log else space.step
+            return trial.suggest_int(name, space.low, space.high, step=step, log=space.log)
+        if isinstance(space, FloatRange):
+            return trial.suggest_float(name, space.low, space.high, log=space.log)
+        raise TypeError(f"unknown parameter space {space!r}")
+
+    def suggest(self, trial: optuna.Trial) -> Config:
+        """Sample a configuration: each axis, then the chosen strategy's parameters.
+
+        Parameters
+        ----------
+        trial : optuna.Trial
+            The trial to sample with (enqueued values are returned as given).
+
+        Returns
+        -------
+        Config
+            Validated; a value the declared space allows but :class:`Config` refuses
+            raises :class:`~gswitch.errors.InvalidConfig`.
+
+        """
+        values: dict[str, Any] = dict(self.fixed)
+        for axis in AXES:
+            if axis in self.axes:
+                values[axis] = trial.suggest_categorical(axis, list(self.axes[axis]))
+            for pname, space in self.params.get((axis, values[axis]), {}).items():
+                values[f"{axis}.{pname}"] = self._suggest(
+                    trial, _param_name(axis, values[axis], pname), space)
+        for key, space in self.global_params.items():
+            values[key] = self._suggest(trial, key, space)
+        return Config(values)
+
+    def trial_params(self, config: Config | dict[str, Any]) -> dict[str, Any]:
+        """Study parameters that reproduce ``config`` (for ``enqueue_trial``).
+
+        Values the space cannot express (a strategy not in this space, a value out of
+        its range) are left out, so the sampler fills them in.
+        """
+        cfg = dict(config)
+        out: dict[str, Any] = {}
+        for axis in AXES:
+            name = cfg.get(axis, self.fixed.get(axis))
+            if axis in self.axes:
+                if name not in self.axes[axis]:
+                    continue
+                out[axis] = name
+            elif name != self.fixed.get(axis):
+                continue
+            for pname, space in self.params.get((axis, name), {}).items():
+                key = f"{axis}.{pname}"
+                if key in cfg:
+                    try:
+                        out[_param_name(axis, name, pname)] = space.validate(key, cfg[key])
+                    except InvalidConfig:
+                        pass
+        for key, space in self.global_params.items():
+            if key in cfg:
+                try:
+                    out[key] = space.validate(key, cfg[key])
+                except InvalidConfig:
+                    pass
+        return out
+
+    def grid(self) -> dict[str, list[Any]]:
+        """Search space for Optuna's ``GridSampler``: every combination of strategies,
+        each parameter at its declared default (a grid over continuous parameters would
+        be unbounded).
+        """
+        out: dict[str, list[Any]] = {axis: list(ch) for axis, ch in self.axes.items()}
+        for (axis, name), params in self.params.items():
+            for pname, space in params.items():
+                out[_param_name(axis, name, pname)] = [space.default]
+        for key, space in self.global_params.items():
+            out[key] = [space.default]
+        return out
+
+    @property
+    def n_combinations(self) -> int:
+        """Number of strategy combinations (ignoring parameters)."""
+        n = 1
+        for choices in self.axes.values():
+            n *= len(choices)
+        return n
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-friendly description (stored on the study)."""
+        return {
+            "backend": self.backend,
+            "axes": {a: list(c) for a, c in self.axes.items()},
+            "fixed": dict(self.fixed),
+            "params": {f"{a}.{n}": {p: _space_dict(s) for p, s in ps.items()}
+                       for (a, n), ps in self.params.items()},
+            "globals": {k: _space_dict(s) for k, s in self.global_params.items()},
+            "compile_time": list(self.compile_time),
+            "excluded": dict(self.excluded),
+            "version": self.version,
+        }
+
+
+def _accepts(spec: AlgorithmSpec, graph: Graph, axis: str, name: str,
+             backend: str) -> str | None:
+    """``None`` when strategy ``name`` accepts the combination with the other axes at
+    their defaults or with one other axis changed; else the first reason given.
+    """
+    reg = get_registry()
+    base = {a: DEFAULTS[a] for a in AXES if a in DEFAULTS}
+    tries = [{**base, axis: name}]
+    for other in AXES:
+        if other == axis:
+            continue
+        for alt in reg.strategies[other]:
+            if alt != base.get(other):
+                tries.append({**base, axis: name, other: alt})
+    first = None
+    for values in tries:
+        try:
+            cfg = Config(values)
+        except GswitchError as exc:
+            first = first or str(exc)
+            continue
+        reason = cfg.strategy(axis).check(spec, graph, cfg, backend)
+        if not reason:
+            return None
+        first = first or reason
+    return first or "refused"
+
+
+def build_space(spec: AlgorithmSpec, graph: Graph, backend: str) -> SearchSpace:
+    """Assemble the search space for ``spec`` on ``graph`` and ``backend``.
+
+    Parameters
+    ----------
+    spec : AlgorithmSpec
+        The algorithm.
+    graph : Graph
+        The input (as the algorithm sees it, e.g. symmetrised).
+    backend : {"cpu", "gpu"}
+        Strategies whose ``backends`` lack it are left out; on ``cpu`` compile-time
+        parameters (they only change generated device code) and GPU launch keys are
+        held at their defaults.
+
+    Returns
+    -------
+    SearchSpace
+
+    Raises
+    ------
+    TunerError
+        When an axis has no strategy that accepts the combination.
+
+    """
+    reg = get_registry()
+    space = SearchSpace(spec.name, backend, version=space_version())
+    for axis in AXES:
+        on_backend = {n: c for n, c in sorted(reg.strategies[axis].items())
+                      if backend in c.backends}
+        if not on_backend:
+            # nothing on this axis runs on the backend: the engine ignores it
+            space.fixed[axis] = DEFAULTS[axis]
+            continue
+        accepted = []
+        for name in on_backend:
+            reason = _accepts(spec, graph, axis, name, backend)
+            if reason:
+                space.excluded[f"{axis}={name}"] = reason
+            else:
+                accepted.append(name)
+        for name in set(reg.strategies[axis]) - set(on_backend):
+            space.excluded[f"{axis}={name}"] = f"does not run on the {backend} backend"
+        if not accepted:
+            reasons = "; ".join(f"{k}: {v}" for k, v in space.excluded.items()
+                                if k.startswith(axis + "="))
+            raise TunerError(
+                f"no valid combination for {spec.name} on the {backend} backend: every "
+                f"{axis} strategy refuses it ({reasons}); try another --backend or install "
+                f"a {axis} plugin that supports {spec.name}")
+        if len(accepted) == 1:
+            space.fixed[axis] = accepted[0]
+        else:
+            default = DEFAULTS.get(axis)
+            # the default first: Optuna's grid and random samplers start nowhere special,
+            # but a person reading the study sees the usual choice first
+            accepted.sort(key=lambda n: (n != default, n))
+            space.axes[axis] = tuple(accepted)
+        for name in accepted:
+            params = {p: s for p, s in reg.strategy(axis, name).params.items()
+                      if backend == "gpu" or not s.compile_time}
+            if params:
+                space.params[(axis, name)] = params
+                space.compile_time += [_param_name(axis, name, p) for p, s in params.items()
+                                       if s.compile_time]
+    if backend == "gpu":
+        space.global_params = {k: GLOBAL_KEYS[k] for k in TUNED_GLOBAL_KEYS if k in GLOBAL_KEYS}
+    default = Config({a: DEFAULTS[a] for a in AXES if a in DEFAULTS})
+    from gswitch.runner import check_combination
+
+    if not space.axes and not space.global_params and not space.params \
+            and check_combination(spec, graph, default, backend):
+        raise TunerError(
+            f"no valid combination for {spec.name} on the {backend} backend: "
+            f"{check_combination(spec, graph, default, backend)}")
+    return space

@@ -1,0 +1,199 @@
+"""Where studies live, what they are called, and finding tuned graphs again.
+
+A study is named ``<algorithm>@<fingerprint> on <device> (space <version>)`` so that
+``optuna study-names`` and optuna-dashboard show something a person can read; the
+details (graph name and features, backend, space, best configuration) are study user
+attributes. Storage is any Optuna storage URL; the default is a journal file in the
+user's cache directory, which several processes on one machine can share safely.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from gswitch.errors import InvalidInput
+
+__all__ = ["cache_dir", "default_storage_url", "open_storage", "study_name", "device_key",
+           "graph_features", "feature_distance", "tuned_studies", "STORAGE_ENV"]
+
+#: Environment variable naming the storage URL when ``--storage`` is not given.
+STORAGE_ENV = "GSWITCH_STORAGE"
+
+#: Prefix of every study name the tuner creates (other studies in a shared storage are
+#: left alone).
+_NAME_FORMAT = "{algorithm}@{fingerprint} on {device} (space {version})"
+
+
+def cache_dir() -> Path:
+    """The gswitch cache directory: ``$GSWITCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/gswitch``,
+    else ``~/.cache/gswitch`` (not created).
+    """
+    env = os.environ.get("GSWITCH_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME")
+    root = Path(base).expanduser() if base else Path.home() / ".cache"
+    return root / "gswitch"
+
+
+def default_storage_url() -> str:
+    """``$GSWITCH_STORAGE`` if set, else a journal file in :func:`cache_dir`."""
+    env = os.environ.get(STORAGE_ENV)
+    if env:
+        return env
+    return f"journal://{(cache_dir() / 'tuner' / 'studies.journal').resolve()}"
+
+
+_HELP = ("use sqlite:///FILE.db, postgresql://USER@HOST/DB, mysql://USER@HOST/DB, "
+         "journal:///FILE.journal (or a path ending in .journal or .log)")
+
+
+def _journal_path(url: str) -> Path | None:
+    if url.startswith("journal://"):
+        rest = url[len("journal://"):]
+        return Path(rest[1:] if rest.startswith("//") else rest).expanduser()
+    if "://" not in url and url.endswith((".journal", ".log")):
+        return Path(url).expanduser()
+    return None
+
+
+def open_storage(url: str | None = None, *, create: bool = True) -> Any:
+    """Open an Optuna storage from a URL.
+
+    Parameters
+    ----------
+    url : str, optional
+        ``sqlite:///...``, ``postgresql://...``, ``mysql://...`` (any SQLAlchemy URL
+        Optuna's ``RDBStorage`` accepts), ``journal:///PATH`` or a plain path ending in
+        ``.journal`` / ``.log`` (Optuna's ``JournalStorage`` on a file). Default:
+        :func:`default_storage_url`.
+    create : bool
+        Create the directory of a file-based storage when missing.
+
+    Returns
+    -------
+    optuna.storages.BaseStorage
+
+    Raises
+    ------
+    InvalidInput
+        An unknown scheme, a database that cannot be opened, or a missing directory.
+
+    """
+    import optuna
+
+    url = url or default_storage_url()
+    journal = _journal_path(url)
+    if journal is not None:
+        if create:
+            journal.parent.mkdir(parents=True, exist_ok=True)
+        elif not journal.parent.is_dir():
+            raise InvalidInput(f"storage {url!r}: directory {journal.parent} does not exist")
+        from optuna.storages import JournalStorage
+
+        try:
+            from optuna.storages.journal import JournalFileBackend
+        except ImportError:  # optuna < 4
+            from optuna.storages import JournalFileStorage as JournalFileBackend
+
+        try:
+            return JournalStorage(JournalFileBackend(str(journal)))
+        except (OSError, ValueError) as exc:
+            raise InvalidInput(f"cannot open journal storage {url!r}: {exc}") from None
+    scheme = url.split("://", 1)[0].split("+", 1)[0].lower() if "://" in url else ""
+    if scheme not in ("sqlite", "postgresql", "postgres", "mysql", "oracle", "mssql"):
+        raise InvalidInput(f"unknown storage URL {url!r}; {_HELP}")
+    if scheme == "sqlite" and create:
+        path = url.split(":///", 1)[1] if ":///" in url else ""
+        if path and path != ":memory:":
+            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return optuna.storages.RDBStorage(
+            url, engine_kwargs={"connect_args": {"timeout": 60}} if scheme == "sqlite" else None)
+    except Exception as exc:  # SQLAlchemy and driver errors have no common base
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidInput(f"cannot open storage {url!r}: {first}; {_HELP}") from None
+
+
+def device_key(backend: str, devices: list[int] | None = None) -> str:
+    """``cpu``, or ``gpu:<device name>`` of the first listed (or current) GPU."""
+    if backend != "gpu":
+        return "cpu"
+    import cupy
+
+    index = devices[0] if devices else cupy.cuda.runtime.getDevice()
+    name = cupy.cuda.runtime.getDeviceProperties(index)["name"]
+    if isinstance(name, bytes):
+        name = name.decode()
+    return f"gpu:{name}"
+
+
+def study_name(algorithm: str, fingerprint: str, device: str, version: str) -> str:
+    """The readable study key: algorithm, graph fingerprint, device and space version."""
+    return _NAME_FORMAT.format(algorithm=algorithm, fingerprint=fingerprint[:16],
+                               device=device, version=version)
+
+
+#: Graph features used for similarity, from :func:`gswitch.analysis.graph_info`.
+FEATURES = ("n_nodes", "n_edges", "degree_mean", "degree_max_over_mean", "diameter_estimate")
+
+
+def graph_features(graph: Any) -> dict[str, float]:
+    """Size, mean degree, degree skew and estimated diameter (what ``gswitch info`` shows)."""
+    from gswitch.analysis import graph_info
+
+    info = graph_info(graph)
+    return {k: float(info[k]) for k in FEATURES}
+
+
+def feature_distance(a: dict[str, float], b: dict[str, float]) -> float:
+    """Distance between two graphs' features: Euclidean on ``log2(1 + x)`` of each.
+
+    Logarithms make a graph twice as large as far as one half as large, and keep the
+    diameter (thousands on road networks, tens on power-law graphs) from drowning the
+    degree skew.
+    """
+    total = 0.0
+    for key in FEATURES:
+        x = math.log2(1.0 + max(float(a.get(key, 0.0)), 0.0))
+        y = math.log2(1.0 + max(float(b.get(key, 0.0)), 0.0))
+        total += (x - y) ** 2
+    return math.sqrt(total)
+
+
+def tuned_studies(storage: Any, algorithm: str | None = None,
+                  device: str | None = None) -> list[dict[str, Any]]:
+    """Studies made by the tuner that have a best (correct) configuration.
+
+    Parameters
+    ----------
+    storage : optuna.storages.BaseStorage
+        Opened storage.
+    algorithm, device : str, optional
+        Keep only studies of this algorithm / device key.
+
+    Returns
+    -------
+    list of dict
+        ``study_name``, ``fingerprint``, ``graph``, ``features``, ``space_version``,
+        ``best_config``, ``best_time_s`` and ``device`` of each.
+
+    """
+    out = []
+    for study in storage.get_all_studies():
+        attrs = study.user_attrs
+        if attrs.get("gswitch_tuner") != 1 or not attrs.get("best_config"):
+            continue
+        if algorithm is not None and attrs.get("algorithm") != algorithm:
+            continue
+        if device is not None and attrs.get("device") != device:
+            continue
+        out.append({"study_name": study.study_name, "fingerprint": attrs.get("fingerprint"),
+                    "graph": attrs.get("graph_name"), "features": attrs.get("features", {}),
+                    "space_version": attrs.get("space_version"),
+                    "best_config": attrs["best_config"], "best_time_s": attrs.get("best_time_s"),
+                    "device": attrs.get("device"), "algorithm": attrs.get("algorithm")})
+    return out

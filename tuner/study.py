@@ -1,0 +1,660 @@
+"""The tuning loop: one Optuna study per (algorithm, graph, device, space version).
+
+Trials are asked for and told with Optuna's ask-and-tell interface, so sampling and
+storage stay in this process while the configuration runs in a worker process
+(:mod:`gswitch.tuner.worker`). Every trial ends in one recorded way (user attribute
+``outcome``):
+
+=================  ==========================================  =====================
+outcome            meaning                                     recorded as
+=================  ==========================================  =====================
+``ok``             correct answer, median time measured        COMPLETE, feasible
+``pruned``         passed ``prune_factor`` x the best time     PRUNED (time reached)
+``refused``        a strategy's ``check()`` refused it         COMPLETE, infeasible
+``compile_error``  the generated kernel did not compile        COMPLETE, infeasible
+``wrong_answer``   the answer differs from the reference       COMPLETE, infeasible
+``resource``       out of memory or another device limit       COMPLETE, infeasible
+``error``          any other error raised by the run           COMPLETE, infeasible
+``crashed``        the worker died (segfault, ``os._exit``)    FAIL, retried once
+``timeout``        no answer within the trial limit (killed)   FAIL, retried once
+``device_fault``   a CUDA error that may spoil the context     FAIL, retried once
+=================  ==========================================  =====================
+
+Infeasible trials carry a violated constraint (``trial.set_constraint``), which
+Optuna's TPE sampler learns from, and a penalty value so that plots stay readable;
+they can never be the best trial. A retried outcome that happens again is recorded as
+infeasible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import statistics
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gswitch.config import DEFAULTS, Config
+from gswitch.errors import GswitchError, InvalidInput
+from gswitch.plugins import AXES, get_registry
+
+from .space import SearchSpace, TunerError, build_space
+from .storage import (
+    cache_dir,
+    default_storage_url,
+    device_key,
+    feature_distance,
+    graph_features,
+    open_storage,
+    study_name,
+    tuned_studies,
+)
+from .worker import DETERMINISTIC, TRANSIENT, Worker, WorkerSetup, load_extra_plugins
+
+__all__ = ["tune", "TuneResult", "SAMPLERS", "best_feasible"]
+
+#: Sampler names accepted by :func:`tune` (``--sampler``).
+SAMPLERS = ("tpe", "random", "grid")
+
+#: Graphs whose reference comes from networkx are checked against the CPU engine's
+#: default configuration instead when they have more edges than this (networkx would
+#: take minutes and gigabytes); the CPU engine itself is tested against networkx.
+NETWORKX_EDGE_LIMIT = 2_000_000
+
+
+@dataclass
+class TuneResult:
+    """What a tuning session found.
+
+    Attributes
+    ----------
+    study_name, storage : str
+        Where the study lives.
+    algorithm, backend, device : str
+        The key of the study.
+    best_config : dict or None
+        Fastest correct configuration in the whole study (``None`` when none yet).
+    best_time_s : float or None
+        Its median time (device time on the GPU, end to end on the CPU).
+    best_trial : int or None
+        Its trial number.
+    default_time_s : float or None
+        Median time of the default configuration, when the study measured it.
+    speedup : float or None
+        ``default_time_s / best_time_s``.
+    counts : dict
+        Trials of the study by outcome.
+    new_trials : int
+        Trials this session finished.
+    wall_s : float
+        Seconds this session took.
+    history : list of dict
+        Per trial: ``number``, ``outcome``, ``value_s``, ``source``.
+    warm_start : list of str
+        What was enqueued first (``default``, ``similar:<study>``).
+    space : dict
+        The search space (:meth:`SearchSpace.describe`).
+    reference : str
+        Where the expected answer came from.
+
+    """
+
+    study_name: str
+    storage: str
+    algorithm: str
+    backend: str
+    device: str
+    best_config: dict[str, Any] | None = None
+    best_time_s: float | None = None
+    best_trial: int | None = None
+    default_time_s: float | None = None
+    speedup: float | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    new_trials: int = 0
+    wall_s: float = 0.0
+    history: list[dict[str, Any]] = field(default_factory=list)
+    warm_start: list[str] = field(default_factory=list)
+    space: dict[str, Any] = field(default_factory=dict)
+    reference: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def trials_to_within(self, fraction: float = 0.05) -> int | None:
+        """Trials (1-based count, in study order) until one came within ``fraction`` of
+        the best time; ``None`` without a best.
+        """
+        if self.best_time_s is None:
+            return None
+        for k, h in enumerate(self.history, 1):
+            if h["outcome"] == "ok" and h["value_s"] <= self.best_time_s * (1 + fraction):
+                return k
+        return None
+
+
+def _optuna() -> Any:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
+
+
+def _has_set_constraint() -> bool:
+    from optuna.trial import Trial
+
+    return hasattr(Trial, "set_constraint")
+
+
+def _make_sampler(name: str, space: SearchSpace, seed: int | None) -> Any:
+    optuna = _optuna()
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if name == "grid":
+        return optuna.samplers.GridSampler(space.grid(), seed=seed)
+    if name == "tpe":
+        kwargs: dict[str, Any] = {"seed": seed, "multivariate": True, "group": True,
+                                  "n_startup_trials": 8}
+        if not _has_set_constraint():  # Optuna < 5 takes constraints through a function
+            kwargs["constraints_func"] = lambda t: (float(t.user_attrs.get("constraint", 0)),)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # multivariate/group are "experimental"
+            return optuna.samplers.TPESampler(**kwargs)
+    raise InvalidInput(f"--sampler must be one of {', '.join(SAMPLERS)}; got {name!r}")
+
+
+def best_feasible(trials: list[Any]) -> Any | None:
+    """The completed trial with a correct answer and the lowest time, or ``None``."""
+    ok = [t for t in trials if t.state.name == "COMPLETE" and t.user_attrs.get("outcome") == "ok"
+          and t.value is not None]
+    return min(ok, key=lambda t: (t.value, t.number)) if ok else None
+
+
+def _reference(spec: Any, graph: Any, source: int | None, params: dict[str, Any]
+               ) -> tuple[np.ndarray, str]:
+    """Expected first output: the independent reference where one exists and is
+    affordable, else the CPU engine with the default configuration.
+    """
+    from gswitch.runner import run
+    from gswitch.testing.reference import reference
+
+    heavy = str(spec.reference or "").startswith("networkx") and \
+        graph.n_edges > NETWORKX_EDGE_LIMIT
+    if not heavy:
+        try:
+            ref = reference(spec.name, graph, source=source, **params)
+            return np.asarray(ref), f"gswitch.testing.reference ({spec.reference})"
+        except (KeyError, ImportError):
+            pass
+    kwargs = dict(params)
+    if source is not None:
+        kwargs["source"] = source
+    res = run(spec, graph, backend="cpu", config=Config(), **kwargs)
+    return np.asarray(res.fields[spec.outputs[0]]), "CPU engine, default configuration"
+
+
+def _cached_reference(spec: Any, graph: Any, source: int | None, params: dict[str, Any]
+                      ) -> tuple[Path, str]:
+    key = json.dumps({"a": spec.name, "fp": graph.fingerprint, "s": source, "p": params},
+                     sort_keys=True, default=str)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+    folder = cache_dir() / "tuner" / "references"
+    path = folder / f"{spec.name}-{digest}.npy"
+    note = folder / f"{spec.name}-{digest}.txt"
+    if path.is_file() and note.is_file():
+        return path, note.read_text().strip()
+    folder.mkdir(parents=True, exist_ok=True)
+    ref, desc = _reference(spec, graph, source, params)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".npy")
+    os.close(fd)
+    np.save(tmp, ref, allow_pickle=False)
+    os.replace(tmp, path)
+    note.write_text(desc + "\n")
+    return path, desc
+
+
+def _default_source(spec: Any, graph: Any, source: int | None) -> int | None:
+    if spec.start.kind != "source":
+        return None
+    if source is not None:
+        return int(source)
+    if graph.n_nodes == 0:
+        raise InvalidInput(f"{spec.name} needs a source node and the graph has none")
+    # the node of highest out-degree reaches most of a power-law graph
+    return int(np.argmax(graph.out_degree))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class _Session:
+    """State shared by the threads of one :func:`tune` call (one per worker)."""
+
+    def __init__(self, study: Any, space: SearchSpace, spec: Any, graph: Any, backend: str,
+                 trials: int, deadline: float | None, warmup: int, repeats: int,
+                 prune_factor: float, min_deadline_s: float, trial_timeout_s: float,
+                 progress: Callable[[dict[str, Any]], None] | None) -> None:
+        self.study = study
+        self.space = space
+        self.spec = spec
+        self.graph = graph
+        self.backend = backend
+        self.trials = trials
+        self.deadline = deadline
+        self.warmup = warmup
+        self.repeats = repeats
+        self.prune_factor = prune_factor
+        self.min_deadline_s = min_deadline_s
+        self.trial_timeout_s = trial_timeout_s
+        self.progress = progress
+        self.lock = threading.Lock()
+        self.known: dict[str, dict[str, Any]] = {}
+        self.new_trials = 0
+        self.stop = False
+        self.host = socket.gethostname()
+        self.pid = os.getpid()
+        self.error: BaseException | None = None
+        for t in study.get_trials(deepcopy=False):
+            self._remember(t)
+
+    # ------------------------------------------------------------ bookkeeping
+    def _remember(self, t: Any) -> None:
+        outcome = t.user_attrs.get("outcome")
+        cfg = t.user_attrs.get("config")
+        if cfg and t.state.name == "COMPLETE" and (outcome == "ok" or outcome in DETERMINISTIC):
+            key = json.dumps(cfg, sort_keys=True)
+            self.known.setdefault(key, {"number": t.number, "value": t.value,
+                                        "attrs": dict(t.user_attrs)})
+
+    def finished(self) -> list[Any]:
+        states = self._states(("COMPLETE", "PRUNED"))
+        return self.study.get_trials(deepcopy=False, states=states)
+
+    @staticmethod
+    def _states(names: tuple[str, ...]) -> tuple[Any, ...]:
+        from optuna.trial import TrialState
+
+        return tuple(TrialState[n] for n in names)
+
+    def limit(self) -> float | None:
+        """Engine deadline of each run: ``prune_factor`` x the best end-to-end time."""
+        best = best_feasible(self.finished())
+        if best is None:
+            return None
+        e2e = float(best.user_attrs.get("e2e_s", best.value))
+        return max(self.prune_factor * e2e, self.min_deadline_s)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for t in self.study.get_trials(deepcopy=False):
+            if t.state.name == "RUNNING":
+                key = "running"
+            elif t.state.name == "WAITING":
+                key = "waiting"
+            else:
+                key = t.user_attrs.get("outcome", t.state.name.lower())
+                if t.state.name == "FAIL":
+                    key = "failed"
+            out[key] = out.get(key, 0) + 1
+        return out
+
+    # ------------------------------------------------------------ the loop
+    def run(self, worker: Worker) -> None:
+        try:
+            while True:
+                with self.lock:
+                    if self.stop or len(self.finished()) >= self.trials:
+                        return
+                    if self.deadline is not None and time.time() >= self.deadline:
+                        return
+                    trial = self.study.ask()
+                    trial.set_user_attr("host", self.host)
+                    trial.set_user_attr("pid", self.pid)
+                    limit = self.limit()
+                self._one(trial, worker, limit)
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller
+            with self.lock:
+                self.error = self.error or exc
+                self.stop = True
+
+    def _one(self, trial: Any, worker: Worker, limit: float | None) -> None:
+        t0 = time.perf_counter()
+        try:
+            config = self.space.suggest(trial)
+        except GswitchError as exc:
+            self._tell(trial, None, {"outcome": "refused", "reason": str(exc)}, t0)
+            return
+        key = config.key()
+        from gswitch.runner import check_combination
+
+        seen = self.known.get(key)
+        if seen is not None:
+            attrs = {k: v for k, v in seen["attrs"].items() if k not in ("host", "pid", "source",
+                                                                        "attempt", "retry_of")}
+            attrs["same_as"] = seen["number"]
+            self._tell(trial, config, {**attrs, "value_s": seen["value"], "reused": True}, t0)
+            return
+        reason = check_combination(self.spec, self.graph, config, self.backend)
+        if reason:
+            self._tell(trial, config, {"outcome": "refused", "reason": reason}, t0)
+            return
+        request = {"op": "trial", "config": config.to_dict(), "warmup": self.warmup,
+                   "repeats": self.repeats, "deadline_s": limit}
+        answer = worker.run_trial(request, self.trial_timeout_s)
+        if answer.get("outcome") == "pruned" and limit is not None:
+            answer["limit_s"] = limit
+        self._tell(trial, config, answer, t0)
+
+    def _tell(self, trial: Any, config: Config | None, answer: dict[str, Any],
+              t0: float) -> None:
+        from optuna.trial import TrialState
+
+        outcome = answer.get("outcome", "error")
+        attempt = int(trial.user_attrs.get("attempt", 1))
+        if outcome in TRANSIENT and attempt >= 2:
+            answer = {**answer, "reason": f"{answer.get('reason')} (again, on retry)"}
+            transient = False
+        else:
+            transient = outcome in TRANSIENT
+        attrs = {k: v for k, v in answer.items() if k != "outcome"}
+        attrs["outcome"] = outcome
+        if config is not None:
+            attrs["config"] = config.to_dict()
+        attrs["wall_s"] = time.perf_counter() - t0
+        with self.lock:
+            for k, v in attrs.items():
+                if k in ("value_s",) and outcome != "ok":
+                    continue
+                trial.set_user_attr(k, v)
+            feasible = outcome == "ok"
+            if outcome == "pruned":
+                trial.report(float(answer.get("elapsed_s", 0.0)), step=0)
+                self.study.tell(trial, state=TrialState.PRUNED)
+            elif transient:
+                self.study.tell(trial, state=TrialState.FAIL)
+                self.study.enqueue_trial(dict(trial.params), user_attrs={
+                    "attempt": attempt + 1, "retry_of": trial.number,
+                    "source": trial.user_attrs.get("source", "retry")})
+            else:
+                constraint = 0.0 if feasible else 1.0
+                trial.set_user_attr("constraint", constraint)
+                if _has_set_constraint():
+                    trial.set_constraint("correct", constraint)
+                value = float(answer["value_s"]) if feasible else float(self.trial_timeout_s)
+                self.study.tell(trial, value)
+                frozen = self.study._storage.get_trial(trial._trial_id)
+                self._remember(frozen)
+            self.new_trials += 1
+            if self.progress is not None:
+                best = best_feasible(self.finished())
+                self.progress({"outcome": outcome, "number": trial.number,
+                               "best_s": None if best is None else best.value,
+                               "counts": self.counts()})
+
+
+def _recover_orphans(study: Any, host: str) -> int:
+    """Fail the RUNNING trials of dead tuner processes on this host, and enqueue them again."""
+    from optuna.trial import TrialState
+
+    n = 0
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        pid = t.user_attrs.get("pid")
+        if t.user_attrs.get("host") != host or not isinstance(pid, int) or _pid_alive(pid):
+            continue
+        try:
+            study.tell(t.number, state=TrialState.FAIL)
+        except (ValueError, RuntimeError):
+            continue  # another process got there first
+        study._storage.set_trial_user_attr(
+            t._trial_id, "reason", f"tuner process {pid} ended before the trial finished")
+        if t.params:
+            study.enqueue_trial(dict(t.params), user_attrs={
+                "attempt": int(t.user_attrs.get("attempt", 1)), "retry_of": t.number,
+                "source": t.user_attrs.get("source", "retry")})
+        n += 1
+    return n
+
+
+def _warm_start(study: Any, space: SearchSpace, storage: Any, algorithm: str, device: str,
+                fingerprint: str, features: dict[str, float], k: int) -> list[str]:
+    """Enqueue the default configuration and the best of the ``k`` most similar graphs."""
+    enqueued = ["default"]
+    default = {a: DEFAULTS[a] for a in AXES if a in DEFAULTS}
+    study.enqueue_trial(space.trial_params(Config(default)), user_attrs={"source": "default"},
+                        skip_if_exists=True)
+    others = [s for s in tuned_studies(storage, algorithm, device)
+              if s["fingerprint"] != fingerprint and s["features"]]
+    others.sort(key=lambda s: feature_distance(features, s["features"]))
+    seen = {json.dumps(space.trial_params(Config(default)), sort_keys=True)}
+    for other in others:
+        if len(enqueued) > k:
+            break
+        try:
+            params = space.trial_params(Config(other["best_config"]))
+        except GswitchError:
+            continue  # a strategy of that study is no longer installed
+        text = json.dumps(params, sort_keys=True)
+        if text in seen:
+            continue
+        seen.add(text)
+        study.enqueue_trial(params, user_attrs={"source": f"similar:{other['study_name']}"})
+        enqueued.append(f"similar:{other['study_name']}")
+    return enqueued
+
+
+def _update_best(study: Any) -> Any | None:
+    trials = study.get_trials(deepcopy=False)
+    best = best_feasible(trials)
+    if best is not None and study.user_attrs.get("best_trial") != best.number:
+        study.set_user_attr("best_config", best.user_attrs.get("config"))
+        study.set_user_attr("best_time_s", best.value)
+        study.set_user_attr("best_trial", best.number)
+    return best
+
+
+def _default_time(trials: list[Any]) -> float | None:
+    for t in trials:
+        if t.user_attrs.get("source") == "default" and t.state.name == "COMPLETE" \
+                and t.user_attrs.get("outcome") == "ok":
+            return float(t.value)
+    default = Config().to_dict()
+    for t in trials:
+        if t.user_attrs.get("config") == default and t.user_attrs.get("outcome") == "ok" \
+                and t.state.name == "COMPLETE":
+            return float(t.value)
+    return None
+
+
+def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | None = None,
+         storage: str | None = None, devices: list[int] | None = None, sampler: str = "tpe",
+         seed: int | None = None, backend: str = "auto", source: int | None = None,
+         params: dict[str, Any] | None = None, warmup: int = 1, repeats: int = 3,
+         prune_factor: float = 3.0, min_deadline_s: float = 0.05,
+         trial_timeout_s: float = 120.0, warm_start: int = 2,
+         progress: Callable[[dict[str, Any]], None] | None = None) -> TuneResult:
+    """Search the strategy configurations for the fastest correct one on ``graph``.
+
+    The study is created, or resumed when it exists, in ``storage`` under
+    :func:`~gswitch.tuner.storage.study_name`; several processes may run this on the
+    same study at once. ``trials`` is the number of finished trials the study should
+    reach, so running the same call again after an interruption finishes the job.
+
+    Parameters
+    ----------
+    algorithm : str
+        Registered algorithm name.
+    graph : Graph
+        Input graph (its fingerprint is the study key).
+    trials : int
+        Finished trials (complete or pruned) the study should have, at least 1.
+    timeout_s : float, optional
+        Stop starting new trials after this many seconds.
+    storage : str, optional
+        Optuna storage URL; default ``$GSWITCH_STORAGE`` or a journal file in the cache.
+    devices : list of int, optional
+        GPUs to use, one worker each (default: the current one).
+    sampler : {"tpe", "random", "grid"}
+        Optuna sampler.
+    seed : int, optional
+        Sampler seed.
+    backend : {"auto", "cpu", "gpu"}
+        Backend to tune for.
+    source : int, optional
+        Start node for source-based algorithms (default: the node of highest degree).
+    params : dict, optional
+        Algorithm parameters.
+    warmup, repeats : int
+        Untimed runs after the compiling run, then timed runs (median is the value).
+    prune_factor : float
+        A trial whose run passes this multiple of the best end-to-end time is pruned.
+    min_deadline_s : float
+        Lower bound of that deadline (timer noise on tiny graphs).
+    trial_timeout_s : float
+        Hard limit of one trial; a worker that passes it is killed.
+    warm_start : int
+        Best configurations of this many similar tuned graphs to enqueue after the
+        default one (new studies only).
+    progress : callable, optional
+        Called after every trial with ``outcome``, ``number``, ``best_s``, ``counts``.
+
+    Returns
+    -------
+    TuneResult
+
+    Raises
+    ------
+    InvalidInput
+        ``trials`` below 1, an unknown sampler or storage URL.
+    TunerError
+        No valid combination on this backend, a study of another space version, or a
+        worker that cannot start.
+
+    """
+    t_start = time.perf_counter()
+    if not isinstance(trials, int) or trials < 1:
+        raise InvalidInput(f"--trials must be at least 1; got {trials}")
+    if timeout_s is not None and not timeout_s > 0:
+        raise InvalidInput(f"--timeout must be a positive number of seconds; got {timeout_s}")
+    if sampler not in SAMPLERS:
+        raise InvalidInput(f"--sampler must be one of {', '.join(SAMPLERS)}; got {sampler!r}")
+    if not prune_factor > 1:
+        raise InvalidInput(f"prune factor must be above 1; got {prune_factor}")
+    optuna = _optuna()
+    load_extra_plugins()
+    from gswitch.graph import Graph
+    from gswitch.io import save_npz
+    from gswitch.runner import prepare, resolve_backend
+
+    if not isinstance(graph, Graph):
+        raise InvalidInput(f"graph must be a gswitch.Graph, got {type(graph).__name__}")
+    spec = get_registry().algorithm(algorithm)
+    backend = resolve_backend(backend)
+    params = dict(params or {})
+    source = _default_source(spec, graph, source)
+    prepared, _ = prepare(spec, graph, source)
+    spec.resolve_params(dict(params), prepared.n_nodes)  # refuse bad parameters up front
+    space = build_space(spec, prepared, backend)
+    url = storage or default_storage_url()
+    store = open_storage(url)
+    device = device_key(backend, devices)
+    name = study_name(spec.name, graph.fingerprint, device, space.version)
+    try:
+        study = optuna.create_study(study_name=name, storage=store, direction="minimize",
+                                    sampler=_make_sampler(sampler, space, seed),
+                                    load_if_exists=True)
+    except Exception as exc:  # storage-specific errors (locked, unreachable)
+        raise InvalidInput(f"cannot create or load study {name!r} in {url}: {exc}") from None
+    attrs = study.user_attrs
+    if attrs and attrs.get("space_version") not in (None, space.version):
+        raise TunerError(f"study {name!r} was made with space version "
+                         f"{attrs.get('space_version')} but the installed plugins give "
+                         f"{space.version}; nothing was changed, tune into a new study")
+    if study.direction != optuna.study.StudyDirection.MINIMIZE:
+        raise TunerError(f"study {name!r} in {url} does not minimise time; it is not a "
+                         "gswitch study, choose another --storage")
+    features = attrs.get("features") or graph_features(graph)
+    ref_path, ref_desc = _cached_reference(spec, graph, source, params)
+    if not attrs:
+        meta = {"gswitch_tuner": 1, "algorithm": spec.name, "fingerprint": graph.fingerprint,
+                "graph_name": graph.name or "", "n_nodes": graph.n_nodes,
+                "n_edges": graph.n_edges, "features": features, "device": device,
+                "backend": backend, "space_version": space.version, "space": space.describe(),
+                "source": source, "params": params, "reference": ref_desc,
+                "objective": "median device time (s)" if backend == "gpu"
+                else "median end-to-end time (s)"}
+        for k, v in meta.items():
+            study.set_user_attr(k, json.loads(json.dumps(v, default=str)))
+    host = socket.gethostname()
+    _recover_orphans(study, host)
+    enqueued: list[str] = []
+    if not study.get_trials(deepcopy=False) and not study.user_attrs.get("warm_started"):
+        study.set_user_attr("warm_started", True)
+        enqueued = _warm_start(study, space, store, spec.name, device, graph.fingerprint,
+                               features, warm_start)
+    workdir = Path(tempfile.mkdtemp(prefix="gswitch-tune-"))
+    graph_path = save_npz(graph, workdir / "graph.npz")
+    devs: list[int | None] = list(devices) if (devices and backend == "gpu") else [None]
+    workers = [Worker(WorkerSetup(str(graph_path), spec.name, backend, str(ref_path), source,
+                                  params, d)) for d in devs]
+    deadline = time.time() + timeout_s if timeout_s else None
+    session = _Session(study, space, spec, prepared, backend, trials, deadline, warmup,
+                       repeats, prune_factor, min_deadline_s, trial_timeout_s, progress)
+    try:
+        if len(workers) == 1:
+            session.run(workers[0])
+        else:
+            threads = [threading.Thread(target=session.run, args=(w,), daemon=True)
+                       for w in workers]
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+    except KeyboardInterrupt:
+        session.stop = True
+        raise
+    finally:
+        for w in workers:
+            w.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    if session.error is not None:
+        raise session.error
+    best = _update_best(study)
+    trials_all = study.get_trials(deepcopy=False)
+    default_s = _default_time(trials_all)
+    history = [{"number": t.number, "outcome": t.user_attrs.get("outcome", t.state.name.lower()),
+                "value_s": t.value if t.user_attrs.get("outcome") == "ok" else None,
+                "source": t.user_attrs.get("source", "sampler")}
+               for t in trials_all if t.state.name in ("COMPLETE", "PRUNED")]
+    result = TuneResult(
+        study_name=name, storage=url, algorithm=spec.name, backend=backend, device=device,
+        best_config=None if best is None else best.user_attrs.get("config"),
+        best_time_s=None if best is None else float(best.value),
+        best_trial=None if best is None else best.number, default_time_s=default_s,
+        speedup=(default_s / best.value) if (best is not None and default_s and best.value)
+        else None,
+        counts=session.counts(), new_trials=session.new_trials,
+        wall_s=time.perf_counter() - t_start, history=history, warm_start=enqueued,
+        space=space.describe(), reference=ref_desc)
+    return result
+
+
+def median_or_none(values: list[float]) -> float | None:
+    """Median of ``values``, or ``None`` when empty."""
+    return statistics.median(values) if values else None
