@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_debug(algos)
 
     # further subcommands (the tuner's) register here and set their own handler
+    from .tuner.cli import add_tuner_commands  # tuner: tune, report, run --config auto|tuned
+
+    add_tuner_commands(sub)
     return parser
 
 
@@ -276,7 +279,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import resolve_backend, run
 
     values: dict[str, Any] = {}
-    if args.config:
+    tuned_mode = args.config if args.config in ("auto", "tuned") else None  # tuner
+    if args.config and not tuned_mode:
         values.update(Config.from_file(args.config).to_dict())
     values.update(parse_set_options(args.sets))
     config = Config(values)
@@ -290,6 +294,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
                   "effect on the cpu backend (GPU-only); they apply with --backend gpu",
                   file=sys.stderr)
     graph = _load(args)
+    if tuned_mode:  # tuner: the study's config for this graph, then --set on top
+        from .tuner import resolve_config
+
+        tuned, where = resolve_config(args.algorithm, graph, tuned_mode, backend=backend,
+                                      storage=getattr(args, "storage", None))
+        config = tuned.replace(**parse_set_options(args.sets))
+        print(f"config {tuned_mode}: {where}", file=sys.stderr)
     params = _parse_params(args.params)
     bar = None
     progress = None

@@ -73,7 +73,7 @@ def resolve_config(algorithm: str, graph: Any, mode: str = "auto", *, backend: s
     backend = resolve_backend(backend)
     device = device_key(backend)
     url = storage or default_storage_url()
-    store = open_storage(url, create=False) if mode == "tuned" else open_storage(url)
+    store = open_storage(url)
     studies = tuned_studies(store, algorithm, device)
     version = space_version()
     exact = [s for s in studies if s["fingerprint"] == graph.fingerprint]

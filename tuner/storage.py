@@ -60,7 +60,7 @@ def _journal_path(url: str) -> Path | None:
     return None
 
 
-def open_storage(url: str | None = None, *, create: bool = True) -> Any:
+def open_storage(url: str | None = None, *, create: bool | None = None) -> Any:
     """Open an Optuna storage from a URL.
 
     Parameters
@@ -70,8 +70,9 @@ def open_storage(url: str | None = None, *, create: bool = True) -> Any:
         Optuna's ``RDBStorage`` accepts), ``journal:///PATH`` or a plain path ending in
         ``.journal`` / ``.log`` (Optuna's ``JournalStorage`` on a file). Default:
         :func:`default_storage_url`.
-    create : bool
-        Create the directory of a file-based storage when missing.
+    create : bool, optional
+        Create the directory of a file-based storage when missing; by default only for
+        the default storage (a mistyped explicit path should fail, not make folders).
 
     Returns
     -------
@@ -85,13 +86,16 @@ def open_storage(url: str | None = None, *, create: bool = True) -> Any:
     """
     import optuna
 
+    if create is None:
+        create = not url and not os.environ.get(STORAGE_ENV)
     url = url or default_storage_url()
     journal = _journal_path(url)
     if journal is not None:
         if create:
             journal.parent.mkdir(parents=True, exist_ok=True)
         elif not journal.parent.is_dir():
-            raise InvalidInput(f"storage {url!r}: directory {journal.parent} does not exist")
+            raise InvalidInput(f"storage {url!r}: directory {journal.parent} does not exist; "
+                               "create it or choose another --storage")
         from optuna.storages import JournalStorage
 
         try:
@@ -106,10 +110,15 @@ def open_storage(url: str | None = None, *, create: bool = True) -> Any:
     scheme = url.split("://", 1)[0].split("+", 1)[0].lower() if "://" in url else ""
     if scheme not in ("sqlite", "postgresql", "postgres", "mysql", "oracle", "mssql"):
         raise InvalidInput(f"unknown storage URL {url!r}; {_HELP}")
-    if scheme == "sqlite" and create:
+    if scheme == "sqlite":
         path = url.split(":///", 1)[1] if ":///" in url else ""
         if path and path != ":memory:":
-            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            folder = Path(path).expanduser().parent
+            if create:
+                folder.mkdir(parents=True, exist_ok=True)
+            elif not folder.is_dir():
+                raise InvalidInput(f"storage {url!r}: directory {folder} does not exist; "
+                                   "create it or choose another --storage")
     try:
         return optuna.storages.RDBStorage(
             url, engine_kwargs={"connect_args": {"timeout": 60}} if scheme == "sqlite" else None)

@@ -487,7 +487,7 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
          seed: int | None = None, backend: str = "auto", source: int | None = None,
          params: dict[str, Any] | None = None, warmup: int = 1, repeats: int = 3,
          prune_factor: float = 3.0, min_deadline_s: float = 0.05,
-         trial_timeout_s: float = 120.0, warm_start: int = 2,
+         trial_timeout_s: float = 120.0, warm_start: int = 2, name: str | None = None,
          progress: Callable[[dict[str, Any]], None] | None = None) -> TuneResult:
     """Search the strategy configurations for the fastest correct one on ``graph``.
 
@@ -531,6 +531,9 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     warm_start : int
         Best configurations of this many similar tuned graphs to enqueue after the
         default one (new studies only).
+    name : str, optional
+        Study name instead of :func:`~gswitch.tuner.storage.study_name`; an existing
+        study of that name must have the same space version.
     progress : callable, optional
         Called after every trial with ``outcome``, ``number``, ``best_s``, ``counts``.
 
@@ -572,9 +575,9 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     spec.resolve_params(dict(params), prepared.n_nodes)  # refuse bad parameters up front
     space = build_space(spec, prepared, backend)
     url = storage or default_storage_url()
-    store = open_storage(url)
+    store = open_storage(storage)
     device = device_key(backend, devices)
-    name = study_name(spec.name, graph.fingerprint, device, space.version)
+    name = name or study_name(spec.name, graph.fingerprint, device, space.version)
     try:
         study = optuna.create_study(study_name=name, storage=store, direction="minimize",
                                     sampler=_make_sampler(sampler, space, seed),
@@ -582,6 +585,11 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     except Exception as exc:  # storage-specific errors (locked, unreachable)
         raise InvalidInput(f"cannot create or load study {name!r} in {url}: {exc}") from None
     attrs = study.user_attrs
+    for key, mine in (("algorithm", spec.name), ("fingerprint", graph.fingerprint),
+                      ("device", device)):
+        if attrs and attrs.get(key) not in (None, mine):
+            raise TunerError(f"study {name!r} was made for {key} {attrs.get(key)!r}, not "
+                             f"{mine!r}; nothing was changed, choose another --study")
     if attrs and attrs.get("space_version") not in (None, space.version):
         raise TunerError(f"study {name!r} was made with space version "
                          f"{attrs.get('space_version')} but the installed plugins give "
