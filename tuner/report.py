@@ -46,7 +46,7 @@ def find_study(store: Any, *, algorithm: str | None, graph: Any, study: str | No
     if not same:
         raise TunerError(f"no {spec.name} study for this graph (fingerprint "
                          f"{graph.fingerprint[:16]}) on {device}; run `gswitch tune` first")
-    newest = max(same, key=lambda s: s.datetime_start or 0)
+    newest = max(same, key=lambda s: s._study_id)
     return newest.study_name, (f"study {newest.study_name!r} was made with space version "
                                f"{newest.user_attrs.get('space_version')}; the installed "
                                f"plugins give {version}")
@@ -147,6 +147,9 @@ def write_report(out: Path, *, algorithm: str | None = None, graph: Any = None,
     """
     if not out.parent.is_dir():
         raise InvalidInput(f"--out {out}: directory {out.parent} does not exist")
+    from .worker import load_extra_plugins
+
+    load_extra_plugins()
     url = storage or default_storage_url()
     store = open_storage(storage)
     name, note = find_study(store, algorithm=algorithm, graph=graph, study=study,

@@ -161,7 +161,21 @@ def _make_sampler(name: str, space: SearchSpace, seed: int | None) -> Any:
     if name == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     if name == "grid":
-        return optuna.samplers.GridSampler(space.grid(), seed=seed)
+
+        class AskTellGridSampler(optuna.samplers.GridSampler):
+            """Grid sampler that marks itself exhausted instead of calling
+            ``study.stop()``, which only works inside ``study.optimize``.
+            """
+
+            exhausted = False
+
+            def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
+                try:
+                    super().after_trial(study, trial, state, values)
+                except RuntimeError:
+                    self.exhausted = True
+
+        return AskTellGridSampler(space.grid(), seed=seed)
     if name == "tpe":
         kwargs: dict[str, Any] = {"seed": seed, "multivariate": True, "group": True,
                                   "n_startup_trials": 8}
@@ -322,6 +336,8 @@ class _Session:
                 with self.lock:
                     if self.stop or len(self.finished()) >= self.trials:
                         return
+                    if getattr(self.study.sampler, "exhausted", False):
+                        return  # every grid point has been tried
                     if self.deadline is not None and time.time() >= self.deadline:
                         return
                     trial = self.study.ask()

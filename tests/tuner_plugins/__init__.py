@@ -1,0 +1,1 @@
+"""Test-only strategy plugins for the tuner tests (registered through GSWITCH_TUNER_PLUGINS)."""
