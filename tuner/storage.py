@@ -22,6 +22,9 @@ __all__ = ["cache_dir", "default_storage_url", "open_storage", "study_name", "de
 #: Environment variable naming the storage URL when ``--storage`` is not given.
 STORAGE_ENV = "GSWITCH_STORAGE"
 
+#: Seconds after which a journal file's lock counts as left behind by a killed process.
+JOURNAL_LOCK_GRACE_S = 5
+
 #: Prefix of every study name the tuner creates (other studies in a shared storage are
 #: left alone).
 _NAME_FORMAT = "{algorithm}@{fingerprint} on {device} (space {version})"
@@ -99,12 +102,16 @@ def open_storage(url: str | None = None, *, create: bool | None = None) -> Any:
         from optuna.storages import JournalStorage
 
         try:
-            from optuna.storages.journal import JournalFileBackend
+            from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
         except ImportError:  # optuna < 4
             from optuna.storages import JournalFileStorage as JournalFileBackend
+            from optuna.storages import JournalFileSymlinkLock
 
         try:
-            return JournalStorage(JournalFileBackend(str(journal)))
+            # a write holds the lock for milliseconds; one older than this was left by a
+            # killed process (Optuna's default waits 30 s before breaking it)
+            lock = JournalFileSymlinkLock(str(journal), grace_period=JOURNAL_LOCK_GRACE_S)
+            return JournalStorage(JournalFileBackend(str(journal), lock_obj=lock))
         except (OSError, ValueError) as exc:
             raise InvalidInput(f"cannot open journal storage {url!r}: {exc}") from None
     scheme = url.split("://", 1)[0].split("+", 1)[0].lower() if "://" in url else ""

@@ -435,11 +435,11 @@ def _recover_orphans(study: Any, host: str) -> int:
         if t.user_attrs.get("host") != host or not isinstance(pid, int) or _pid_alive(pid):
             continue
         try:
+            study._storage.set_trial_user_attr(
+                t._trial_id, "reason", f"tuner process {pid} ended before the trial finished")
             study.tell(t.number, state=TrialState.FAIL)
         except (ValueError, RuntimeError):
             continue  # another process got there first
-        study._storage.set_trial_user_attr(
-            t._trial_id, "reason", f"tuner process {pid} ended before the trial finished")
         if t.params:
             study.enqueue_trial(dict(t.params), user_attrs={
                 "attempt": int(t.user_attrs.get("attempt", 1)), "retry_of": t.number,

@@ -1,4 +1,5 @@
-"""Driving strategies that crash the worker, hang, or corrupt the answer on the CPU engine.
+"""Driving strategies that crash the worker, hang, corrupt the answer or crawl on the CPU
+engine.
 
 Each refuses every direction but the default one, so the study meets each misbehaviour
 once (plus the retry of a crash or hang) instead of once per direction.
@@ -59,6 +60,18 @@ class WrongDriving(_OnlyDefaultDirection):
         return "data"
 
 
+class SlowDriving(_OnlyDefaultDirection):
+    """Correct but sleeps 100 ms after every step, so the engine deadline stops it.
+    Test-only, 2024.
+    """
+
+    name = "test_slow"
+
+    def next_mode(self, mode, n_next, n_nodes):
+        time.sleep(0.1)
+        return "data"
+
+
 @hookimpl
 def gswitch_strategies():
-    return [CrashingDriving, HangingDriving, WrongDriving]
+    return [CrashingDriving, HangingDriving, WrongDriving, SlowDriving]

@@ -1,0 +1,303 @@
+"""The tuner on the CPU backend: search space, verified trials, isolation, storage, warm
+start and the ``tune`` / ``report`` / ``run --config auto|tuned`` commands.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+from gswitch.tuner import TunerError, build_space, resolve_config, space_version, tune
+from gswitch.tuner.storage import open_storage
+from gswitch.tuner.worker import PLUGINS_ENV
+
+import gswitch as gs
+from gswitch.cli import main
+from gswitch.config import DEFAULTS
+from gswitch.generators import parse_generator_spec
+from gswitch.plugins import AXES, get_registry
+
+TESTS = Path(__file__).resolve().parent
+GRAPH = "rmat:8,seed=3"
+
+
+@pytest.fixture
+def storage(tmp_path):
+    return f"journal://{tmp_path / 'studies.journal'}"
+
+
+@pytest.fixture
+def misbehaving(monkeypatch):
+    """Register the crashing, hanging and wrong test strategies in this process and workers."""
+    from gswitch.plugins import get_plugin_manager
+
+    monkeypatch.syspath_prepend(str(TESTS))
+    monkeypatch.setenv(PLUGINS_ENV, "tuner_plugins.misbehaving")
+    yield
+    pm = get_plugin_manager()
+    plugin = pm.get_plugin("tuner_plugins.misbehaving")
+    if plugin is not None:
+        pm.unregister(plugin)
+    get_registry.cache_clear()
+
+
+def _trials(storage, name):
+    return optuna.load_study(study_name=name, storage=open_storage(storage)).get_trials()
+
+
+def _env(**extra):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS)] + [p for p in sys.path if p])
+    env.update(extra)
+    return env
+
+
+# ---------------------------------------------------------------------- search space
+def test_cpu_space_has_only_cpu_strategies_and_runtime_params():
+    """On cpu: only strategies with "cpu" in backends, no compile-time params, no block_size."""
+    g = parse_generator_spec(GRAPH)
+    space = build_space(get_registry().algorithm("bfs"), g, "cpu")
+    reg = get_registry()
+    for axis in AXES:
+        on_cpu = sorted(n for n, c in reg.strategies[axis].items() if "cpu" in c.backends)
+        if len(on_cpu) > 1:
+            assert sorted(space.axes[axis]) == on_cpu
+        else:
+            assert axis not in space.axes and axis in space.fixed
+    for (axis, name), params in space.params.items():
+        assert "cpu" in reg.strategy(axis, name).backends
+        assert not any(p.compile_time for p in params.values())
+    assert not space.global_params and not space.compile_time
+
+
+def test_gpu_space_is_conditional_and_marks_compile_time_params():
+    """On gpu every registered strategy is a choice; params are sampled only when chosen."""
+    g = parse_generator_spec(GRAPH)
+    space = build_space(get_registry().algorithm("bfs"), g, "gpu")
+    reg = get_registry()
+    for axis, choices in space.axes.items():
+        assert set(choices) <= set(reg.strategies[axis])
+    assert "block_size" in space.global_params
+    declared = {f"{a}.{n}.{p}" for (a, n), ps in space.params.items()
+                for p, s in ps.items() if s.compile_time}
+    assert set(space.compile_time) == declared and declared
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    for _ in range(20):
+        trial = study.ask()
+        cfg = space.suggest(trial)
+        for name in trial.params:
+            parts = name.split(".")
+            if len(parts) == 3:  # axis.strategy.param: only for the chosen strategy
+                assert cfg[parts[0]] == parts[1]
+        study.tell(trial, 1.0)
+
+
+def test_space_version_changes_when_a_plugin_is_installed(misbehaving):
+    """Installing a strategy plugin changes the space version and adds its strategies."""
+    from gswitch.tuner.worker import load_extra_plugins
+
+    before = space_version()
+    assert load_extra_plugins() == ["tuner_plugins.misbehaving"]
+    after = space_version()
+    assert after != before
+    space = build_space(get_registry().algorithm("bfs"), parse_generator_spec(GRAPH), "cpu")
+    assert "test_crash" in space.axes["driving"]
+
+
+def test_no_valid_combination_is_one_clear_error(monkeypatch):
+    """An axis whose every strategy refuses gives a TunerError naming the axis and reasons."""
+    reg = get_registry()
+    for cls in reg.strategies["driving"].values():
+        monkeypatch.setattr(cls, "check", lambda self, *a: "nope, not this one")
+    with pytest.raises(TunerError, match="no valid combination for bfs on the cpu backend.*"
+                       "driving.*nope"):
+        build_space(reg.algorithm("bfs"), parse_generator_spec(GRAPH), "cpu")
+
+
+# ---------------------------------------------------------------------- tuning
+def test_tune_cpu_end_to_end(storage, tmp_path):
+    """A CPU study measures verified trials, starts with the default and is found again."""
+    g = parse_generator_spec(GRAPH)
+    result = tune("bfs", g, trials=8, backend="cpu", storage=storage, seed=1)
+    assert result.best_config is not None and result.warm_start == ["default"]
+    trials = _trials(storage, result.study_name)
+    assert trials[0].user_attrs["source"] == "default"
+    assert trials[0].user_attrs["config"] == gs.Config().to_dict()
+    ok = [t for t in trials if t.user_attrs.get("outcome") == "ok"]
+    assert len([t for t in trials if t.state.name in ("COMPLETE", "PRUNED")]) == 8
+    measured = [t for t in ok if not t.user_attrs.get("reused")]
+    for t in measured:
+        assert len(t.user_attrs["times_s"]) == 3 and t.value == sorted(
+            t.user_attrs["times_s"])[1]
+        assert t.user_attrs["iterations"] > 0 and t.user_attrs["edges_processed"] > 0
+        assert "compile_time_s" in t.user_attrs and "e2e_s" in t.user_attrs
+    assert result.best_time_s == min(t.value for t in ok)
+    cfg, where = resolve_config("bfs", g, "tuned", backend="cpu", storage=storage)
+    assert cfg.to_dict() == result.best_config and "tuned for this graph" in where
+    attrs = optuna.load_study(study_name=result.study_name,
+                              storage=open_storage(storage)).user_attrs
+    assert attrs["fingerprint"] == g.fingerprint and attrs["space_version"] == space_version()
+    assert attrs["best_config"] == result.best_config
+
+
+def test_misbehaving_plugins_do_not_stop_the_study(storage, misbehaving):
+    """Crash, hang, wrong answer and a slow run are recorded with reasons (the slow one
+    pruned with the time it reached); a correct configuration wins.
+    """
+    g = parse_generator_spec(GRAPH)
+    result = tune("bfs", g, trials=40, backend="cpu", storage=storage, sampler="grid", seed=0,
+                  trial_timeout_s=1.0)
+    trials = _trials(storage, result.study_name)
+    by_driving = {}
+    for t in trials:
+        cfg = t.user_attrs.get("config") or {}
+        by_driving.setdefault(cfg.get("driving"), []).append(t)
+    outcome = {d: {t.user_attrs.get("outcome") for t in ts} for d, ts in by_driving.items()}
+    assert "crashed" in outcome["test_crash"]
+    assert "timeout" in outcome["test_hang"]
+    assert "wrong_answer" in outcome["test_wrong"]
+    assert "pruned" in outcome["test_slow"]
+    for t in by_driving["test_slow"]:
+        if t.state.name == "PRUNED":
+            assert t.user_attrs["elapsed_s"] >= t.user_attrs["limit_s"] > 0
+            assert t.intermediate_values[0] == t.user_attrs["elapsed_s"]
+    fails = [t for t in trials if t.state.name == "FAIL"]
+    assert len(fails) == 2  # crash and hang, each retried once
+    assert any("status 7" in t.user_attrs["reason"] for t in fails)
+    assert not result.best_config["driving"].startswith("test_")
+    best = optuna.load_study(study_name=result.study_name, storage=open_storage(storage))
+    assert best.best_trial.user_attrs["outcome"] == "ok"  # infeasible trials never win
+    wrong = [t for t in by_driving["test_wrong"] if t.user_attrs["outcome"] == "wrong_answer"]
+    assert wrong[0].user_attrs["constraint"] == 1.0
+    constraints = wrong[0].constraints  # a dict from Optuna 5 on, a list before
+    assert list(constraints.values() if isinstance(constraints, dict) else constraints) == [1.0]
+
+
+def test_warm_start_and_config_auto_use_the_nearest_tuned_graph(storage):
+    """A similar graph's best is enqueued; --config auto borrows the nearest graph's best."""
+    small = parse_generator_spec("rmat:8,seed=1")
+    road = parse_generator_spec("road:24x24")
+    a = tune("cc", small, trials=4, backend="cpu", storage=storage, seed=0)
+    b = tune("cc", road, trials=4, backend="cpu", storage=storage, seed=0)
+    assert b.warm_start[0] == "default"
+    other = parse_generator_spec("rmat:9,seed=2")
+    c = tune("cc", other, trials=3, backend="cpu", storage=storage, seed=0, warm_start=1)
+    assert c.warm_start in (["default"], ["default", f"similar:{a.study_name}"])
+    fresh = parse_generator_spec("road:30x30,seed=5")
+    cfg, where = resolve_config("cc", fresh, "auto", backend="cpu", storage=storage)
+    assert b.study_name in where and "never tuned" in where
+    assert cfg.to_dict() == b.best_config
+    with pytest.raises(TunerError, match="no tuned configuration for cc on this graph"):
+        resolve_config("cc", fresh, "tuned", backend="cpu", storage=storage)
+
+
+# ---------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("args,message", [
+    (["--trials", "0"], "--trials must be at least 1; got 0"),
+    (["--storage", "redis-ish://x"], "unknown storage URL 'redis-ish://x'"),
+    (["--storage", "sqlite:////no/such/dir/x.db"], "directory /no/such/dir does not exist"),
+])
+def test_bad_tune_input_is_one_line(args, message, capsys):
+    """Bad input to gswitch tune gives one line on stderr and exit status 2."""
+    code = main(["tune", "bfs", "--generate", GRAPH, "--backend", "cpu", *args])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and message in err
+
+
+def test_study_of_another_space_version_is_refused_untouched(storage, capsys):
+    """--study naming a study of another space version is refused and left as it was."""
+    store = open_storage(storage)
+    st = optuna.create_study(study_name="mine", storage=store)
+    st.set_user_attr("space_version", "0000000000")
+    st.enqueue_trial({"driving": "data"})
+    code = main(["tune", "bfs", "--generate", GRAPH, "--backend", "cpu", "--storage", storage,
+                 "--study", "mine", "--trials", "2"])
+    err = capsys.readouterr().err
+    assert code == 2 and "space version 0000000000" in err and len(err.splitlines()) == 1
+    again = optuna.load_study(study_name="mine", storage=open_storage(storage))
+    assert len(again.get_trials()) == 1 and again.user_attrs == {"space_version": "0000000000"}
+
+
+# ---------------------------------------------------------------------- CLI
+def test_cli_tune_export_run_auto_and_report(storage, tmp_path, capsys):
+    """tune --json --export, run --config tuned, and report's markdown and plots."""
+    best = tmp_path / "best.json"
+    code = main(["tune", "sssp", "--generate", "road:16x16", "--backend", "cpu", "--storage",
+                 storage, "--trials", "5", "--seed", "2", "--export", str(best), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["best_config"] == json.loads(best.read_text())
+    code = main(["run", "sssp", "--generate", "road:16x16", "--source", "0", "--backend", "cpu",
+                 "--config", "tuned", "--storage", storage, "--json"])
+    cap = capsys.readouterr()
+    assert code == 0 and json.loads(cap.out)["config"] == out["best_config"]
+    assert "config tuned: config tuned for this graph" in cap.err
+    code = main(["report", "sssp", "--generate", "road:16x16", "--backend", "cpu", "--storage",
+                 storage, "--out", str(tmp_path / "rep"), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0 and summary["best"]["config"] == out["best_config"]
+    md = (tmp_path / "rep" / "summary.md").read_text()
+    assert "## driving: best time per option" in md and "Best configuration" in md
+    pytest.importorskip("matplotlib", reason="plots need matplotlib (gswitch[report])")
+    assert (tmp_path / "rep" / "history.png").stat().st_size > 1000
+    assert (tmp_path / "rep" / "axes.png").stat().st_size > 1000
+
+
+def _tune_cmd(storage, trials, *extra):
+    return [sys.executable, "-m", "gswitch.cli", "tune", "bfs", "--generate", "rmat:12,seed=4",
+            "--backend", "cpu", "--storage", storage, "--trials", str(trials), "--seed", "0",
+            "--no-progress", *extra]
+
+
+def _finished(storage):
+    store = open_storage(storage)
+    studies = store.get_all_studies()
+    if not studies:
+        return []
+    st = optuna.load_study(study_name=studies[0].study_name, storage=store)
+    return [t for t in st.get_trials() if t.state.name in ("COMPLETE", "PRUNED")]
+
+
+def test_sigkill_mid_study_then_rerun_resumes(tmp_path):
+    """SIGKILL mid-study loses no completed trial; the same command finishes the study."""
+    storage = f"journal://{tmp_path / 'studies.journal'}"
+    cmd = _tune_cmd(storage, 30, "--warmup", "3", "--repeats", "5")
+    proc = subprocess.Popen(cmd, env=_env(), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 40
+        while time.time() < deadline and len(_finished(storage)) < 3:
+            time.sleep(0.02)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    before = {t.number: t.value for t in _finished(storage)}
+    assert 3 <= len(before) < 30
+    done = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    after = _finished(storage)
+    assert len(after) >= 30
+    values = {t.number: t.value for t in after}
+    assert all(values[n] == v for n, v in before.items())
+
+
+@pytest.mark.parametrize("kind", ["journal", "sqlite"])
+def test_two_processes_share_one_study(tmp_path, kind):
+    """Two tuner processes on one journal file or SQLite database fill one study together."""
+    storage = (f"journal://{tmp_path / 'studies.journal'}" if kind == "journal"
+               else f"sqlite:///{tmp_path / 'studies.db'}")
+    open_storage(storage)  # create the schema once, before the two race for it
+    procs = [subprocess.Popen(_tune_cmd(storage, 16), env=_env(), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    finished = _finished(storage)
+    assert 16 <= len(finished) <= 18
+    assert len({t.user_attrs["pid"] for t in finished}) == 2
+    assert len({t.number for t in finished}) == len(finished)
+    assert DEFAULTS["driving"] in {t.user_attrs["config"]["driving"] for t in finished}
