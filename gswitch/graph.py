@@ -125,7 +125,8 @@ class Graph:
         self._indptr = _readonly(indptr.astype(offset_dtype, copy=False))
         self._indices = _readonly(indices.astype(np.int32, copy=False))
         if weights is not None:
-            weights = np.asarray(weights, dtype=np.float32)
+            with np.errstate(over="ignore"):  # weights past float32's range become inf
+                weights = np.asarray(weights, dtype=np.float32)
             if validate and weights.shape != (m,):
                 raise InvalidGraph(
                     f"weights has {weights.size} entries, expected {m} (one per edge)"

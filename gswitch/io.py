@@ -18,6 +18,7 @@ import io
 import os
 import re
 import tempfile
+import zipfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -421,6 +422,10 @@ def _parse_numbers(body: bytes) -> np.ndarray:
 
 def _float_ids(path: Path, col: np.ndarray, line_of: Callable[[int], int | None]) -> np.ndarray:
     if col.dtype.kind == "f":
+        bad = ~np.isfinite(col)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise _fail(path, f"node id {float(col[i]):g} is not an integer", line_of(i))
         frac = col != np.floor(col)
         if frac.any():
             i = int(np.flatnonzero(frac)[0])
@@ -730,8 +735,8 @@ def _load_metis(
         break
     if not header:
         raise _fail(path, "empty METIS file; expected a header '<nodes> <edges> [fmt [ncon]]'")
-    if len(header) > 4:
-        raise _fail(path, "METIS header has more than 4 fields; expected "
+    if not 2 <= len(header) <= 4:
+        raise _fail(path, f"METIS header has {len(header)} field(s); expected "
                     "'<nodes> <edges> [fmt [ncon]]'", header_line)
     n = _int_token(header[0], path, header_line, "node count")
     m = _int_token(header[1], path, header_line, "edge count")
@@ -819,7 +824,13 @@ def _load_metis(
     def line_of(k: int) -> int | None:
         return row_lines[int(src[k])] if n_entries else None
 
-    nbr = _float_ids(path, nbr, line_of)
+    try:
+        nbr = _float_ids(path, nbr, line_of)
+    except _SlowPath:  # ids beyond 2**53 written as floats: far out of range anyway
+        k = int(np.argmax(np.abs(nbr)))
+        raise _fail(path, f"neighbour id {float(nbr[k]):g} out of range: the header declares "
+                    f"{n} vertices, so ids must be in 1..{n}; fix the id or the header",
+                    line_of(k)) from None
     _check_ids(path, nbr, n, 1, line_of)
     if ew is not None:
         _check_weights(path, ew, line_of)
@@ -895,6 +906,10 @@ def _load_mtx(
     # scipy's reader holds row, column and value arrays next to the graph being built
     _check_declared(path, data, n_rows, nnz, "entries", "size line", size_line,
                     graph_bytes(n_rows, stored, weighted and field != "pattern") + 24 * nnz)
+    if not data.endswith(b"\n"):
+        # scipy's reader (fast_matrix_market) reads past the end of a buffer whose last
+        # number is cut short, e.g. "1 1 5.6e" without a newline, and crashes the process
+        data += b"\n"
     try:
         coo = scipy.io.mmread(io.BytesIO(data))
     except Exception as exc:  # scipy raises ValueError/RuntimeError/OverflowError variants
@@ -936,21 +951,23 @@ def _npz_precheck(path: Path) -> None:
     data, so a forged header in a small file could ask for terabytes. Every member's
     declared size must fit within its stored size, and the total must fit in memory.
     """
-    import zipfile
-
     from numpy.lib import format as npformat
 
     try:
         zf = zipfile.ZipFile(path)
     except FileNotFoundError:
         raise GraphFormatError(f"graph file not found: {path}; check the path") from None
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-        raise _fail(path, f"not a readable npz archive ({exc}); re-create it with "
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError,
+            RuntimeError) as exc:
+        why = "".join(ch if ch.isprintable() else "?" for ch in str(exc))[:160]
+        raise _fail(path, f"not a readable npz archive ({why}); re-create it with "
                     f"{option('save_npz')}") from None
     total = 0
     with zf:
         for info in zf.infolist():
             if not info.filename.endswith(".npy"):
+                # np.load hands other members over as raw bytes
+                total += info.file_size
                 continue
             try:
                 with zf.open(info) as member:
@@ -992,10 +1009,13 @@ def _load_npz(path: Path) -> Graph:
     except FileNotFoundError:
         raise GraphFormatError(f"graph file not found: {path}; check the path") from None
     except ValueError as exc:
-        raise _fail(path, f"npz cache holds pickled objects or is corrupt ({exc}); "
+        why = "".join(ch if ch.isprintable() else "?" for ch in str(exc))[:160]
+        raise _fail(path, f"npz cache holds pickled objects or is corrupt ({why}); "
                     f"re-create it with {option('save_npz')}") from None
-    except (OSError, EOFError) as exc:
-        raise _fail(path, f"not a readable npz archive ({exc}); re-create it with "
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError,
+            RuntimeError) as exc:  # zipfile: unsupported version/compression, encryption
+        why = "".join(ch if ch.isprintable() else "?" for ch in str(exc))[:160]
+        raise _fail(path, f"not a readable npz archive ({why}); re-create it with "
                     f"{option('save_npz')}") from None
     missing = [k for k in ("format_version", "indptr", "indices", "directed") if k not in arrays]
     if missing:
