@@ -187,6 +187,9 @@ def _save(path: str, result) -> None:
                 np.save(f, result.fields[main_field], allow_pickle=False)
             else:
                 np.savez(f, **result.fields)
+        mask = os.umask(0o022)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes it private; keep the usual mode
         os.replace(tmp, target)
     except OSError as exc:
         raise InvalidInput(f"cannot write --output {path}: {exc.strerror or exc}") from None

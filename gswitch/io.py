@@ -1263,6 +1263,7 @@ def _atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
                     write(gz)  # type: ignore[arg-type]
             else:
                 write(raw)
+        os.chmod(tmp, _new_file_mode())  # mkstemp makes it private; keep the usual mode
         os.replace(tmp, path)
     except OSError as exc:
         _unlink_quietly(tmp)
@@ -1270,6 +1271,13 @@ def _atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
     except BaseException:
         _unlink_quietly(tmp)
         raise
+
+
+def _new_file_mode() -> int:
+    """The mode ``open()`` would give a new file (0o666 less the umask)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def _unlink_quietly(path: str) -> None:
@@ -1291,11 +1299,16 @@ def _write_mtx(graph: Graph, f: BinaryIO) -> None:
         src, dst = src[keep], dst[keep]
         w = None if w is None else w[keep]
     data = np.ones(src.size, np.float64) if w is None else w.astype(np.float64)
+    integral = w is not None and bool(np.all(np.isfinite(data)) and np.all(data == np.round(data))
+                                      and np.abs(data).max(initial=0) < 2**31)
+    field = "pattern" if w is None else ("integer" if integral else "real")
+    if integral:
+        data = data.astype(np.int64)
     coo = sp.coo_array((data, (src.astype(np.int64), dst.astype(np.int64))),
                        shape=(graph.n_nodes,) * 2)
     comment = f" gswitch graph {graph.name}" if graph.name else " gswitch graph"
     # float32 weights need 9 significant digits to come back bit for bit
-    scipy.io.mmwrite(f, coo, comment=comment, field="pattern" if w is None else "real",
+    scipy.io.mmwrite(f, coo, comment=comment, field=field,
                      precision=9, symmetry="general" if graph.directed else "symmetric")
 
 
