@@ -6,8 +6,20 @@ import json
 import os
 import platform
 import statistics
+import sys
 import time
 from pathlib import Path
+
+
+def require_gpu(script: str) -> None:
+    """Exit with one line, not a traceback, where no GPU is usable."""
+    import gswitch as gs
+
+    if not gs.gpu_available():
+        print(f"{script}: no usable GPU here (it needs CuPy and an NVIDIA device: pip install "
+              "'gswitch[cuda12]'); nothing to measure. benchmarks/bench_cpu.py measures the "
+              "CPU engine.", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def median_time(fn, repeats: int = 5, warmup: int = 1) -> tuple[float, list[float]]:

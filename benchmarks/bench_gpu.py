@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 import scipy.sparse.csgraph as csgraph
-from _common import try_plot, write_json
+from _common import require_gpu, try_plot, write_json
 
 import gswitch as gs
 from gswitch.generators import grid2d, path, rmat
@@ -39,6 +39,7 @@ def main() -> None:
     ap.add_argument("--skip-rmat", action="store_true")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
+    require_gpu("bench_gpu.py")
     from gswitch.engine.gpu import GpuEngine
 
     out = {"device": GpuEngine.instance().device_name}
