@@ -1,6 +1,7 @@
 """The gswitch command line, in-process and as a real subprocess."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -145,3 +146,158 @@ def test_console_script_subprocess():
     bad = subprocess.run([sys.executable, "-m", "gswitch.cli", "run", "bfs", "--generate",
                           "grid:4x4", "--source", "99"], capture_output=True, text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+# ---------------------------------------------------------------------------- hardening
+HOSTILE_FILES = {
+    "big.txt": "0 2147483646\n",
+    "big.mtx": "%%MatrixMarket matrix coordinate pattern general\n2000000000 2000000000 1\n1 2\n",
+    "big.gr": "p sp 2000000000 1\na 1 2 1\n",
+    "huge.mtx": "%%MatrixMarket matrix coordinate pattern general\n"
+                "1000000000000 1000000000000 1\n1 2\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_FILES))
+def test_memory_hostile_files_one_line(capsys, tmp_path, monkeypatch, name):
+    """Two-line files declaring billions of nodes are refused with bytes needed/available."""
+    monkeypatch.setenv("GSWITCH_MEMORY_LIMIT", "8G")
+    p = tmp_path / name
+    p.write_text(HOSTILE_FILES[name])
+    assert main(["info", str(p)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert ("needs about" in err and "available" in err) or "at most 2,147,483,647" in err
+    if name == "big.txt":
+        assert "--renumber" in err and "renumber=True" not in err
+
+
+@pytest.mark.parametrize("spec", ["uniform:1000000000:10", "grid:100000x100000", "rmat:30",
+                                  "path:2000000000"])
+def test_memory_hostile_generators_one_line(capsys, monkeypatch, spec):
+    """Generator specs too large for int32 ids or memory are refused before drawing."""
+    monkeypatch.setenv("GSWITCH_MEMORY_LIMIT", "8G")
+    assert main(["info", "--generate", spec]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and spec in err
+
+
+def test_renumber_loads_sparse_ids(capsys, tmp_path):
+    """--renumber loads an edge list whose ids are huge and sparse."""
+    p = tmp_path / "s.txt"
+    p.write_text("0 2147483646\n2147483646 99999999999999\n")
+    assert main(["run", "bfs", str(p), "--renumber", "--source", "0", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["graph"]["n_nodes"] == 3
+    assert data["result"]["depth"] == {"reached": 3, "max": 2}
+
+
+@pytest.mark.parametrize("target,needle", [
+    ("/proc/x.npy", "cannot write --output /proc/x.npy"),
+    ("{tmp}", "is a directory"),
+    ("{tmp}/missing/x.npy", "does not exist"),
+])
+def test_output_checked_before_the_run(capsys, tmp_path, target, needle):
+    """An unwritable --output is refused before any work, in one line."""
+    target = target.format(tmp=tmp_path)
+    rc = main(["run", "bfs", "--generate", "rmat:12", "--source", "0", "--output", target])
+    assert rc == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and needle in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_output_written_atomically(capsys, tmp_path):
+    """--output leaves exactly the file, no temporary next to it."""
+    out = tmp_path / "r.npz"
+    assert main(["run", "cc", "--generate", "grid:4x4", "--output", str(out)]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["r.npz"]
+    assert set(np.load(out).files) == {"comp"}
+
+
+@pytest.mark.parametrize("argv,needle,absent", [
+    (["run", "bfs", "--generate", "rmat:4"], "--source NODE", "source="),
+    (["info", "{tmp}/g"], "--format FORMAT", "fmt="),
+    (["run", "sssp", "{tmp}/neg.gr", "--source", "0"], "--no-weights", "weighted=False"),
+    (["info", "{tmp}"], "is a directory", "extension"),
+    (["info", "{tmp}/junk.txt"], "binary data", "\\x00"),
+    (["run", "bfs", "--generate", "path:0", "--source", "0"], "no nodes", "0..-1"),
+    (["info", "--generate", "rmat:4", "--bogus"], "--bogus", "usage:"),
+])
+def test_messages_name_cli_flags(capsys, tmp_path, argv, needle, absent):
+    """Errors under the CLI name flags, not Python keywords, and never echo binary bytes."""
+    (tmp_path / "g").write_text("0 1\n")
+    (tmp_path / "neg.gr").write_text("p sp 2 1\na 1 2 -3\n")
+    (tmp_path / "junk.txt").write_bytes(b"\x00\x01\x02\xff\xfe garbage")
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    with pytest.raises(SystemExit) if "--bogus" in argv else _nothing() as exc:
+        rc = main(argv)
+    rc = exc.value.code if exc is not None and hasattr(exc, "value") else rc
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1
+    assert needle in err and absent not in err
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_debug_accepted_anywhere(tmp_path):
+    """--debug after the subcommand shows the traceback."""
+    proc = subprocess.run([sys.executable, "-m", "gswitch.cli", "run", "bfs", "--generate",
+                           "rmat:4", "--debug"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "Traceback" in proc.stderr and "InvalidInput" in proc.stderr
+
+
+def test_cpu_note_for_gpu_only_settings(capsys):
+    """GPU-only settings on the cpu backend get a one-line note and are not listed."""
+    assert main(["run", "bfs", "--generate", "grid:4x4", "--source", "0", "--backend", "cpu",
+                 "--set", "launch=persistent", "--set", "block_size=128"]) == 0
+    captured = capsys.readouterr()
+    note = [line for line in captured.err.splitlines() if line.startswith("note:")]
+    assert len(note) == 1 and "launch=persistent" in note[0] and "block_size=128" in note[0]
+    assert "launch=" not in captured.out and "GPU-only settings not shown" in captured.out
+
+
+def test_human_output_is_plain(capsys):
+    """No reST markup in strategies, no function reprs in --describe, short floats."""
+    assert main(["strategies"]) == 0
+    out = capsys.readouterr().out
+    assert "``" not in out and ":class:" not in out
+    assert main(["algorithms", "--describe"]) == 0
+    out = capsys.readouterr().out
+    assert "<function" not in out and "p['alpha']" in out
+    assert main(["run", "pagerank", "--generate", "rmat:8", "--backend", "cpu"]) == 0
+    out = capsys.readouterr().out
+    floats = re.findall(r"\d+\.\d+", out.split("rank:")[1])
+    assert floats and all(len(f.replace(".", "").lstrip("0")) <= 6 for f in floats)
+
+
+@pytest.mark.parametrize("out_name", ["g.mtx", "g.txt", "g.gr", "g.npz", "g.mtx.gz"])
+def test_convert_round_trip(capsys, tmp_path, out_name):
+    """convert writes a file that loads back to the same graph."""
+    from gswitch.generators import parse_generator_spec
+    from gswitch.io import load_graph
+
+    out = tmp_path / out_name
+    assert main(["convert", "--generate", "road:5x5", str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    g, back = parse_generator_spec("road:5x5"), load_graph(out)
+    assert back.n_nodes == g.n_nodes and back.n_edges == g.n_edges
+    if out_name.endswith((".gr", ".txt")):
+        # DIMACS and edge lists are directed formats: both directions come back as arcs
+        assert np.array_equal(back.indptr, g.indptr) and np.array_equal(back.indices, g.indices)
+        assert np.array_equal(back.weights, g.weights)
+    else:
+        assert back == g
+    assert main(["convert", str(out), str(tmp_path / "again.npz")]) == 0
+
+
+def test_convert_refuses_unknown_output(capsys, tmp_path):
+    """An output extension that names no writable format is refused before loading."""
+    assert main(["convert", "--generate", "grid:2x2", str(tmp_path / "g.xyz")]) == 2
+    assert "--to" in capsys.readouterr().err
