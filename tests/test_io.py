@@ -526,3 +526,111 @@ def test_real_metis_graphs(metis_dir, name, monkeypatch):
     assert (ref != ref.T).nnz == 0
     assert csgraph.connected_components(g.to_scipy())[0] == csgraph.connected_components(ref)[0]
     assert (g.to_scipy() != ref).nnz == 0
+
+
+# ---------------------------------------------------------------------------- hardening
+@pytest.mark.parametrize("name,text", [
+    ("big.txt", "0 2147483646\n"),
+    ("big.mtx", "%%MatrixMarket matrix coordinate pattern general\n2000000000 2000000000 1\n1 2\n"),
+    ("big.gr", "p sp 2000000000 1\na 1 2 1\n"),
+    ("big.graph", "2000000000 1\n2\n1\n"),
+])
+def test_memory_refused_before_allocating(tmp_path, monkeypatch, name, text):
+    """Headers and ids that ask for more memory than available are refused with sizes."""
+    monkeypatch.setenv("GSWITCH_MEMORY_LIMIT", "1G")
+    with pytest.raises(GraphFormatError) as exc:
+        load_graph(write(tmp_path / name, text))
+    msg = str(exc.value)
+    assert ("needs about" in msg and "1.0 GiB" in msg) or "lines after it" in msg
+
+
+def test_declared_entries_beyond_file_are_refused(tmp_path):
+    """A size line declaring more entries than the file has lines is refused at once."""
+    p = write(tmp_path / "g.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
+              "3 3 1000000000000\n1 2\n")
+    with pytest.raises(GraphFormatError, match="declares 1,000,000,000,000 entries"):
+        load_graph(p)
+
+
+def test_renumber_edge_list(tmp_path):
+    """renumber=True maps sparse ids to 0..k-1 and keeps the originals as labels."""
+    p = write(tmp_path / "g.txt", "5000000000 7\n7 123456789012\n")
+    g = load_graph(p, renumber=True)
+    assert g.n_nodes == 3 and list(g.node_labels) == [7, 5000000000, 123456789012]
+    with pytest.raises(GraphFormatError, match="renumber=True"):
+        load_graph(p)
+    with pytest.raises(GraphFormatError, match="edge lists only"):
+        load_graph(write(tmp_path / "g.gr", "p sp 1 0\n"), renumber=True)
+
+
+def test_binary_content_is_described_not_echoed(tmp_path):
+    """Binary junk gets a description, never its bytes."""
+    p = tmp_path / "junk.mtx"
+    p.write_bytes(b"%%MatrixMarket matrix coordinate real general\n\x00\x01\xff\xfe\n")
+    with pytest.raises(GraphFormatError) as exc:
+        load_graph(p)
+    assert "binary" in str(exc.value) and "\\x" not in str(exc.value)
+
+
+def test_gzip_bomb_is_capped(tmp_path, monkeypatch):
+    """A small gzip that inflates past the memory budget is refused while reading."""
+    import gzip
+
+    p = tmp_path / "bomb.txt.gz"
+    p.write_bytes(gzip.compress(b"0 1\n" * (16 << 20)))  # 64 MiB inflated
+    monkeypatch.setenv("GSWITCH_MEMORY_LIMIT", "100M")
+    with pytest.raises(GraphFormatError, match="decompressed content exceeds"):
+        load_graph(p)
+
+
+def test_forged_npz_shape_is_refused(tmp_path):
+    """An npz member whose header declares more data than it stores is refused unread."""
+    p = tmp_path / "g.npz"
+    save_npz(Graph.from_edges([0], [1]), p)
+    raw = p.read_bytes()
+    old = b"'shape': (3,), }" + b" " * 10  # indptr of 2 nodes; headers are space-padded
+    new = b"'shape': (99999999999,)}".ljust(len(old))
+    assert len(new) == len(old)
+    assert raw.count(old) == 1
+    p.write_bytes(raw.replace(old, new))
+    with pytest.raises(GraphFormatError, match="declares shape"):
+        load_graph(p)
+
+
+@pytest.mark.parametrize("ext", [".mtx", ".txt", ".gr", ".npz", ".mtx.gz", ".el.gz"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("directed", [False, True])
+def test_save_graph_round_trip(tmp_path, ext, weighted, directed):
+    """save_graph writes every format so that load_graph gives the same arrays back."""
+    from gswitch import save_graph
+    from gswitch.generators import rmat
+
+    g = rmat(6, 4, seed=2, weighted=weighted, directed=directed)
+    back = load_graph(save_graph(g, tmp_path / f"g{ext}"))
+    assert back.n_nodes == g.n_nodes
+    assert np.array_equal(back.indptr, g.indptr) and np.array_equal(back.indices, g.indices)
+    if weighted:
+        # parallel edges may come back in another order within their (src, dst) pair
+        def triples(x):
+            s, d = x.edges()
+            order = np.lexsort((x.weights, d, s))
+            return s[order], d[order], x.weights[order]
+
+        assert all(np.array_equal(a, b) for a, b in zip(triples(back), triples(g)))
+    if ext.startswith((".mtx", ".npz")):
+        assert back.directed == g.directed
+    assert [p.name for p in tmp_path.iterdir()] == [f"g{ext}"]
+
+
+def test_save_graph_refuses_metis_and_directories(tmp_path):
+    """Unwritable targets are GraphFormatErrors with the fix."""
+    from gswitch import save_graph
+
+    g = Graph.from_edges([0], [1])
+    with pytest.raises(GraphFormatError, match="METIS is not supported"):
+        save_graph(g, tmp_path / "g.graph")
+    (tmp_path / "d.mtx").mkdir()
+    with pytest.raises(GraphFormatError, match="is a directory"):
+        save_graph(g, tmp_path / "d.mtx")
+    with pytest.raises(GraphFormatError, match="cannot write"):
+        save_graph(g, tmp_path / "missing" / "g.mtx")
