@@ -30,8 +30,11 @@ __all__ = [
     "BYTES_PER_WEIGHTED_EDGE",
 ]
 
-#: Peak bytes per node while building a CSR graph (degree counts, offsets, final offsets).
-BYTES_PER_NODE = 24
+#: Peak bytes per node while building a CSR graph and taking its first look at it: the
+#: int64 degree counts and offsets and the int32 offsets of the build (20) plus the degree
+#: and component arrays that ``info`` and the engines make next (a billion-node uniform
+#: graph measured 24 GB before it was killed).
+BYTES_PER_NODE = 48
 #: Peak bytes per edge while building an unweighted CSR graph from int64 endpoint arrays
 #: (the endpoint arrays, the sort keys and their sorted copy, the int32 column ids);
 #: measured at about 49 on NumPy 2, rounded up.
@@ -39,6 +42,9 @@ BYTES_PER_EDGE = 56
 #: The same with float64 input weights (the stable order and the float32 copy); measured
 #: at about 75.
 BYTES_PER_WEIGHTED_EDGE = 88
+
+#: Share of the available memory an estimate may use.
+HEADROOM = 0.8
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -180,9 +186,12 @@ def check_memory(what: str, needed: int, fix: str) -> None:
 
     """
     available = available_bytes()
-    if available is None or needed <= available:
+    # keep a margin: allocator overhead and the interpreter's own growth are not estimated
+    if available is None or needed <= available * HEADROOM:
         return
+    usable = int(available * HEADROOM)
     raise MemoryRefused(
         f"{what} needs about {format_bytes(needed)} of memory ({needed:,} bytes) but only "
-        f"{format_bytes(available)} ({available:,} bytes) is available; {fix}"
+        f"{format_bytes(usable)} ({usable:,} bytes, {HEADROOM:.0%} of the "
+        f"{format_bytes(available)} available) can be used; {fix}"
     )

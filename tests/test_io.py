@@ -541,7 +541,7 @@ def test_memory_refused_before_allocating(tmp_path, monkeypatch, name, text):
     with pytest.raises(GraphFormatError) as exc:
         load_graph(write(tmp_path / name, text))
     msg = str(exc.value)
-    assert ("needs about" in msg and "1.0 GiB" in msg) or "lines after it" in msg
+    assert ("needs about" in msg and "1.0 GiB available" in msg) or "lines after it" in msg
 
 
 def test_declared_entries_beyond_file_are_refused(tmp_path):
