@@ -17,21 +17,13 @@ from gswitch.codegen import generate_source
 from gswitch.combinations import pairwise_configs
 from gswitch.plugins import get_registry
 from gswitch.testing.nvcc import compile_source, find_nvcc
-from gswitch.testing.user_algorithms import USER_ALGORITHMS
+from gswitch.testing.user_algorithms import USER_ALGORITHMS, USER_CONFIGS
 
 ALGORITHMS = ["bfs", "sssp", "cc", "pagerank"]
 SPECS = {a: get_registry().algorithm(a) for a in ALGORITHMS}
 SPECS.update({u.name: u for u in USER_ALGORITHMS})
 # the user-operator algorithms test the lowering, not the strategies: the GPU suite's
 # five configurations of them, one per launch and direction
-USER_CONFIGS = [
-    {},
-    {"launch": "persistent", "load_balance": "twc", "worklist": "bitmap"},
-    {"direction": "pull", "direction.group": 8, "driving": "topology"},
-    {"direction": "direction_optimizing", "worklist": "atomic", "worklist.dedup": True,
-     "launch": "cuda_graph"},
-    {"driving": "temporal", "load_balance": "thread", "worklist": "atomic"},
-]
 CASES = [(a, c) for a in ALGORITHMS for c in pairwise_configs(SPECS[a])]
 CASES += [(u.name, gs.Config(c)) for u in USER_ALGORITHMS for c in USER_CONFIGS]
 # weighted matters only for weight-reading operators

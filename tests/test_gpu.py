@@ -205,16 +205,10 @@ def test_compile_error_dumps_numbered_source(monkeypatch, capsys):
 
 
 # ---------------------------------------------------------------------- new strategies
+from gswitch.testing.user_algorithms import USER_CONFIGS  # noqa: E402
+
 USER = {a.name: a for a in __import__("gswitch.testing.user_algorithms",
                                       fromlist=["USER_ALGORITHMS"]).USER_ALGORITHMS}
-USER_CONFIGS = [
-    {},
-    {"launch": "persistent", "load_balance": "twc", "worklist": "bitmap"},
-    {"direction": "pull", "direction.group": 8, "driving": "topology"},
-    {"direction": "direction_optimizing", "worklist": "atomic", "worklist.dedup": True,
-     "launch": "cuda_graph"},
-    {"driving": "temporal", "load_balance": "thread", "worklist": "atomic"},
-]
 
 
 @pytest.mark.parametrize("config", USER_CONFIGS, ids=lambda c: "-".join(map(str, c.values()))

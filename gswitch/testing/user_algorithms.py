@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gswitch as gs
 
-__all__ = ["USER_ALGORITHMS", "NODE_RUNS"]
+__all__ = ["USER_ALGORITHMS", "USER_CONFIGS", "NODE_RUNS"]
 
 
 @gs.algorithm(name="widest", reference="gswitch cpu engine")
@@ -97,3 +97,14 @@ class NodeRuns:
 
 USER_ALGORITHMS = [WidestPath, Hops64, ReachBits, Dist64, MaxLabel]
 NODE_RUNS = NodeRuns
+
+#: The configurations the compile and GPU suites run the user algorithms under: one per
+#: launch mode and direction.
+USER_CONFIGS = [
+    {},
+    {"launch": "persistent", "load_balance": "twc", "worklist": "bitmap"},
+    {"direction": "pull", "direction.group": 8, "driving": "topology"},
+    {"direction": "direction_optimizing", "worklist": "atomic", "worklist.dedup": True,
+     "launch": "cuda_graph"},
+    {"driving": "temporal", "load_balance": "thread", "worklist": "atomic"},
+]
