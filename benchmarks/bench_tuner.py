@@ -142,9 +142,12 @@ def main() -> None:
                                 trials, budget, n_studies - done, args))
             done += 1
     warm = []
-    for algo in warm_algos:
+    if warm_algos:
         prev = rmat(scale - 1, 16, seed=2, weighted=True)
         prev.name = f"rmat-{scale - 1}"
+        unseen = rmat(scale + 1, 16, seed=3, weighted=True)
+        unseen.name = f"rmat-{scale + 1}"
+    for algo in warm_algos:
         first = _study(f"{algo} {prev.name} (warm src)", algo, prev, warm_store,
                        max(trials // 2, 4), budget, n_studies - done, args)
         done += 1
@@ -157,8 +160,6 @@ def main() -> None:
             mark = min(cold["best_time_s"], second.get("best_time_s") or np.inf)
             entry.update(mark_s=mark, cold_trials=_to_mark(cold["history"], mark),
                          warm_trials=_to_mark(second["history"], mark))
-        unseen = rmat(scale + 1, 16, seed=3, weighted=True)
-        unseen.name = f"rmat-{scale + 1}"
         cfg, where = resolve_config(algo, unseen, "auto", backend=args.backend,
                                     storage=warm_store)
         auto_s = _median_time(algo, unseen, cfg, args.backend)

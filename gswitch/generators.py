@@ -151,17 +151,26 @@ def rmat(
     _require(f"rmat scale {scale} with edge factor {edge_factor}", n,
              m * (1 if directed else 2), weighted, 24)
     rng = np.random.default_rng(seed)
-    src = np.zeros(m, dtype=np.int64)
-    dst = np.zeros(m, dtype=np.int64)
+    src = np.empty(m, dtype=np.uint32)  # scale <= 30: endpoints fit 32 bits
+    dst = np.empty(m, dtype=np.uint32)
     ab, abc = a + b, a + b + c
-    for _ in range(scale):
-        r = rng.random(m, dtype=np.float32)
-        # quadrant: [0, a) top-left, [a, a+b) top-right, [a+b, a+b+c) bottom-left, rest
-        # bottom-right; the row bit is set in the bottom half, the column bit on the right
-        row_bit = r >= ab
-        col_bit = ((r >= a) & (r < ab)) | (r >= abc)
-        src = (src << 1) | row_bit
-        dst = (dst << 1) | col_bit
+    # chunks of edges small enough to stay in cache while all bit levels are drawn
+    chunk = 1 << 15
+    for lo in range(0, m, chunk):
+        hi = min(lo + chunk, m)
+        rows = rng.random((scale, hi - lo), dtype=np.float32)
+        s_bits = np.zeros(hi - lo, dtype=np.uint32)
+        d_bits = np.zeros(hi - lo, dtype=np.uint32)
+        for r in rows:
+            # quadrant: [0, a) top-left, [a, a+b) top-right, [a+b, a+b+c) bottom-left,
+            # rest bottom-right; the row bit is set in the bottom half, the column bit on
+            # the right
+            s_bits <<= 1
+            s_bits |= r >= ab
+            d_bits <<= 1
+            d_bits |= ((r >= a) & (r < ab)) | (r >= abc)
+        src[lo:hi] = s_bits
+        dst[lo:hi] = d_bits
     if permute and n > 1:
         perm = rng.permutation(n)
         src, dst = perm[src], perm[dst]
