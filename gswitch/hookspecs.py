@@ -61,3 +61,26 @@ def gswitch_default_config() -> dict | None:
 
     .. versionadded:: 0.2
     """
+
+
+@hookspec
+def gswitch_suggested_configs(algorithm: AlgorithmSpec, features: dict,
+                              backend: str) -> list[dict] | None:
+    """Return configurations worth trying first when tuning ``algorithm`` on a graph.
+
+    Every implementation is called and the lists are joined. The tuner enqueues them
+    after the default configuration (and before the sampler's own proposals), skipping
+    any that a strategy refuses for this input; each is still measured and verified like
+    every other trial. A plugin uses this to say where its strategies shine, e.g. a
+    persistent launch for graphs of large diameter.
+
+    :param algorithm: the algorithm being tuned.
+    :param features: the graph's features (``n_nodes``, ``n_edges``, ``degree_mean``,
+        ``degree_max_over_mean``, ``diameter_estimate``), as ``gswitch info`` reports
+        them.
+    :param backend: ``"cpu"`` or ``"gpu"``.
+    :returns: a list of configuration mappings (axis to strategy name, and optionally
+        ``axis.param`` keys), best guess first.
+
+    .. versionadded:: 0.3
+    """

@@ -1,8 +1,40 @@
-"""The default configuration: good on most graphs, measured on the device."""
+"""The default configuration, and the configurations the tuner tries first.
+
+Both were measured on the device (H100, RMAT-22 and a 2048x2048 road grid; see
+``benchmarks/results``): the default is good on most graphs; the suggestions are the
+best configurations of those measurements, one per kind of graph and algorithm.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from gswitch import hookimpl
+
+#: Above this estimated diameter a graph counts as road-like: many small steps, where
+#: launch overhead dominates.
+HIGH_DIAMETER = 64
+
+_POWER_LAW_TRAVERSAL = {  # frontier as bits, degree bins, Beamer's switch
+    "worklist": "bitmap", "load_balance": "twc", "driving": "data",
+    "direction": "direction_optimizing", "launch": "host_loop",
+}
+_PULL_SWEEP = {  # every node gathers from its in-edges each step: PageRank-like
+    "worklist": "bitmap", "load_balance": "twc", "driving": "topology",
+    "direction": "pull", "direction.group": 32, "launch": "host_loop",
+}
+_DEDUP_PUSH = {  # deduplicated queue and degree bins, push only
+    "worklist": "atomic", "worklist.dedup": True, "load_balance": "twc",
+    "driving": "data", "direction": "push", "launch": "host_loop",
+}
+_PERSISTENT = {  # one kernel for the whole run: thousands of tiny steps
+    "worklist": "warp_aggregated", "worklist.dedup": True, "load_balance": "virtual_warp",
+    "load_balance.size": 4, "driving": "data", "direction": "push", "launch": "persistent",
+}
+_GRAPH_REPLAY = {  # steps captured in a CUDA graph, replayed in batches
+    "worklist": "bitmap", "load_balance": "virtual_warp", "load_balance.size": 4,
+    "driving": "data", "direction": "push", "launch": "cuda_graph",
+}
 
 
 @hookimpl
@@ -14,3 +46,14 @@ def gswitch_default_config():
         "direction": "push",
         "launch": "host_loop",
     }
+
+
+@hookimpl
+def gswitch_suggested_configs(algorithm: Any, features: dict,
+                              backend: str) -> list[dict[str, Any]]:
+    if backend != "gpu":
+        return [{"direction": "direction_optimizing"},
+                {"driving": "topology", "direction": "pull"}]
+    if float(features.get("diameter_estimate", 0)) > HIGH_DIAMETER:
+        return [_PERSISTENT, _GRAPH_REPLAY, _DEDUP_PUSH, _POWER_LAW_TRAVERSAL]
+    return [_POWER_LAW_TRAVERSAL, _PULL_SWEEP, _DEDUP_PUSH, _PERSISTENT]

@@ -124,3 +124,22 @@ def test_multiple_sources():
     a = reference("bfs", g, source=0)
     b = reference("bfs", g, source=5)
     assert np.array_equal(r, np.minimum(a, b))
+
+
+@pytest.mark.parametrize("graph_name", ZOO_NAMES)
+@pytest.mark.parametrize("alpha", [0.85, 0.5])
+def test_pagerank_reference_is_networkx(graph_name, alpha):
+    """The scipy power iteration behind the PageRank reference gives networkx's answer
+    (parallel edges with multiplicity, self loops, dangling nodes)."""
+    nx = pytest.importorskip("networkx")
+    graph = zoo_graph(graph_name)
+    a = graph.with_weights(np.ones(graph.n_edges, np.float32)).to_scipy()
+    a.sum_duplicates()
+    g = nx.from_scipy_sparse_array(a, create_using=nx.DiGraph)
+    if graph.n_nodes == 0:
+        assert reference("pagerank", graph, alpha=alpha).size == 0
+        return
+    pr = nx.pagerank(g, alpha=alpha, tol=1e-12, max_iter=10000, weight="weight")
+    expected = np.array([pr[i] for i in range(graph.n_nodes)])
+    np.testing.assert_allclose(reference("pagerank", graph, alpha=alpha), expected,
+                               rtol=0, atol=1e-9)

@@ -124,9 +124,12 @@ def test_tune_cpu_end_to_end(storage, tmp_path):
     """A CPU study measures verified trials, starts with the default and is found again."""
     g = parse_generator_spec(GRAPH)
     result = tune("bfs", g, trials=8, backend="cpu", storage=storage, seed=1)
-    assert result.best_config is not None and result.warm_start == ["default"]
+    assert result.best_config is not None and result.warm_start[0] == "default"
+    assert all(w.startswith("suggested:") for w in result.warm_start[1:])
     trials = _trials(storage, result.study_name)
     assert trials[0].user_attrs["source"] == "default"
+    assert [t.user_attrs["source"] for t in trials[:len(result.warm_start)]] == \
+        result.warm_start
     assert trials[0].user_attrs["config"] == gs.Config().to_dict()
     ok = [t for t in trials if t.user_attrs.get("outcome") == "ok"]
     assert len([t for t in trials if t.state.name in ("COMPLETE", "PRUNED")]) == 8
@@ -184,10 +187,14 @@ def test_warm_start_and_config_auto_use_the_nearest_tuned_graph(storage):
     road = parse_generator_spec("road:24x24")
     a = tune("cc", small, trials=4, backend="cpu", storage=storage, seed=0)
     b = tune("cc", road, trials=4, backend="cpu", storage=storage, seed=0)
-    assert b.warm_start[0] == "default"
+    # a similar graph's best (unless it is the default) comes first, then the default
+    assert b.warm_start[:2] in (["default", "suggested:0"],
+                                [f"similar:{a.study_name}", "default"])
     other = parse_generator_spec("rmat:9,seed=2")
     c = tune("cc", other, trials=3, backend="cpu", storage=storage, seed=0, warm_start=1)
-    assert c.warm_start in (["default"], ["default", f"similar:{a.study_name}"])
+    similar = [w for w in c.warm_start if w.startswith("similar:")]
+    assert len(similar) <= 1 and "default" in c.warm_start
+    assert c.warm_start[0] == (similar[0] if similar else "default")
     fresh = parse_generator_spec("road:30x30,seed=5")
     cfg, where = resolve_config("cc", fresh, "auto", backend="cpu", storage=storage)
     assert b.study_name in where and "never tuned" in where
@@ -301,3 +308,37 @@ def test_two_processes_share_one_study(tmp_path, kind):
     assert len({t.user_attrs["pid"] for t in finished}) == 2
     assert len({t.number for t in finished}) == len(finished)
     assert DEFAULTS["driving"] in {t.user_attrs["config"]["driving"] for t in finished}
+
+
+class _Suggestions:
+    """Test-only plugin: one refused, one unknown and one valid suggestion."""
+
+    @staticmethod
+    @gs.hookimpl
+    def gswitch_suggested_configs(algorithm, features, backend):
+        return [{"driving": "topology", "driving.atomic_free": True},  # refused for pagerank
+                {"driving": "no_such_strategy"},
+                {"driving": "temporal"}]
+
+
+def test_suggested_configs_are_checked_and_enqueued_in_order(storage):
+    """Plugins' suggestions follow the default; refused or unknown ones are skipped."""
+    from gswitch.plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    plugin = _Suggestions()
+    pm.register(plugin, name="test-suggestions")
+    try:
+        g = parse_generator_spec("rmat:8,seed=4")
+        result = tune("pagerank", g, trials=6, backend="cpu", storage=storage, seed=0)
+    finally:
+        pm.unregister(plugin)
+    trials = _trials(storage, result.study_name)
+    configs = [t.user_attrs.get("config", {}) for t in trials]
+    sources = [t.user_attrs.get("source", "sampler") for t in trials]
+    assert sources[0] == "default"
+    suggested = [c for c, s in zip(configs, sources) if s.startswith("suggested:")]
+    assert not any(c.get("driving.atomic_free") for c in suggested)
+    assert any(c["driving"] == "temporal" for c in suggested)
+    assert all(t.user_attrs["outcome"] != "refused" for t in trials
+               if t.user_attrs.get("source", "").startswith("suggested:"))

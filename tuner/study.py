@@ -47,7 +47,7 @@ import numpy as np
 
 from gswitch.config import DEFAULTS, Config
 from gswitch.errors import GswitchError, InvalidInput
-from gswitch.plugins import AXES, get_registry
+from gswitch.plugins import AXES, get_plugin_manager, get_registry
 
 from .space import SearchSpace, TunerError, build_space
 from .storage import (
@@ -448,30 +448,54 @@ def _recover_orphans(study: Any, host: str) -> int:
     return n
 
 
-def _warm_start(study: Any, space: SearchSpace, storage: Any, algorithm: str, device: str,
-                fingerprint: str, features: dict[str, float], k: int) -> list[str]:
-    """Enqueue the default configuration and the best of the ``k`` most similar graphs."""
-    enqueued = ["default"]
+def _suggested(spec: Any, graph: Any, features: dict[str, float], backend: str
+               ) -> list[dict[str, Any]]:
+    """The plugins' suggested configurations that every strategy accepts here."""
+    from gswitch.runner import check_combination
+
+    out = []
     default = {a: DEFAULTS[a] for a in AXES if a in DEFAULTS}
-    study.enqueue_trial(space.trial_params(Config(default)), user_attrs={"source": "default"},
-                        skip_if_exists=True)
-    others = [s for s in tuned_studies(storage, algorithm, device)
-              if s["fingerprint"] != fingerprint and s["features"]]
-    others.sort(key=lambda s: feature_distance(features, s["features"]))
-    seen = {json.dumps(space.trial_params(Config(default)), sort_keys=True)}
-    for other in others:
-        if len(enqueued) > k:
-            break
+    for lst in get_plugin_manager().hook.gswitch_suggested_configs(
+            algorithm=spec, features=features, backend=backend):
+        for values in lst or []:
+            try:
+                cfg = Config({**default, **dict(values)})
+            except GswitchError:
+                continue  # names a strategy or parameter that is not installed
+            if check_combination(spec, graph, cfg, backend) is None:
+                out.append(cfg.to_dict())
+    return out
+
+
+def _warm_start(study: Any, space: SearchSpace, storage: Any, spec: Any, graph: Any,
+                backend: str, device: str, fingerprint: str, features: dict[str, float],
+                k: int) -> list[str]:
+    """Enqueue the best of the ``k`` most similar tuned graphs, the default configuration
+    and the plugins' suggestions, in that order (duplicates once)."""
+    enqueued: list[str] = []
+    seen: set[str] = set()
+
+    def enqueue(config: dict[str, Any], source: str) -> None:
         try:
-            params = space.trial_params(Config(other["best_config"]))
+            params = space.trial_params(Config(config))
         except GswitchError:
-            continue  # a strategy of that study is no longer installed
+            return  # a strategy of that configuration is no longer installed
         text = json.dumps(params, sort_keys=True)
         if text in seen:
-            continue
+            return
         seen.add(text)
-        study.enqueue_trial(params, user_attrs={"source": f"similar:{other['study_name']}"})
-        enqueued.append(f"similar:{other['study_name']}")
+        study.enqueue_trial(params, user_attrs={"source": source})
+        enqueued.append(source)
+
+    others = [s for s in tuned_studies(storage, spec.name, device)
+              if s["fingerprint"] != fingerprint and s["features"]]
+    others.sort(key=lambda s: feature_distance(features, s["features"]))
+    for other in others[:k]:
+        enqueue(other["best_config"], f"similar:{other['study_name']}")
+    # (when a similar graph's best is the default, that trial also times the default)
+    enqueue({a: DEFAULTS[a] for a in AXES if a in DEFAULTS}, "default")
+    for i, config in enumerate(_suggested(spec, graph, features, backend)):
+        enqueue(config, f"suggested:{i}")
     return enqueued
 
 
@@ -630,10 +654,11 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     enqueued: list[str] = []
     if not study.get_trials(deepcopy=False) and not study.user_attrs.get("warm_started"):
         study.set_user_attr("warm_started", True)
-        enqueued = _warm_start(study, space, store, spec.name, device, graph.fingerprint,
-                               features, warm_start)
+        enqueued = _warm_start(study, space, store, spec, prepared, backend, device,
+                               graph.fingerprint, features, warm_start)
     workdir = Path(tempfile.mkdtemp(prefix="gswitch-tune-"))
-    graph_path = save_npz(graph, workdir / "graph.npz")
+    # the prepared graph (symmetrised where the algorithm needs it): workers skip that work
+    graph_path = save_npz(prepared, workdir / "graph.npz")
     devs: list[int | None] = list(devices) if (devices and backend == "gpu") else [None]
     workers = [Worker(WorkerSetup(str(graph_path), spec.name, backend, str(ref_path), source,
                                   params, d)) for d in devs]

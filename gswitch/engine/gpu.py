@@ -57,8 +57,9 @@ def estimate_bytes(graph: Graph, spec: AlgorithmSpec, config: Config) -> int:
     n, m = graph.n_nodes, graph.n_edges
     total = 4 * (n + 1) + 4 * m + (4 * m if graph.weighted else 0) + 4 * n
     strategies = config.strategies()
-    if getattr(strategies["direction"], "may_pull", False):
-        total += 4 * (n + 1) + 4 * m + (4 * m if graph.weighted else 0)
+    if getattr(strategies["direction"], "may_pull", False) and graph.directed:
+        # the transpose, plus the scratch of building it on the device (sort order, sources)
+        total += 4 * (n + 1) + 4 * m + (4 * m if graph.weighted else 0) + 16 * m
     total += sum(np.dtype(f.dtype).itemsize * n for f in spec.fields.values())
     for s in strategies.values():
         total += sum(_buffer_bytes(b) for b in s.buffers(spec, graph, config))
@@ -79,12 +80,33 @@ class _Resident:
         self.pool: dict[tuple, Any] = {}
 
     def reverse_arrays(self) -> tuple[Any, Any, Any]:
-        """In-edges as CSR (uploaded on first use)."""
+        """In-edges as CSR, built on the device on first use.
+
+        The host graph's transpose is uploaded when it exists already; otherwise a stable
+        device sort of the destinations builds it (the same order as
+        :attr:`Graph.reverse <gswitch.graph.Graph.reverse>`: in-edges by source), which
+        takes milliseconds where the host sort of a large graph takes seconds.
+        """
         if self.reverse is None:
-            rev = self.graph.reverse
-            self.reverse = (self.cp.asarray(rev.indptr.astype(np.int32)),
-                            self.cp.asarray(rev.indices),
-                            self.cp.asarray(rev.weights) if rev.weights is not None else None)
+            cp, graph = self.cp, self.graph
+            if not graph.directed:
+                self.reverse = (self.row, self.col, self.weights)
+            elif graph._reverse is not None:
+                rev = graph._reverse
+                self.reverse = (cp.asarray(rev.indptr.astype(np.int32)),
+                                cp.asarray(rev.indices),
+                                cp.asarray(rev.weights) if rev.weights is not None else None)
+            else:
+                n, m = graph.n_nodes, graph.n_edges
+                order = cp.argsort(self.col)  # stable
+                src = cp.searchsorted(self.row, cp.arange(m, dtype=np.int32), side="right")
+                src -= 1
+                rcol = src[order].astype(np.int32)
+                del src
+                rrow = cp.zeros(n + 1, dtype=np.int32)
+                rrow[1:] = cp.cumsum(cp.bincount(self.col, minlength=n))
+                rw = self.weights[order] if self.weights is not None else None
+                self.reverse = (rrow, rcol, rw)
         return self.reverse
 
     def array(self, key: tuple, dtype: Any, size: int) -> Any:
@@ -468,6 +490,8 @@ class GpuEngine:
         mod = self.module(gen)
         stats["compile_time_s"] = time.perf_counter() - t_c
         with self.stream:
+            if getattr(config.strategies()["direction"], "may_pull", False):
+                res.reverse_arrays()  # before the deadline clock starts
             ctx = LaunchContext(self, gen, mod, config, res, spec, graph, max_iterations,
                                 deadline_s, progress, self.stream)
             fields = self._setup(ctx, spec, graph, params, fields0, uniq, all_start, n_start)

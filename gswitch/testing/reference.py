@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
 
 from ..graph import Graph
@@ -49,16 +50,30 @@ def _cc(graph: Graph) -> np.ndarray:
 
 
 def _pagerank(graph: Graph, alpha: float) -> np.ndarray:
-    import networkx as nx
+    """PageRank by scipy power iteration, with networkx's definition and stopping rule.
 
+    As :func:`networkx.pagerank` (``tol=1e-12``): parallel edges count with multiplicity,
+    rows are normalised by out-degree, dangling nodes spread their rank uniformly and the
+    iteration stops when the L1 change falls below ``n * tol``. Building a networkx graph
+    first takes minutes on graphs of millions of nodes; this takes seconds.
+    """
     n = graph.n_nodes
     if n == 0:
         return np.zeros(0)
-    a = graph.with_weights(np.ones(graph.n_edges, np.float32)).to_scipy()
-    a.sum_duplicates()  # parallel edges count with multiplicity
-    g = nx.from_scipy_sparse_array(a, create_using=nx.DiGraph)
-    pr = nx.pagerank(g, alpha=alpha, tol=1e-12, max_iter=10000, weight="weight")
-    return np.array([pr[i] for i in range(n)])
+    # parallel edges stay separate entries; products and row sums count each of them
+    a = sp.csr_array((np.ones(graph.n_edges), graph.indices, graph.indptr), shape=(n, n))
+    out = np.asarray(a.sum(axis=1)).ravel()
+    dangling = out == 0
+    scale = np.where(dangling, 0.0, 1.0 / np.where(dangling, 1.0, out))
+    at = (sp.diags_array(scale) @ a).T.tocsr()
+    x = np.full(n, 1.0 / n)
+    tol = 1e-12
+    for _ in range(10000):
+        last = x
+        x = alpha * (at @ x + x[dangling].sum() / n) + (1 - alpha) / n
+        if np.abs(x - last).sum() < n * tol:
+            return x
+    raise RuntimeError("reference PageRank did not converge in 10000 iterations")
 
 
 def reference(algorithm: str, graph: Graph, source: int | None = None,
