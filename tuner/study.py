@@ -471,7 +471,8 @@ def _warm_start(study: Any, space: SearchSpace, storage: Any, spec: Any, graph: 
                 backend: str, device: str, fingerprint: str, features: dict[str, float],
                 k: int) -> list[str]:
     """Enqueue the best of the ``k`` most similar tuned graphs, the default configuration
-    and the plugins' suggestions, in that order (duplicates once)."""
+    and the plugins' suggestions, in that order (duplicates once).
+    """
     enqueued: list[str] = []
     seen: set[str] = set()
 
