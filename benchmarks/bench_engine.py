@@ -19,19 +19,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 
 import numpy as np
-from _common import write_json
-
-
-def _need_gpu() -> None:
-    import gswitch as gs
-
-    if not gs.gpu_available():
-        print("bench_engine.py needs CuPy and an NVIDIA GPU; none is usable here", file=sys.stderr)
-        raise SystemExit(2)
+from _common import require_gpu, write_json
 
 
 def cupy_frontier_bfs(indptr, indices, src):  # the peer: a plain CuPy user's BFS
@@ -76,7 +67,7 @@ def main() -> None:
     ap.add_argument("--grid", type=int, default=2048)
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
-    _need_gpu()
+    require_gpu("bench_engine.py")
     import cupy as cp
     from scipy.sparse.csgraph import breadth_first_order
 
