@@ -26,6 +26,7 @@ _SPELLINGS: dict[str, tuple[str, str]] = {
     "undirected": ("directed=False", "--undirected"),
     "save_npz": ("gswitch.save_graph(graph, 'file.npz')", "gswitch convert IN OUT.npz"),
     "backend_cpu": ("backend='cpu'", "--backend cpu"),
+    "backend_gpu": ("backend='gpu'", "--backend gpu"),
 }
 
 

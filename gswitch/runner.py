@@ -40,11 +40,19 @@ def resolve_backend(backend: str) -> str:
     if backend == "auto":
         return "gpu" if gpu_available() else "cpu"
     if backend == "gpu" and not gpu_available():
-        raise DeviceError(
-            "backend 'gpu' needs CuPy and an NVIDIA GPU; none is usable here. Install "
-            "gswitch[cuda12] or gswitch[cuda13] on a GPU machine, or use --backend cpu"
-        )
+        raise DeviceError(f"{option('backend_gpu')} needs CuPy and an NVIDIA GPU; "
+                          f"{_why_no_gpu()}, or use {option('backend_cpu')}")
     return backend
+
+
+def _why_no_gpu() -> str:
+    """What is missing for the GPU backend, with its fix, as a clause."""
+    try:
+        import cupy  # noqa: F401
+    except Exception:
+        return ("CuPy does not import here: on a GPU machine pip install 'gswitch[cuda12]' "
+                "or 'gswitch[cuda13]' to match the driver")
+    return "CuPy sees no CUDA device here: check the driver and CUDA_VISIBLE_DEVICES"
 
 
 def _spec(algorithm: str | AlgorithmSpec) -> AlgorithmSpec:

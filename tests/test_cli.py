@@ -137,6 +137,21 @@ def test_gpu_backend_without_gpu_is_one_line(capsys):
     assert "--backend cpu" in capsys.readouterr().err
 
 
+def test_gpu_backend_message_names_the_callers_option(monkeypatch):
+    """Without a GPU, Python callers are told backend='cpu', command-line users the flag."""
+    import gswitch as gs
+    from gswitch._hints import cli_names
+    from gswitch.runner import resolve_backend
+
+    monkeypatch.setattr("gswitch.runner.gpu_available", lambda: False)
+    with pytest.raises(gs.DeviceError) as info:
+        resolve_backend("gpu")
+    assert "backend='cpu'" in str(info.value) and "--backend" not in str(info.value)
+    with cli_names(), pytest.raises(gs.DeviceError) as info:
+        resolve_backend("gpu")
+    assert "--backend cpu" in str(info.value) and "\n" not in str(info.value)
+
+
 def test_console_script_subprocess():
     """The installed entry point runs and exits non-zero on bad input."""
     ok = subprocess.run([sys.executable, "-m", "gswitch.cli", "run", "bfs", "--generate",
