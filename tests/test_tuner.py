@@ -342,3 +342,38 @@ def test_suggested_configs_are_checked_and_enqueued_in_order(storage):
     assert any(c["driving"] == "temporal" for c in suggested)
     assert all(t.user_attrs["outcome"] != "refused" for t in trials
                if t.user_attrs.get("source", "").startswith("suggested:"))
+
+
+def test_trial_finished_by_another_process_is_dropped(tmp_path):
+    """SQLite lets two processes pop one enqueued trial; the slower one's result is dropped,
+    the recorded one is kept, and the tuner goes on."""
+    from gswitch.tuner.study import _Session
+
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    mine = optuna.create_study(study_name="race", storage=open_storage(url))
+    other = optuna.load_study(study_name="race", storage=open_storage(url))
+    trial = mine.ask()
+    other.tell(trial.number, 2.0)  # the other process finished it first
+    session = _Session(mine, None, None, None, "cpu", 4, None, 0, 1, 3.0, 0.05, 10.0, None)
+    session._tell(trial, None, {"outcome": "ok", "value_s": 1.0}, time.perf_counter())
+    (t,) = optuna.load_study(study_name="race", storage=open_storage(url)).trials
+    assert t.value == 2.0
+    assert session.new_trials == 0
+
+
+def test_graph_features_are_cached_by_fingerprint(tmp_path, monkeypatch):
+    """Features are computed once per graph; a damaged cache file is recomputed."""
+    from gswitch.analysis import graph_info
+    from gswitch.tuner.storage import FEATURES, graph_features
+
+    monkeypatch.setenv("GSWITCH_CACHE_DIR", str(tmp_path))
+    g = parse_generator_spec("rmat:7,seed=5")
+    first = graph_features(g)
+    info = graph_info(g)
+    assert first == {k: float(info[k]) for k in FEATURES}
+    path = tmp_path / "tuner" / "features" / f"{g.fingerprint}.json"
+    assert json.loads(path.read_text()) == first
+    path.write_text(json.dumps({**first, "n_nodes": 1.0}))  # served from the file
+    assert graph_features(g)["n_nodes"] == 1.0
+    path.write_text("{not json")
+    assert graph_features(g) == first

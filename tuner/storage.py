@@ -9,8 +9,10 @@ user's cache directory, which several processes on one machine can share safely.
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -158,11 +160,31 @@ FEATURES = ("n_nodes", "n_edges", "degree_mean", "degree_max_over_mean", "diamet
 
 
 def graph_features(graph: Any) -> dict[str, float]:
-    """Size, mean degree, degree skew and estimated diameter (what ``gswitch info`` shows)."""
+    """Size, mean degree, degree skew and estimated diameter (what ``gswitch info`` shows).
+
+    The diameter estimate takes BFS sweeps (seconds on RMAT-22), so the features are kept
+    in :func:`cache_dir` under the graph's fingerprint and read back on the next call.
+    """
     from gswitch.analysis import graph_info
 
+    path = cache_dir() / "tuner" / "features" / f"{graph.fingerprint}.json"
+    try:
+        cached = json.loads(path.read_text())
+        if set(cached) == set(FEATURES):
+            return {k: float(cached[k]) for k in FEATURES}
+    except (OSError, ValueError):
+        pass  # absent or damaged: compute again
     info = graph_info(graph)
-    return {k: float(info[k]) for k in FEATURES}
+    features = {k: float(info[k]) for k in FEATURES}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".json")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(features, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache only costs the recomputation
+    return features
 
 
 def feature_distance(a: dict[str, float], b: dict[str, float]) -> float:
