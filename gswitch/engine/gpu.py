@@ -417,7 +417,12 @@ class GpuEngine:
         """The graph's device arrays, uploaded once per :class:`Graph` object."""
         res = self._graphs.get(graph)
         if res is None:
-            res = _Resident(self.cp, graph)
+            # upload on the engine's stream and wait: a copy on the legacy default stream is
+            # not ordered before work on a non-blocking stream, and under load (several
+            # processes on one GPU) the transpose sort read the arrays before they landed
+            with self.stream:
+                res = _Resident(self.cp, graph)
+            self.stream.synchronize()
             self._graphs[graph] = res
         return res
 

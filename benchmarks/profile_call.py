@@ -1,0 +1,44 @@
+"""Where the host time of one small GPU call goes: cProfile over many warm calls.
+
+Usage::
+
+    python benchmarks/profile_call.py [--calls 300] [--launch host_loop] [--top 35]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import time
+
+from _common import require_gpu
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--launch", default="host_loop")
+    ap.add_argument("--top", type=int, default=35)
+    args = ap.parse_args()
+    require_gpu("profile_call.py")
+    import gswitch as gs
+
+    tiny = gs.Graph.from_edges([0, 1, 2], [1, 2, 3])
+    conf = gs.Config({"launch": args.launch})
+    for _ in range(20):
+        gs.run("bfs", tiny, source=0, backend="gpu", config=conf)
+    prof = cProfile.Profile()
+    t = time.perf_counter()
+    prof.enable()
+    for _ in range(args.calls):
+        r = gs.run("bfs", tiny, source=0, backend="gpu", config=conf)
+    prof.disable()
+    per = (time.perf_counter() - t) / args.calls
+    assert r.fields["depth"].tolist() == [0, 1, 2, 3]
+    print(f"{args.launch}: {per * 1e6:.1f} us per call under the profiler")
+    pstats.Stats(prof).sort_stats("tottime").print_stats(args.top)
+
+
+if __name__ == "__main__":
+    main()
