@@ -31,6 +31,14 @@ _PERSISTENT = {  # one kernel for the whole run: thousands of tiny steps
     "worklist": "warp_aggregated", "worklist.dedup": True, "load_balance": "virtual_warp",
     "load_balance.size": 4, "driving": "data", "direction": "push", "launch": "persistent",
 }
+_POWER_LAW_PERSISTENT = {  # Beamer's switch inside one persistent kernel
+    "worklist": "bitmap", "load_balance": "twc", "driving": "data",
+    "direction": "direction_optimizing", "launch": "persistent",
+}
+_BITMAP_PERSISTENT = {  # bit frontier, degree bins, one kernel: SSSP-like on any graph
+    "worklist": "bitmap", "load_balance": "twc", "driving": "data",
+    "direction": "push", "launch": "persistent",
+}
 _GRAPH_REPLAY = {  # steps captured in a CUDA graph, replayed in batches
     "worklist": "bitmap", "load_balance": "virtual_warp", "load_balance.size": 4,
     "driving": "data", "direction": "push", "launch": "cuda_graph",
@@ -54,6 +62,9 @@ def gswitch_suggested_configs(algorithm: Any, features: dict,
     if backend != "gpu":
         return [{"direction": "direction_optimizing"},
                 {"driving": "topology", "direction": "pull"}]
+    # orders from the tuner's studies on an H100 (benchmarks/results/h100_tuner_cold.log):
+    # each entry was the best, or within a few percent of it, for one algorithm there
     if float(features.get("diameter_estimate", 0)) > HIGH_DIAMETER:
-        return [_PERSISTENT, _GRAPH_REPLAY, _DEDUP_PUSH, _POWER_LAW_TRAVERSAL]
-    return [_POWER_LAW_TRAVERSAL, _PULL_SWEEP, _DEDUP_PUSH, _PERSISTENT]
+        return [_PERSISTENT, _GRAPH_REPLAY, _BITMAP_PERSISTENT, _POWER_LAW_TRAVERSAL]
+    return [_POWER_LAW_PERSISTENT, _DEDUP_PUSH, _BITMAP_PERSISTENT, _POWER_LAW_TRAVERSAL,
+            _PULL_SWEEP]
