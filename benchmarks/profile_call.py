@@ -20,6 +20,8 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--launch", default="host_loop")
     ap.add_argument("--top", type=int, default=35)
+    ap.add_argument("--no-profile", action="store_true",
+                    help="only time the calls: median and p90 end to end")
     args = ap.parse_args()
     require_gpu("profile_call.py")
     import gswitch as gs
@@ -28,6 +30,18 @@ def main() -> None:
     conf = gs.Config({"launch": args.launch})
     for _ in range(20):
         gs.run("bfs", tiny, source=0, backend="gpu", config=conf)
+    if args.no_profile:
+        ts = []
+        for _ in range(args.calls):
+            t = time.perf_counter()
+            r = gs.run("bfs", tiny, source=0, backend="gpu", config=conf)
+            ts.append(time.perf_counter() - t)
+        assert r.fields["depth"].tolist() == [0, 1, 2, 3]
+        ts.sort()
+        print(f"{args.launch}: median {ts[len(ts) // 2] * 1e6:.1f} us, p90 "
+              f"{ts[int(len(ts) * 0.9)] * 1e6:.1f} us end to end, device "
+              f"{r.stats['device_time_s'] * 1e6:.1f} us")
+        return
     prof = cProfile.Profile()
     t = time.perf_counter()
     prof.enable()

@@ -295,7 +295,13 @@ class WorklistStrategy(Strategy):
         return False
 
     def seed(self, ctx: Any, start: Any, all_nodes: bool) -> None:
-        """Write the first active set (a device array of node ids) before step 0."""
+        """Write the first active set before step 0.
+
+        ``start`` is a device array of node ids (every node when ``all_nodes``); the same
+        ids are on the host as ``ctx.start_host`` (``None`` when ``all_nodes``). Use
+        ``ctx.copy`` and ``ctx.engine.upload``, which queue on the run's stream without
+        waiting, rather than CuPy slicing or pageable copies.
+        """
 
     def grow(self, ctx: Any, it: int) -> None:
         """Grow storage after step ``it`` overflowed; nothing pushed may be lost."""

@@ -166,6 +166,8 @@ class LaunchContext:
         self._events: list[tuple[Any, Any]] = []
         self._ev_pool = engine.event_pool
         self._functions: dict[str, Any] = {}
+        #: The start nodes on the host (``None`` when every node starts).
+        self.start_host: np.ndarray | None = None
 
     # -------------------------------------------------------------- buffers and args
     def buffer(self, axis: str, name: str) -> Any:
@@ -205,6 +207,11 @@ class LaunchContext:
         """The control block, read back through pinned memory (synchronises)."""
         self.ctl.get(stream=self.stream, out=self.ctl_host, blocking=True)
         return self.ctl_host
+
+    def copy(self, dst: Any, src: Any, count: int) -> None:
+        """Copy the first ``count`` items of device array ``src`` into ``dst`` (async)."""
+        if count > 0:
+            dst.data.copy_from_device_async(src.data, count * src.itemsize, self.stream)
 
     def set_control(self, word: int, value: int) -> None:
         """Write one control word."""
@@ -379,6 +386,7 @@ class GpuEngine:
         self.pinned_ctl = cupyx.empty_pinned(_CTL_WORDS, dtype=np.uint32)
         self.event_pool = _EventPool(cp)
         self._pinned: dict[tuple, Any] = {}
+        self._grids: dict[tuple, int] = {}
         self._state_dtypes: dict[str, np.dtype] = {}
         self._cupyx = cupyx
 
@@ -428,6 +436,13 @@ class GpuEngine:
 
     def persistent_grid(self, kernel: Any, block: int, blocks_per_sm: int = 0) -> int:
         """Blocks for a cooperative launch: all must be co-resident, else refuse."""
+        key = (kernel.kernel.ptr, block, blocks_per_sm)
+        grid = self._grids.get(key)
+        if grid is None:
+            grid = self._grids[key] = self._persistent_grid(kernel, block, blocks_per_sm)
+        return grid
+
+    def _persistent_grid(self, kernel: Any, block: int, blocks_per_sm: int) -> int:
         cp = self.cp
         try:
             per_sm = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
@@ -452,11 +467,24 @@ class GpuEngine:
         return dt
 
     def _pinned_like(self, name: str, dtype: Any, size: int) -> Any:
-        key = (name, np.dtype(dtype).str, size)
+        """A page-locked host array of ``size`` items, one per name and dtype, grown as
+        needed (copies from and to it are asynchronous).
+        """
+        key = (name, np.dtype(dtype).str)
         arr = self._pinned.get(key)
-        if arr is None:
-            arr = self._pinned[key] = self._cupyx.empty_pinned(size, dtype=dtype)
-        return arr
+        if arr is None or arr.size < size:
+            arr = self._pinned[key] = self._cupyx.empty_pinned(max(1, size), dtype=dtype)
+        return arr[:size]
+
+    def upload(self, name: str, dst: Any, host: np.ndarray) -> None:
+        """Copy ``host`` into the device array ``dst`` through pinned staging, on the
+        engine's stream and without waiting (a pageable copy blocks the host).
+        """
+        host = np.ascontiguousarray(host, dtype=dst.dtype).ravel()
+        stage = self._pinned_like("up:" + name, host.dtype, host.size)
+        stage[:] = host
+        dst.data.copy_from_host_async(stage.ctypes.data_as(ctypes.c_void_p), host.nbytes,
+                                      self.stream)
 
     # ------------------------------------------------------------------ run
     def run(self, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
@@ -495,23 +523,35 @@ class GpuEngine:
         mod = self.module(gen)
         stats["compile_time_s"] = time.perf_counter() - t_c
         with self.stream:
-            if getattr(config.strategies()["direction"], "may_pull", False):
-                res.reverse_arrays()  # before the deadline clock starts
-            ctx = LaunchContext(self, gen, mod, config, res, spec, graph, max_iterations,
-                                deadline_s, progress, self.stream)
-            fields = self._setup(ctx, spec, graph, params, fields0, uniq, all_start, n_start)
-            launch = ctx.strategies["launch"]
-            launch.drive(ctx)
-            h = ctx.control()
-            stats["edges_processed"] = int(h[_EDGES]) | (int(h[_EDGES + 1]) << 32)
-            steps = min(ctx.it, _TRACE_CAP)
-            trace = ctx.buffers[("core", "trace")][: 2 * steps].get()
-            trace_a, trace_m = trace[0::2], trace[1::2]
-            out = {}
-            for name, arr in fields.items():
-                host = self._pinned_like(name, arr.dtype, arr.size)
-                arr.get(stream=self.stream, out=host, blocking=True)
-                out[name] = np.array(host, copy=True)
+            try:
+                if getattr(config.strategies()["direction"], "may_pull", False):
+                    res.reverse_arrays()  # before the deadline clock starts
+                ctx = LaunchContext(self, gen, mod, config, res, spec, graph, max_iterations,
+                                    deadline_s, progress, self.stream)
+                fields = self._setup(ctx, spec, graph, params, fields0, uniq, all_start, n_start)
+                launch = ctx.strategies["launch"]
+                launch.drive(ctx)
+                # every read-back is queued into pinned memory, then one wait for all of them
+                h = ctx.ctl_host
+                ctx.ctl.get(stream=self.stream, out=h, blocking=False)
+                steps = min(ctx.it, _TRACE_CAP)
+                trace = self._pinned_like("trace", np.int32, 2 * steps)
+                if steps:
+                    ctx.buffers[("core", "trace")][: 2 * steps].get(
+                        stream=self.stream, out=trace, blocking=False)
+                staged = {}
+                for name, arr in fields.items():
+                    staged[name] = self._pinned_like(name, arr.dtype, arr.size)
+                    arr.get(stream=self.stream, out=staged[name], blocking=False)
+                self.stream.synchronize()
+                stats["edges_processed"] = int(h[_EDGES]) | (int(h[_EDGES + 1]) << 32)
+                trace_a, trace_m = trace[0::2], trace[1::2]
+                out = {name: np.array(host, copy=True) for name, host in staged.items()}
+            except BaseException:
+                # nothing may still be copying into pooled or staging memory that the
+                # next run reuses
+                self.stream.synchronize()
+                raise
         stats["active"] = trace_a.tolist()
         stats["modes"] = [_MODE_NAMES[x & 15] for x in trace_m.tolist()]
         stats["directions"] = ["pull" if x >> 4 else "push" for x in trace_m.tolist()]
@@ -548,7 +588,7 @@ class GpuEngine:
         fields = {}
         for name, host in fields0.items():
             arr = res.array(("field", name), host.dtype, n)
-            arr.set(host, stream=ctx.stream)
+            self.upload("F_" + name, arr, host)
             fields[name] = arr
             st[f"F_{name}"] = arr.data.ptr
         for name in spec.params:
@@ -576,9 +616,17 @@ class GpuEngine:
         ctl_host[_slot(-1)] = n_start
         ctl_host[_MODE] = ctx.mode
         ctl_host[_PULL] = ctx.pull
-        ctx.ctl.set(ctl_host, stream=ctx.stream)
+        self.upload("ctl", ctx.ctl, ctl_host)
         ctx.ctl_host[:] = ctl_host
-        start = cp.arange(n, dtype=np.int32) if all_start else cp.asarray(sources)
+        if all_start:
+            start = res.pool.get(("core", "all_nodes"))
+            if start is None:
+                start = res.pool[("core", "all_nodes")] = cp.arange(n, dtype=np.int32)
+            ctx.start_host = None
+        else:
+            start = res.array(("core", "start"), np.int32, n_start)
+            self.upload("start", start, sources)
+            ctx.start_host = sources
         ctx.strategies["worklist"].seed(ctx, start, all_start)
         ctx.write_state()
         return fields

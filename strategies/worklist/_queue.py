@@ -56,7 +56,7 @@ class QueueWorklist(WorklistStrategy):
         if need > ctx.arg("worklist", "cap0"):
             ctx.replace_buffer("worklist", "q0", ctx.cp.zeros(need, dtype=np.int32))
             ctx.set_arg("worklist", "cap0", need)
-        ctx.buffer("worklist", "q0")[:need] = start
+        ctx.copy(ctx.buffer("worklist", "q0"), start, need)
 
     def grow(self, ctx: Any, it: int) -> None:
         """Enlarge the output queue of step ``it`` to what was asked, then compact."""

@@ -38,11 +38,16 @@ class BitmapWorklist(WorklistStrategy):
 
     def seed(self, ctx, start, all_nodes: bool) -> None:
         n = ctx.n_nodes
-        ctx.buffer("worklist", "queue")[: start.size] = start
+        ctx.copy(ctx.buffer("worklist", "queue"), start, int(start.size))
         words = np.zeros((n + 31) // 32, dtype=np.uint32)
-        host = ctx.cp.asnumpy(start).astype(np.int64)
-        np.bitwise_or.at(words, host >> 5, (np.uint32(1) << (host & 31).astype(np.uint32)))
-        ctx.buffer("worklist", "bits")[: words.size] = ctx.cp.asarray(words)
+        if all_nodes:
+            words[:] = 0xFFFFFFFF
+            if n % 32:
+                words[-1] = (1 << (n % 32)) - 1
+        else:
+            host = ctx.start_host.astype(np.int64)
+            np.bitwise_or.at(words, host >> 5, np.uint32(1) << (host & 31).astype(np.uint32))
+        ctx.engine.upload("worklist:bits", ctx.buffer("worklist", "bits"), words)
 
 
 @hookimpl
