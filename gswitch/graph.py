@@ -81,6 +81,7 @@ class Graph:
         "_weights",
         "_directed",
         "_reverse",
+        "_symmetric",
         "_fingerprint",
         "_in_degree",
         "name",
@@ -135,6 +136,7 @@ class Graph:
         self._weights = weights
         self._directed = bool(directed)
         self._reverse: Graph | None = None
+        self._symmetric: Graph | None = None
         self._fingerprint: str | None = None
         self._in_degree: np.ndarray | None = None
         self.name = name
@@ -625,10 +627,14 @@ class Graph:
     def symmetrize(self) -> Graph:
         """Undirected version: the union of each edge and its reverse, parallel edges merged.
 
-        Weights of merged edges take the minimum.
+        Weights of merged edges take the minimum. Built once and kept (a graph is
+        immutable), so algorithms that need it, and the GPU arrays uploaded for it, are
+        not rebuilt on every run.
         """
         if not self._directed:
             return self
+        if self._symmetric is not None:
+            return self._symmetric
         src, dst = self.edges()
         w = self._weights
         g = Graph._from_coo(
@@ -638,6 +644,7 @@ class Graph:
             self.n_nodes, False, "min", self.name,
         )
         g.node_labels = self.node_labels
+        self._symmetric = g
         return g
 
     def remove_self_loops(self) -> Graph:

@@ -151,6 +151,19 @@ def test_symmetrize_takes_min_weight():
     assert g.weights.tolist() == [2.0, 2.0]
 
 
+def test_symmetrize_is_built_once():
+    """A second symmetrize() returns the kept graph (CC and PageRank run it every call)."""
+    g = Graph.from_edges([0, 1, 2], [1, 2, 0], [1.0, 2.0, 3.0])
+    first = g.symmetrize()
+    assert g.symmetrize() is first
+    assert first.symmetrize() is first and first.n_edges == 6
+    from gswitch.plugins import get_registry
+    from gswitch.runner import prepare
+
+    prepared, _ = prepare(get_registry().algorithm("cc"), g, None)
+    assert prepared is first
+
+
 def test_reverse_matches_scipy_transpose():
     """reverse is the transpose of the adjacency matrix."""
     g = Graph.from_edges(SRC, DST, W)

@@ -363,8 +363,9 @@ def test_trial_finished_by_another_process_is_dropped(tmp_path):
 
 def test_graph_features_are_cached_by_fingerprint(tmp_path, monkeypatch):
     """Features are computed once per graph; a damaged cache file is recomputed."""
-    from gswitch.analysis import graph_info
     from gswitch.tuner.storage import FEATURES, graph_features
+
+    from gswitch.analysis import graph_info
 
     monkeypatch.setenv("GSWITCH_CACHE_DIR", str(tmp_path))
     g = parse_generator_spec("rmat:7,seed=5")
