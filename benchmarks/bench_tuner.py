@@ -144,11 +144,16 @@ def main() -> None:
           f"{gen_s:.1f} s")
     cases = []
     done = 0
+    warm: list[dict] = []
+
+    def checkpoint() -> None:  # what is done so far survives a timeout
+        write_json("tuner", {"partial": True, "cases": cases, "warm": warm})
+
     for algo, kind in cold_cases:
         cases.append(_study(f"{algo} {graphs[kind].name}", algo, graphs[kind], cold_store,
                             trials, budget, n_studies - done, args))
         done += 1
-    warm = []
+        checkpoint()
     if warm_algos:
         prev = rmat(scale - 1, 16, seed=2, weighted=True)
         prev.name = f"rmat-{scale - 1}"
@@ -158,6 +163,7 @@ def main() -> None:
         first = _study(f"{algo} {prev.name} (warm src)", algo, prev, warm_store,
                        max(trials // 2, 4), budget, n_studies - done, args)
         done += 1
+        checkpoint()
         second = _study(f"{algo} {graphs['rmat'].name} (warm)", algo, graphs["rmat"],
                         warm_store, trials, budget, n_studies - done, args, warm_start=2)
         done += 1
@@ -167,19 +173,23 @@ def main() -> None:
             mark = min(cold["best_time_s"], second.get("best_time_s") or np.inf)
             entry.update(mark_s=mark, cold_trials=_to_mark(cold["history"], mark),
                          warm_trials=_to_mark(second["history"], mark))
+        checkpoint()
         cfg, where = resolve_config(algo, unseen, "auto", backend=args.backend,
                                     storage=warm_store)
         auto_s = _median_time(algo, unseen, cfg, args.backend)
+        entry["auto"] = {"graph": unseen.name, "where": where, "time_s": auto_s}
+        warm.append(entry)
+        checkpoint()
+        print(f"  --config auto on {unseen.name}: {auto_s:.3e} s ({where})")
         own = _study(f"{algo} {unseen.name} (own)", algo, unseen, own_store,
                      max(trials // 2, 4), budget, n_studies - done, args)
         done += 1
-        entry.update(auto={"graph": unseen.name, "where": where, "time_s": auto_s,
-                           "own_tuned_s": own.get("best_time_s"),
-                           "ratio": (auto_s / own["best_time_s"]) if own.get("best_time_s")
-                           else None, "own_study": own})
+        entry["auto"].update(own_tuned_s=own.get("best_time_s"),
+                             ratio=(auto_s / own["best_time_s"]) if own.get("best_time_s")
+                             else None, own_study=own)
         print(f"  --config auto on {unseen.name}: {auto_s:.3e} s vs own tuned "
-              f"{own.get('best_time_s') or float('nan'):.3e} s ({where})")
-        warm.append(entry)
+              f"{own.get('best_time_s') or float('nan'):.3e} s")
+        checkpoint()
     speedups = [c["speedup"] for c in cases if c.get("speedup")]
     to5 = [c["trials_to_5pct"] for c in cases if c.get("trials_to_5pct")]
     summary = {
@@ -190,7 +200,7 @@ def main() -> None:
         "trials_to_5pct_median": statistics.median(to5) if to5 else None,
         "warm_trials": {w["algorithm"]: (w.get("cold_trials"), w.get("warm_trials"))
                         for w in warm},
-        "auto_ratio": {w["algorithm"]: w["auto"]["ratio"] for w in warm},
+        "auto_ratio": {w["algorithm"]: w["auto"].get("ratio") for w in warm},
         "skipped": [c["label"] for c in cases if c.get("skipped")],
         "note": f"{trials} trials per cold study instead of 200, to fit the time budget",
     }
