@@ -535,13 +535,13 @@ class GpuEngine:
                 h = ctx.ctl_host
                 ctx.ctl.get(stream=self.stream, out=h, blocking=False)
                 steps = min(ctx.it, _TRACE_CAP)
-                trace = self._pinned_like("trace", np.int32, 2 * steps)
+                trace = self._pinned_like("core:trace", np.int32, 2 * steps)
                 if steps:
                     ctx.buffers[("core", "trace")][: 2 * steps].get(
                         stream=self.stream, out=trace, blocking=False)
                 staged = {}
                 for name, arr in fields.items():
-                    staged[name] = self._pinned_like(name, arr.dtype, arr.size)
+                    staged[name] = self._pinned_like("field:" + name, arr.dtype, arr.size)
                     arr.get(stream=self.stream, out=staged[name], blocking=False)
                 self.stream.synchronize()
                 stats["edges_processed"] = int(h[_EDGES]) | (int(h[_EDGES + 1]) << 32)
