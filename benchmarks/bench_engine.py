@@ -13,6 +13,10 @@ time from the engine's events (``stats["device_time_s"]``) unless named wall; th
 median of ``--repeats`` runs after a warm-up. Usage::
 
     python benchmarks/bench_engine.py [--scale 22] [--grid 2048] [--repeats 5]
+        [--parts bfs,pagerank,grid,call] [--tag NAME]
+
+``--parts`` runs a subset; ``--tag`` names the JSON (``bench_engine_NAME.json``), so two
+revisions can be compared in one run on one machine.
 """
 
 from __future__ import annotations
@@ -66,20 +70,42 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=22)
     ap.add_argument("--grid", type=int, default=2048)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--parts", default="bfs,pagerank,grid,call",
+                    help="comma-separated subset of bfs,pagerank,grid,call")
+    ap.add_argument("--tag", default="", help="suffix of the JSON file name")
     args = ap.parse_args()
+    parts = set(args.parts.split(","))
+    unknown = parts - {"bfs", "pagerank", "grid", "call"}
+    if unknown:
+        ap.error(f"--parts: unknown part {sorted(unknown)[0]!r}; "
+                 "choose from bfs, pagerank, grid, call")
     require_gpu("bench_engine.py")
-    import cupy as cp
-    from scipy.sparse.csgraph import breadth_first_order
-
-    import gswitch as gs
     from gswitch.engine.gpu import GpuEngine
-    from gswitch.generators import grid2d, rmat
+    from gswitch.generators import rmat
 
     out: dict = {"device": GpuEngine.instance().device_name, "cases": {}}
     print(f"device: {out['device']}")
 
     # ---------------------------------------------------------------- RMAT BFS
-    g = rmat(args.scale, 16, seed=1).symmetrize()
+    g = rmat(args.scale, 16, seed=1).symmetrize() if parts & {"bfs", "pagerank"} else None
+    if "bfs" in parts:
+        _rmat_bfs(args, g, out)
+    if "pagerank" in parts:
+        _pagerank(g, out)
+    if "grid" in parts:
+        _grid(args, out)
+    if "call" in parts:
+        _per_call(out)
+    path = write_json("bench_engine" + (f"_{args.tag}" if args.tag else ""), out)
+    print(f"wrote {path}")
+
+
+def _rmat_bfs(args, g, out: dict) -> None:
+    import cupy as cp
+    from scipy.sparse.csgraph import breadth_first_order
+
+    import gswitch as gs
+
     src = int(np.argmax(g.out_degree))
     order = breadth_first_order(g.to_scipy(), src, directed=True, return_predecessors=False)
     reached_edges = int(g.out_degree[order].sum())
@@ -131,7 +157,11 @@ def main() -> None:
           f"{reached_edges / peer_t / 1e9:6.2f} GTEPS")
     out["cases"]["rmat_bfs"] = rm
 
-    # ---------------------------------------------------------------- PageRank pull
+
+
+def _pagerank(g, out: dict) -> None:
+    import gswitch as gs
+
     prs = {}
     ref_pr = gs.run("pagerank", g, backend="cpu", max_iterations=200).fields["rank"] \
         if g.n_nodes <= (1 << 18) else None
@@ -154,7 +184,14 @@ def main() -> None:
               f"{per * 1e3:7.3f} ms/step  sum={total:.6f}")
     out["cases"]["rmat_pagerank"] = prs
 
-    # ---------------------------------------------------------------- grid BFS
+
+
+def _grid(args, out: dict) -> None:
+    from scipy.sparse.csgraph import breadth_first_order
+
+    import gswitch as gs
+    from gswitch.generators import grid2d
+
     grid = grid2d(args.grid, args.grid)
     gref = breadth_first_order(grid.to_scipy(), 0, directed=True, return_predecessors=False)
     t = time.perf_counter()
@@ -184,7 +221,11 @@ def main() -> None:
               f"steps {r.iterations} correct={ok}")
     out["cases"]["grid_bfs"] = gr
 
-    # ---------------------------------------------------------------- per call
+
+
+def _per_call(out: dict) -> None:
+    import gswitch as gs
+
     tiny = gs.Graph.from_edges([0, 1, 2], [1, 2, 3])
     pc = {}
     for name, cfg in {"default": {}, "persistent": {"launch": "persistent"}}.items():
@@ -203,8 +244,6 @@ def main() -> None:
         print(f"  4-node bfs {name:12s} median {pc[name]['median_us']:7.1f} us end to end "
               f"(p90 {pc[name]['p90_us']:.1f}, device {pc[name]['device_us']:.1f})")
     out["cases"]["per_call"] = pc
-    path = write_json("bench_engine", out)
-    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

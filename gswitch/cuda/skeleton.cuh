@@ -11,6 +11,8 @@ struct GsStep {
   unsigned n_items;
   unsigned* ctl_cur;         // counters step `it` writes (slot GS_CTL_SLOT(it))
   unsigned long long edges;  // edges visited by this thread (flushed once per kernel)
+  unsigned acts;             // topology activations by this thread (flushed per phase)
+  unsigned fedges;           // out-edges of the nodes it activated (flushed per phase)
 };
 
 // The counters step `it` wrote: size, activations, overflow, frontier edges.
@@ -28,6 +30,8 @@ __device__ __forceinline__ GsStep gs_make_step(int it, int mode, int pull, unsig
   st.in_size = in_size;
   st.ctl_cur = gs.ctl + GS_CTL_SLOT(it);
   st.edges = 0;
+  st.acts = 0;
+  st.fedges = 0;
   st.n_items = mode == GS_MODE_DATA ? gs_wl_size(st) : (unsigned)gs.n;
   return st;
 }
@@ -49,21 +53,31 @@ __device__ __forceinline__ unsigned gs_out_degree(gs_vid v) {
 }
 
 // An activated node: counted in topology steps, pushed otherwise. Direction decisions
-// also need the out-edges of what was activated (one atomic per group of lanes).
+// also need the out-edges of what was activated. Both counts stay in registers until the
+// phase ends (gs_flush_counts): one atomic per warp and phase on the shared control
+// line instead of one per activation, which serialised pull steps of millions of nodes.
 __device__ __forceinline__ void gs_activate(GsStep& st, gs_vid u) {
 #if GS_COUNT_FRONTIER_EDGES
-  {
-    const unsigned mask = __activemask();
-    const unsigned d = __reduce_add_sync(mask, gs_out_degree(u));
-    if ((threadIdx.x & 31) == (unsigned)(__ffs(mask) - 1)) atomicAdd(st.ctl_cur + GS_CTL_FEDGES, d);
-  }
+  st.fedges += gs_out_degree(u);
 #endif
-  if (st.mode == GS_MODE_TOPOLOGY) {
-    cg::coalesced_group g = cg::coalesced_threads();
-    if (g.thread_rank() == 0) atomicAdd(st.ctl_cur + GS_CTL_ACT, g.size());
-  } else {
-    gs_wl_push(st, u);
+  if (st.mode == GS_MODE_TOPOLOGY) st.acts += 1;
+  else gs_wl_push(st, u);
+}
+
+// After every phase, by every thread of the grid (the phase table calls it).
+__device__ __forceinline__ void gs_flush_counts(GsStep& st) {
+  const unsigned acts = __reduce_add_sync(0xffffffffu, st.acts);
+#if GS_COUNT_FRONTIER_EDGES
+  const unsigned fedges = __reduce_add_sync(0xffffffffu, st.fedges);
+#else
+  const unsigned fedges = 0u;
+#endif
+  if ((threadIdx.x & 31) == 0) {
+    if (acts) atomicAdd(st.ctl_cur + GS_CTL_ACT, acts);
+    if (fedges) atomicAdd(st.ctl_cur + GS_CTL_FEDGES, fedges);
   }
+  st.acts = 0;
+  st.fedges = 0;
 }
 
 // Push: apply the edge operator along out-edge e of v (source fields s loaded once).

@@ -44,6 +44,8 @@ extern "C" __global__ void gs_wl_compact_spill(int it) {
   st.in_size = 0;
   st.ctl_cur = gs.ctl + GS_CTL_SLOT(it);
   st.edges = 0;
+  st.acts = 0;
+  st.fedges = 0;
   st.n_items = 0;
   const unsigned stride = gridDim.x * blockDim.x;
   for (unsigned v = blockIdx.x * blockDim.x + threadIdx.x; v < (unsigned)gs.n; v += stride) {

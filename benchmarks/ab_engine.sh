@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Same-run A/B of bench_engine.py parts: an older revision in .ab_old (see ab_call.sh for
+# how to make it) against the working tree, one after the other on one machine.
+#   bash benchmarks/ab_engine.sh pagerank,grid [extra bench_engine.py arguments]
+set -euo pipefail
+parts=${1:-pagerank,grid}; shift || true
+for d in old new; do rm -rf /tmp/st-$d; mkdir -p /tmp/st-$d; done
+src=.ab_old
+for d in old new; do
+  cp -r $src/gswitch /tmp/st-$d/gswitch; cp -r $src/strategies /tmp/st-$d/gswitch/strategies
+  cp -r $src/algorithms /tmp/st-$d/gswitch/algorithms; cp -r $src/tuner /tmp/st-$d/gswitch/tuner
+  src=.
+done
+cd benchmarks
+for d in old new; do
+  echo "== $d"; PYTHONPATH=/tmp/st-$d${PYTHONPATH:+:$PYTHONPATH} python bench_engine.py --parts "$parts" --tag "$d" "$@"
+done
