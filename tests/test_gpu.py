@@ -285,3 +285,38 @@ def test_pool_reuses_buffers_and_results_stay_correct():
     for _ in range(3):
         again = gs.run("sssp", g, source=0, backend="gpu").fields["dist"]
         assert np.array_equal(first, again)
+
+
+def _many_heavy_in_nodes():
+    """Sinks 1..200 (consecutive ids, so one block meets all of them) fed by 300 random
+    sources each, and node 0 linked both ways with every node: in-degrees far above
+    every group's heavy threshold, and more heavy nodes in one block than it has slots.
+    """
+    rng = np.random.default_rng(11)
+    n = 800
+    sinks = np.repeat(np.arange(1, 201), 300)
+    feeders = rng.integers(201, n, size=sinks.size)
+    every = np.arange(1, n)
+    src = np.concatenate([feeders, np.zeros(n - 1, np.int64), every, sinks[::7]])
+    dst = np.concatenate([sinks, every, np.zeros(n - 1, np.int64), feeders[::7]])
+    w = rng.integers(1, 20, size=src.size).astype(np.float32)
+    return gs.Graph.from_edges(src, dst, w, n_nodes=n)
+
+
+@pytest.mark.parametrize("launch", ["host_loop", "persistent"])
+@pytest.mark.parametrize("group", [1, 32])
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_pull_heavy_in_nodes_match_reference(algorithm, group, launch):
+    """Pull hands nodes of large in-degree to the whole block (and falls back to one
+    group once the block's slots are full); the answers stay exact.
+    """
+    g = _many_heavy_in_nodes()
+    kwargs = {"source": 3} if algorithm in ("bfs", "sssp") else {}
+    ref = reference(algorithm, g, **kwargs)
+    for direction in ("pull", "direction_optimizing"):
+        if direction == "direction_optimizing" and algorithm != "bfs":
+            continue
+        cfg = {"direction": direction, "direction.group": group, "launch": launch}
+        r = gs.run(algorithm, g, backend="gpu", config=cfg, **kwargs)
+        problem = compare(algorithm, r.fields[OUTPUT[algorithm]], ref)
+        assert problem is None, f"{direction}: {problem}"

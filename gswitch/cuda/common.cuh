@@ -17,11 +17,12 @@ typedef int gs_eid;   // edge offset (graphs of 2^31 edges or more are refused o
 #define GS_CTL_ACT 1          // activations (topology steps count instead of pushing)
 #define GS_CTL_OVERFLOW 2     // a push found the worklist full (the host grows it)
 #define GS_CTL_FEDGES 3       // out-edges of the activated nodes (direction decisions)
-#define GS_CTL_BLOCKS_DONE 24 // host loop: blocks finished with the last phase
-#define GS_CTL_IT 25          // the next step to run
-#define GS_CTL_MODE 26        // its mode
-#define GS_CTL_PULL 27        // whether it pulls
-#define GS_CTL_DONE 28        // the run converged
+// One 16-byte header (words 24..27) that a phase kernel reads with a single load.
+#define GS_CTL_IT 24          // the next step to run
+#define GS_CTL_MODE 25        // its mode
+#define GS_CTL_PULL 26        // whether it pulls
+#define GS_CTL_DONE 27        // the run converged
+#define GS_CTL_BLOCKS_DONE 28 // host loop: blocks finished with the last phase
 #define GS_CTL_DEADLINE 29    // the persistent loop passed the deadline
 #define GS_CTL_EDGES 30       // 64-bit: edges visited (words 30..31)
 #define GS_CTL_VISITED 32     // 64-bit: out-edges of all nodes activated so far (32..33)

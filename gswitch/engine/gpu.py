@@ -36,7 +36,7 @@ __all__ = ["GpuEngine", "LaunchContext", "estimate_bytes"]
 _MODES = {"data": 0, "topology": 1, "transition": 2}
 _MODE_NAMES = {v: k for k, v in _MODES.items()}
 _CTL_WORDS = 36
-_IT, _MODE, _PULL, _DONE, _DEADLINE, _EDGES = 25, 26, 27, 28, 29, 30
+_IT, _MODE, _PULL, _DONE, _DEADLINE, _EDGES = 24, 25, 26, 27, 29, 30  # GS_CTL_*
 _TRACE_CAP = 1 << 16
 _NP_CTYPES = {"int": np.int32, "gs_vid": np.int32, "unsigned": np.uint32,
               "unsigned char": np.uint8, "float": np.float32, "long long": np.int64,

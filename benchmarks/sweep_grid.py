@@ -1,0 +1,57 @@
+"""BFS on the 2048x2048 grid over launch-related settings: device time per configuration,
+every depth checked against the grid's closed form (|x| + |y| from the corner).
+
+Usage::
+
+    python benchmarks/sweep_grid.py [--grid 2048] [--configs JSON-LIST]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+import numpy as np
+from _common import require_gpu, write_json
+
+DEFAULT = [
+    {"launch": "persistent", "load_balance.size": 4, "block_size": bs}
+    for bs in (64, 128, 256, 512, 1024)
+] + [
+    {"launch": "persistent", "load_balance.size": 2},
+    {"launch": "persistent", "load_balance.size": 4, "worklist": "atomic"},
+    {"launch": "persistent", "load_balance.size": 4, "worklist.dedup": True},
+    {"launch": "cuda_graph", "load_balance.size": 4, "worklist.dedup": True, "block_size": 128},
+    {"launch": "cuda_graph", "load_balance.size": 4, "worklist.dedup": True, "launch.steps": 64},
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--grid", type=int, default=2048)
+    ap.add_argument("--configs", default=None, help="JSON list of configurations")
+    args = ap.parse_args()
+    require_gpu("sweep_grid.py")
+    import gswitch as gs
+    from gswitch.generators import grid2d
+
+    g = grid2d(args.grid, args.grid)
+    k = args.grid
+    want = (np.arange(k * k) // k) + (np.arange(k * k) % k)
+    rows = []
+    for cfg in json.loads(args.configs) if args.configs else DEFAULT:
+        ts = []
+        for _ in range(4):
+            r = gs.run("bfs", g, source=0, backend="gpu", config=cfg)
+            ts.append(r.stats["device_time_s"])
+        ok = bool(np.array_equal(r.fields["depth"], want))
+        dev = statistics.median(ts[1:])
+        rows.append({"config": cfg, "device_ms": dev * 1e3, "correct": ok,
+                     "us_per_step": dev * 1e6 / r.iterations})
+        print(f"{dev * 1e3:8.2f} ms  {dev * 1e6 / r.iterations:5.2f} us/step  correct={ok}  {cfg}")
+    write_json("sweep_grid", {"rows": rows})
+
+
+if __name__ == "__main__":
+    main()
