@@ -206,8 +206,11 @@ def _grid(args, out: dict) -> None:
         "persistent thread": {"launch": "persistent", "load_balance": "thread"},
         "cuda_graph vw4 dedup": {"launch": "cuda_graph", "load_balance.size": 4,
                                  "worklist.dedup": True},
-        "cuda_graph thread dedup k64": {"launch": "cuda_graph", "load_balance": "thread",
-                                        "worklist.dedup": True, "launch.steps": 64},
+        "cuda_graph vw4 b64 k64": {"launch": "cuda_graph", "load_balance.size": 4,
+                                   "block_size": 64, "launch.steps": 64},
+        "cuda_graph vw4 dedup b64 k64": {"launch": "cuda_graph", "load_balance.size": 4,
+                                         "worklist.dedup": True, "block_size": 64,
+                                         "launch.steps": 64},
         "host_loop vw4": {"load_balance.size": 4},
     }.items():
         dev, wall, r = _median_device(

@@ -290,8 +290,14 @@ class WorklistStrategy(Strategy):
     backends = ("gpu",)
     membership: ClassVar[bool] = False
 
-    def bounded(self, graph: Graph | None, config: Config | None) -> bool:
-        """Whether the worklist can never overflow on ``graph`` (no host growth needed)."""
+    def bounded(self, graph: Graph | None, config: Config | None,
+                algorithm: AlgorithmSpec | None = None) -> bool:
+        """Whether the worklist can never overflow on ``graph`` (no host growth needed).
+
+        ``algorithm``, when given, lets a worklist use what the algorithm guarantees
+        (e.g. that a step activates each node at most once). Strategies written before
+        it was passed may keep the two-argument form.
+        """
         return False
 
     def seed(self, ctx: Any, start: Any, all_nodes: bool) -> None:

@@ -270,9 +270,13 @@ def _expected_valid_count(spec, backend):
     rest = per["load_balance"] * driving * per["direction"]
     if backend != "gpu":
         return per["worklist"] * rest * per["launch"], total
-    # on the GPU cuda_graph needs a worklist that never grows: bitmap or a dedup queue
-    bounded = 1 + sum(1 for name in get_registry().strategies["worklist"] if name != "bitmap")
+    # on the GPU cuda_graph needs a worklist that never grows: bitmap or a dedup queue,
+    # or for a level-synchronous algorithm (first_hit_final) any queue in data-driven steps
+    queues = sum(1 for name in get_registry().strategies["worklist"] if name != "bitmap")
+    bounded = 1 + queues
     valid = per["worklist"] * rest * (per["launch"] - 1) + bounded * rest
+    if spec.first_hit_final:
+        valid += queues * per["load_balance"] * per["direction"]  # data driving only
     return valid, total
 
 
@@ -296,7 +300,8 @@ def test_valid_configs_count_and_filter(algorithm, backend):
     assert len({c.key() for c in configs}) == len(configs)  # no duplicates
     for cfg in configs:
         if backend == "gpu" and cfg["launch"] == "cuda_graph":
-            assert cfg["worklist"] == "bitmap" or cfg["worklist.dedup"]
+            assert cfg["worklist"] == "bitmap" or cfg["worklist.dedup"] or (
+                spec.first_hit_final and cfg["driving"] == "data")
         if algorithm == "pagerank":
             assert not cfg.get("driving.atomic_free", False)
     if backend == "gpu":
@@ -307,7 +312,8 @@ def test_valid_configs_by_hand():
     """Hand counts: cuda_graph needs one of the 3 bounded worklists; pagerank refuses
     atomic_free (add is not monotone)."""
     reg = get_registry()
-    assert len(valid_configs(reg.algorithm("bfs"), "gpu")) == 5 * 7 * 4 * 9 * 2 + 3 * 7 * 4 * 9
+    assert len(valid_configs(reg.algorithm("bfs"), "gpu")) == (
+        5 * 7 * 4 * 9 * 2 + 3 * 7 * 4 * 9 + 2 * 7 * 1 * 9)  # + BFS's plain queues, data
     assert len(valid_configs(reg.algorithm("pagerank"), "gpu")) == (
         5 * 7 * 3 * 9 * 2 + 3 * 7 * 3 * 9)
     assert len(valid_configs(reg.algorithm("pagerank"), "cpu")) == 5 * 7 * 3 * 9 * 3

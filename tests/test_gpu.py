@@ -149,10 +149,28 @@ def test_pull_without_pull_form_is_refused():
 
 
 def test_cuda_graph_with_growing_worklist_is_refused():
-    """cuda_graph cannot grow a worklist inside a replay: refused with the fix."""
+    """cuda_graph cannot grow a worklist inside a replay: refused with the fix. A plain
+    queue may push a node twice in one step for SSSP, and for BFS outside data-driven steps.
+    """
+    with pytest.raises(gs.InvalidConfig, match="worklist.dedup=true"):
+        gs.run("sssp", _graph("grid"), source=0, backend="gpu",
+               config={"launch": "cuda_graph", "worklist": "atomic"})
     with pytest.raises(gs.InvalidConfig, match="worklist.dedup=true"):
         gs.run("bfs", _graph("grid"), source=0, backend="gpu",
-               config={"launch": "cuda_graph", "worklist": "atomic"})
+               config={"launch": "cuda_graph", "worklist": "atomic", "driving": "temporal"})
+
+
+@pytest.mark.parametrize("worklist", ["atomic", "warp_aggregated"])
+def test_cuda_graph_bfs_plain_queue_never_overflows(worklist):
+    """Level-synchronous BFS queues each node at most once per step, so cuda_graph runs it
+    on a plain queue of n slots: exact, and no step ever overflowed.
+    """
+    for name in ("grid", "rmat", "star", "duplicates"):
+        g = _graph(name)
+        r = gs.run("bfs", g, source=0, backend="gpu",
+                   config={"launch": "cuda_graph", "worklist": worklist, "launch.steps": 4})
+        assert compare("bfs", r.fields["depth"], _reference("bfs", name)) is None, name
+        assert r.stats["overflows"] == 0, name
 
 
 def test_graph_larger_than_free_memory_is_refused(monkeypatch):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 from gswitch import hookimpl
 from gswitch.strategy import IntRange, LaunchStrategy
 
@@ -24,12 +26,19 @@ class CudaGraphLaunch(LaunchStrategy):
     name = "cuda_graph"
     params = {"steps": IntRange(1, 256, 16, log=True),
               "blocks_per_sm": IntRange(1, 32, 1)}
+    #: A small run is usually over after its first replay, so the engine reads small
+    #: results back with the first read of the control block.
+    results_with_first_read = True
 
     def check(self, algorithm, graph, config, backend):
         if backend != "gpu" or config is None:
             return None
         worklist = config.strategy("worklist")
-        if not worklist.bounded(graph, config):
+        if "algorithm" in inspect.signature(worklist.bounded).parameters:
+            bounded = worklist.bounded(graph, config, algorithm=algorithm)
+        else:  # a plugin written against the two-argument form
+            bounded = worklist.bounded(graph, config)
+        if not bounded:
             return (f"cuda_graph cannot grow worklist {worklist.name} inside a replay; use "
                     "worklist=bitmap or worklist.dedup=true with the default capacity")
         return None

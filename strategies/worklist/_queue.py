@@ -32,11 +32,21 @@ class QueueWorklist(WorklistStrategy):
         cap = int(config["worklist_capacity"]) if config is not None else 0
         return max(1, cap or max(1024, n), start)
 
-    def bounded(self, graph: Any, config: Any) -> bool:
-        # with dedup a step queues each node at most once, so n slots always suffice
+    def bounded(self, graph: Any, config: Any, algorithm: Any = None) -> bool:
+        # n slots suffice when a step queues each node at most once: with dedup, or when
+        # every step is data-driven and the algorithm is level-synchronous (first hit
+        # final: all pushes of a step offer the same value, so the reduction that
+        # activates a node succeeds for one of them only)
         n = 0 if graph is None else graph.n_nodes
         cap = int(config["worklist_capacity"]) if config is not None else 0
-        return bool(self.options.get("dedup")) and (cap == 0 or cap >= n)
+        if cap and cap < n:
+            return False
+        if self.options.get("dedup"):
+            return True
+        driving = config.strategy("driving") if config is not None else None
+        return bool(algorithm is not None and algorithm.first_hit_final
+                    and driving is not None
+                    and set(getattr(driving, "modes", ("topology",))) == {"data"})
 
     def buffers(self, spec, graph, config):
         n = 0 if graph is None else graph.n_nodes

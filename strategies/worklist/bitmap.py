@@ -24,7 +24,7 @@ class BitmapWorklist(WorklistStrategy):
     cuda_files = ("bitmap.cuh",)
     membership = True
 
-    def bounded(self, graph, config) -> bool:
+    def bounded(self, graph, config, algorithm=None) -> bool:
         return True
 
     def buffers(self, spec, graph, config):

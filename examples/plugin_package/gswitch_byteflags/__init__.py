@@ -25,7 +25,7 @@ class ByteFlagsWorklist(WorklistStrategy):
     cuda_files = ("byte_flags.cuh",)
     membership = True
 
-    def bounded(self, graph, config) -> bool:
+    def bounded(self, graph, config, algorithm=None) -> bool:
         return True
 
     def buffers(self, spec, graph, config):
