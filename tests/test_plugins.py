@@ -301,3 +301,27 @@ def test_no_trace_without_env(plugin_module, monkeypatch, capsys):
     plugin_module(THIRD_PARTY)
     get_registry()
     assert "[gswitch plugins]" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "sssp", "cc", "pagerank"])
+@pytest.mark.parametrize("diameter", [6, 4000])
+def test_built_in_suggestions_are_accepted_on_the_gpu(algorithm, diameter):
+    """The configurations the tuner tries first are valid for the algorithm they are
+    suggested for (a refused one would be skipped, wasting the warm start).
+    """
+    from gswitch.config import Config
+    from gswitch.plugins import get_plugin_manager
+    from gswitch.runner import check_combination
+
+    spec = get_registry().algorithm(algorithm)
+    features = {"n_nodes": 10**6, "n_edges": 10**7, "degree_mean": 10.0,
+                "degree_max_over_mean": 3.0, "diameter_estimate": diameter}
+    lists = get_plugin_manager().hook.gswitch_suggested_configs(
+        algorithm=spec, features=features, backend="gpu")
+    configs = [c for lst in lists if lst for c in lst]
+    assert configs
+    refusals = [check_combination(spec, None, Config(c), "gpu") for c in configs]
+    assert refusals == [None] * len(configs)
+    if algorithm == "bfs" and diameter > 64:  # the level-synchronous seeds come first
+        assert Config(configs[1])["launch"] == "cuda_graph"
+        assert not Config(configs[1])["worklist.dedup"]
