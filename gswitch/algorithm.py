@@ -8,6 +8,7 @@ decorated, so a mistake in an operator surfaces at import time, not in a kernel.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from collections.abc import Callable, Mapping
@@ -50,6 +51,7 @@ class _NodeIdInit:
 NODE_ID = _NodeIdInit()
 
 
+@functools.cache
 def int_inf(dtype: str) -> int:
     """Integer stand-in for infinity: a quarter of the type's range.
 
@@ -96,13 +98,22 @@ class NodeField:
 
     def initial(self, n: int, params: Mapping[str, Any]) -> np.ndarray:
         """Initial array of length ``n``."""
-        dt = np.dtype(self.dtype)
+        out = np.empty(n, dtype=self.dtype)
+        self.fill_initial(out, params)
+        return out
+
+    def fill_initial(self, out: np.ndarray, params: Mapping[str, Any]) -> None:
+        """Write the initial value of every node into ``out`` (an array of this field's
+        dtype, one item per node), without allocating: the GPU engine fills its pinned
+        staging buffer directly.
+        """
         init = self.init
         if init is NODE_ID:
-            return np.arange(n, dtype=dt)
+            out[:] = np.arange(out.size, dtype=out.dtype)
+            return
         if callable(init):
             init = init(params)
-        return np.full(n, self._number(init), dtype=dt)
+        out.fill(self._number(init))
 
     def _number(self, value: Any) -> Any:
         if isinstance(value, float) and math.isinf(value) and self.dtype not in ("float32",

@@ -119,8 +119,13 @@ class Config(Mapping[str, Any]):
         return hash(self.key())
 
     def key(self) -> str:
-        """Canonical JSON text, usable as a cache or tuning key."""
-        return json.dumps(self._data, sort_keys=True)
+        """Canonical JSON text, usable as a cache or tuning key (built once: a Config
+        never changes, and every GPU call looks its compiled module up by it).
+        """
+        cached = self.__dict__.get("_key")
+        if cached is None:
+            cached = self.__dict__["_key"] = json.dumps(self._data, sort_keys=True)
+        return cached
 
     def replace(self, **changes: Any) -> Config:
         """Copy with some keys changed (use ``**{"load_balance.size": 8}`` for dotted keys)."""

@@ -22,15 +22,25 @@ __all__ = ["run", "prepare", "as_graph", "gpu_available", "resolve_backend",
 DEFAULT_MAX_ITERATIONS = 1 << 30
 
 
-def gpu_available() -> bool:
-    """Whether CuPy imports and sees at least one CUDA device."""
-    try:
-        import cupy  # noqa: F401
-        from cupy.cuda import runtime
+_GPU_AVAILABLE: bool | None = None
 
-        return runtime.getDeviceCount() > 0
-    except Exception:
-        return False
+
+def gpu_available() -> bool:
+    """Whether CuPy imports and sees at least one CUDA device.
+
+    Asked once per process: neither changes while it runs (CUDA reads
+    ``CUDA_VISIBLE_DEVICES`` once), and every GPU call asks.
+    """
+    global _GPU_AVAILABLE
+    if _GPU_AVAILABLE is None:
+        try:
+            import cupy  # noqa: F401
+            from cupy.cuda import runtime
+
+            _GPU_AVAILABLE = runtime.getDeviceCount() > 0
+        except Exception:
+            _GPU_AVAILABLE = False
+    return _GPU_AVAILABLE
 
 
 def resolve_backend(backend: str) -> str:
@@ -148,6 +158,9 @@ def prepare(spec: AlgorithmSpec, graph: Any, source: Any
             )
     sources = None
     if spec.start.kind == "source":
+        if not labelled and type(source) is int and 0 <= source < graph.n_nodes:
+            # the common case, without the array checks below
+            return graph, np.array([source], dtype=np.int32)
         if source is None:
             raise InvalidInput(f"{spec.name} needs a source node; pass {option('source')}")
         source = _source_ids(graph, source, labelled)

@@ -143,3 +143,34 @@ def test_pagerank_reference_is_networkx(graph_name, alpha):
     expected = np.array([pr[i] for i in range(graph.n_nodes)])
     np.testing.assert_allclose(reference("pagerank", graph, alpha=alpha), expected,
                                rtol=0, atol=1e-9)
+
+
+def test_source_forms_agree():
+    """A plain int source (the fast path) and its array forms give one answer; bad ones
+    are still refused."""
+    from gswitch.plugins import get_registry
+    from gswitch.runner import prepare
+
+    g = zoo_graph("grid")
+    want = gs.run("bfs", g, source=3, backend="cpu").fields["depth"]
+    for form in (np.int64(3), [3], np.array([3, 3])):
+        assert np.array_equal(gs.run("bfs", g, source=form, backend="cpu").fields["depth"],
+                              want)
+    _, sources = prepare(get_registry().algorithm("bfs"), g, 3)
+    assert sources.dtype == np.int32 and sources.tolist() == [3]
+    for bad in (-1, g.n_nodes):
+        with pytest.raises(gs.InvalidInput, match="out of range"):
+            gs.run("bfs", g, source=bad, backend="cpu")
+    with pytest.raises(gs.InvalidInput, match="integer node id"):
+        gs.run("bfs", g, source=True, backend="cpu")
+
+
+def test_fill_initial_matches_initial():
+    """Filling a staging array gives what a fresh initial array holds."""
+    fields = [gs.NodeField("int32", init=gs.INF), gs.NodeField("float32", init=gs.INF),
+              gs.NodeField("int32", init=gs.NODE_ID),
+              gs.NodeField("float64", init=lambda p: 1.0 / p["n_nodes"])]
+    for f in fields:
+        out = np.full(5, 9, dtype=f.dtype)
+        f.fill_initial(out, {"n_nodes": 5})
+        assert np.array_equal(out, f.initial(5, {"n_nodes": 5}))

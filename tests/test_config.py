@@ -318,3 +318,10 @@ def test_valid_configs_by_hand():
         5 * 7 * 3 * 9 * 2 + 3 * 7 * 3 * 9)
     assert len(valid_configs(reg.algorithm("pagerank"), "cpu")) == 5 * 7 * 3 * 9 * 3
     assert any(c.get("driving.atomic_free") for c in valid_configs(reg.algorithm("bfs"), "gpu"))
+
+
+def test_key_is_built_once():
+    """key() is computed once per Config (every GPU call asks) and stays canonical."""
+    a = gs.Config({"worklist": "atomic"})
+    assert a.key() is a.key()
+    assert a.key() == json.dumps(a.to_dict(), sort_keys=True)

@@ -13,8 +13,8 @@ strategies' hooks.
 
 from __future__ import annotations
 
-import ctypes
 import os
+import struct
 import sys
 import time
 import weakref
@@ -29,7 +29,7 @@ from ..errors import DeadlineExceeded, DeviceError, InvalidConfig, KernelCompile
 from ..graph import Graph
 from ..plugins import AXES
 from ..result import Result
-from ..strategy import Buffer, Phase
+from ..strategy import Buffer, Phase, Strategy
 
 __all__ = ["GpuEngine", "LaunchContext", "estimate_bytes"]
 
@@ -38,6 +38,14 @@ _MODE_NAMES = {v: k for k, v in _MODES.items()}
 _CTL_WORDS = 36
 _IT, _MODE, _PULL, _DONE, _DEADLINE, _EDGES = 24, 25, 26, 27, 29, 30  # GS_CTL_*
 _TRACE_CAP = 1 << 16
+_H2D, _D2H = 1, 2  # cudaMemcpyKind
+#: Plans kept per resident graph (a tuning study tries many configurations on one graph).
+_PLANS_PER_GRAPH = 64
+#: Results of at most this many bytes are read back together with the first control
+#: read of a launch whose loop runs on the device (``results_with_first_read``).
+_EARLY_READ_BYTES = 1 << 20
+#: Steps of the trace read with them.
+_EARLY_READ_STEPS = 64
 _NP_CTYPES = {"int": np.int32, "gs_vid": np.int32, "unsigned": np.uint32,
               "unsigned char": np.uint8, "float": np.float32, "long long": np.int64,
               "gs_eid": np.int32, "double": np.float64}
@@ -64,10 +72,15 @@ def estimate_bytes(graph: Graph, spec: AlgorithmSpec, config: Config) -> int:
     for s in strategies.values():
         total += sum(_buffer_bytes(b) for b in s.buffers(spec, graph, config))
     return total + 8 * _TRACE_CAP
+_I32 = np.dtype(np.int32)
+_U8 = np.dtype(np.uint8)
+_STRUCT_CODES = {("b", 1): "?", ("i", 1): "b", ("u", 1): "B", ("i", 2): "h", ("u", 2): "H",
+                 ("i", 4): "i", ("u", 4): "I", ("i", 8): "q", ("u", 8): "Q", ("f", 4): "f",
+                 ("f", 8): "d"}
 
 
 class _Resident:
-    """A graph's device arrays and the buffer pool of runs on it."""
+    """A graph's device arrays, the buffer pool of runs on it, and their plans."""
 
     def __init__(self, cp: Any, graph: Graph) -> None:
         self.cp = cp
@@ -78,6 +91,7 @@ class _Resident:
         self.in_degree = cp.asarray(graph.in_degree.astype(np.int32))
         self.reverse: tuple[Any, Any, Any] | None = None
         self.pool: dict[tuple, Any] = {}
+        self.plans: dict[tuple, _Plan] = {}
 
     def reverse_arrays(self) -> tuple[Any, Any, Any]:
         """In-edges as CSR, built on the device on first use.
@@ -111,14 +125,92 @@ class _Resident:
 
     def array(self, key: tuple, dtype: Any, size: int) -> Any:
         arr = self.pool.get(key)
-        if arr is None or arr.size != size or arr.dtype != np.dtype(dtype):
+        if arr is None or arr.size != max(1, size) or arr.dtype != dtype:
             arr = self.cp.empty(max(1, size), dtype=dtype)
             self.pool[key] = arr
         return arr
 
 
+class _Plan:
+    """What every run of one algorithm and configuration on one resident graph shares.
+
+    Built by the first such run: the compiled module, the address of its parameter
+    block, the strategies' buffers and runtime arguments, the phases of each kind of
+    step, and a parameter block whose graph-wide members are written once. A repeated
+    call then writes only what differs between calls (limits, algorithm parameters,
+    and the address of a pooled array that another plan or a growth replaced).
+    """
+
+    def __init__(self, engine: GpuEngine, res: _Resident, spec: AlgorithmSpec,
+                 config: Config, gen: GeneratedModule, module: Any) -> None:
+        graph = res.graph
+        n = graph.n_nodes
+        self.spec = spec
+        self.gen = gen
+        self.module = module
+        self.strategies: dict[str, Strategy] = config.strategies()
+        self.const_ptr = int(module.get_global("gs").ptr)
+        self.functions: dict[str, Any] = {}
+        #: ``(mode, pull)`` (or ``None`` for every phase) -> ``[(phase, kernel args)]``
+        self.steps: dict[Any, list[tuple[Phase, tuple]]] = {}
+        self.dtype = engine.state_dtype(gen)
+        self.nbytes = self.dtype.itemsize
+        self.template = np.zeros(1, dtype=self.dtype)
+        self.template_bytes = self.template.view(np.uint8)
+        self.st = self.template[0]  # a view: writes land in the template
+        # a member written by offset costs a fraction of a structured-array assignment
+        self._packers = {name: (struct.Struct("<" + _STRUCT_CODES[(ft.kind, ft.itemsize)]), off)
+                         for name, (ft, off, *_r) in self.dtype.fields.items()}
+        self._bound: dict[str, int] = {}
+        st = self.st
+        st["row"], st["col"] = res.row.data.ptr, res.col.data.ptr
+        st["weights"] = res.weights.data.ptr if res.weights is not None else 0
+        st["in_degree"] = res.in_degree.data.ptr
+        if getattr(self.strategies["direction"], "may_pull", False):
+            rrow, rcol, rw = res.reverse_arrays()  # before the deadline clock starts
+            st["rrow"], st["rcol"] = rrow.data.ptr, rcol.data.ptr
+            st["rweights"] = rw.data.ptr if rw is not None else 0
+        st["n"], st["m"], st["trace_cap"] = n, graph.n_edges, _TRACE_CAP
+        self.fields = [(name, f, ("field", name), np.dtype(f.dtype), f"F_{name}",
+                        None if f.at_source is None else f._number(f.at_source))
+                       for name, f in spec.fields.items()]
+        self.params = [(name, f"P_{name}") for name in spec.params]
+        self.buffers: list[tuple] = []
+        self.args: dict[tuple[str, str], Any] = {}
+        for axis in AXES:
+            strat = self.strategies[axis]
+            for b in strat.buffers(spec, graph, config):
+                self.buffers.append((axis, b.name, ("buf", axis, b.name),
+                                     np.dtype(_NP_CTYPES[b.ctype]), max(1, int(b.size)),
+                                     b.zero, f"{axis}_{b.name}"))
+            for name, (_ctype, value) in strat.runtime_args(graph, config).items():
+                self.args[(axis, name)] = value
+                st[f"{axis}_{name}"] = value
+        field_bytes = n * sum(dt.itemsize for _n, _f, _k, dt, _m, _s in self.fields)
+        self.early_read = (bool(getattr(self.strategies["launch"], "results_with_first_read",
+                                        False)) and field_bytes <= _EARLY_READ_BYTES)
+
+    def bind(self, member: str, ptr: int) -> None:
+        """Point a member of the template at a (pooled) device array."""
+        if self._bound.get(member) != ptr:
+            self.st[member] = ptr
+            self._bound[member] = ptr
+
+    def put(self, block: np.ndarray, member: str, value: Any) -> None:
+        """Write one member into ``block``, the bytes of a parameter block."""
+        packer, offset = self._packers[member]
+        try:
+            packer.pack_into(block, offset, value)
+        except (struct.error, OverflowError, TypeError):
+            block.view(self.dtype)[0][member] = value  # NumPy's casts and range checks
+
+
 class LaunchContext:
     """What a launch strategy's ``drive`` gets: the engine API of one run.
+
+    Device work goes through these methods (launches, copies, control words, the
+    parameter block), so the context knows whether its last read of the control block
+    is still current: the engine skips a read-back that would return the same bytes.
 
     Attributes
     ----------
@@ -132,31 +224,33 @@ class LaunchContext:
         The launch strategy's own options.
     """
 
-    def __init__(self, engine: GpuEngine, gen: GeneratedModule, module: Any, config: Config,
-                 res: _Resident, spec: AlgorithmSpec, graph: Graph, max_it: int,
-                 deadline_s: float | None, progress: Any, stream: Any) -> None:
-        cp = engine.cp
-        self.cp = cp
+    def __init__(self, engine: GpuEngine, plan: _Plan, config: Config, res: _Resident,
+                 spec: AlgorithmSpec, graph: Graph, max_it: int, deadline_s: float | None,
+                 progress: Any, stream: Any) -> None:
+        self.cp = engine.cp
         self.engine = engine
-        self.gen = gen
-        self.module = module
+        self.plan = plan
+        self.gen = plan.gen
+        self.module = plan.module
         self.config = config
-        self.strategies = config.strategies()
+        self.strategies = plan.strategies
         self.res = res
         self.spec = spec
         self.graph = graph
         self.n_nodes = graph.n_nodes
         self.max_it = max_it
-        self.block = gen.block_size
+        self.block = plan.gen.block_size
         self.stream = stream
         self.deadline_s = deadline_s
         self.progress = progress
         self.t0 = time.perf_counter()
         self.max_grid = engine.n_sm * max(1, 2048 // self.block) * 4
-        self.state = np.zeros(1, dtype=engine.state_dtype(gen))
+        # this run's parameter block: page-locked bytes, filled by the engine
+        self._block: np.ndarray = plan.template_bytes
+        self._block_ptr = 0
         self.buffers: dict[tuple[str, str], Any] = {}
         self.args: dict[tuple[str, str], Any] = {}
-        self.ctl = res.array(("ctl",), np.uint32, _CTL_WORDS)
+        self.ctl: Any = None
         self.ctl_host = engine.pinned_ctl
         self.it = 0
         self.mode = 0
@@ -165,9 +259,16 @@ class LaunchContext:
         self.overflows = 0
         self._events: list[tuple[Any, Any]] = []
         self._ev_pool = engine.event_pool
-        self._functions: dict[str, Any] = {}
+        self._functions = plan.functions
+        self._rt = engine.runtime
+        self._sp = stream.ptr
         #: The start nodes on the host (``None`` when every node starts).
         self.start_host: np.ndarray | None = None
+        self._state_in_flight = False  # the staging of the last write_state may be busy
+        self._ctl_read_at = -1  # engine.work when the control block was last read
+        #: copies queued with the first read of the control block, and when they were
+        self._early: list[tuple[int, int, int]] | None = None
+        self._early_read_at = -1
 
     # -------------------------------------------------------------- buffers and args
     def buffer(self, axis: str, name: str) -> Any:
@@ -178,7 +279,7 @@ class LaunchContext:
         """Swap in a new array for a buffer (after growth) and update the block."""
         self.buffers[(axis, name)] = array
         self.res.pool[("buf", axis, name)] = array
-        self.state[0][f"{axis}_{name}"] = array.data.ptr
+        self._put(f"{axis}_{name}", array.data.ptr)
         self.write_state()
 
     def arg(self, axis: str, name: str) -> Any:
@@ -188,14 +289,36 @@ class LaunchContext:
     def set_arg(self, axis: str, name: str, value: Any) -> None:
         """Change a runtime argument in the parameter block."""
         self.args[(axis, name)] = value
-        self.state[0][f"{axis}_{name}"] = value
+        self._put(f"{axis}_{name}", value)
         self.write_state()
 
+    @property
+    def state(self) -> np.ndarray:
+        """The parameter block of this run as a one-item structured array. Change it with
+        :meth:`set_arg` or :meth:`replace_buffer`; a change made here reaches the device
+        at the next :meth:`write_state`.
+        """
+        self._settle_block()
+        return self._block.view(self.plan.dtype)
+
+    def _settle_block(self) -> None:
+        if self._state_in_flight:
+            # the block's bytes may still feed the last write: wait before changing them
+            self.stream.synchronize()
+            self._state_in_flight = False
+
+    def _put(self, member: str, value: Any) -> None:
+        self._settle_block()
+        self.plan.put(self._block, member, value)
+
     def write_state(self) -> None:
-        """Copy the parameter block into the module's constant memory."""
-        ptr = self.module.get_global("gs")
-        ptr.copy_from_host_async(self.state.ctypes.data_as(ctypes.c_void_p),
-                                 self.state.nbytes, self.stream)
+        """Copy the parameter block into the module's constant memory (asynchronously,
+        from its page-locked bytes).
+        """
+        self._rt.memcpyAsync(self.plan.const_ptr, self._block_ptr, self.plan.nbytes, _H2D,
+                             self._sp)
+        self._state_in_flight = True
+        self.engine.work += 1
 
     # -------------------------------------------------------------- control block
     @staticmethod
@@ -205,17 +328,31 @@ class LaunchContext:
 
     def control(self) -> np.ndarray:
         """The control block, read back through pinned memory (synchronises)."""
-        self.ctl.get(stream=self.stream, out=self.ctl_host, blocking=True)
+        rt, sp = self._rt, self._sp
+        rt.memcpyAsync(self.engine.pinned_ctl_ptr, self.ctl.data.ptr, 4 * _CTL_WORDS, _D2H, sp)
+        early = self._early
+        if early is not None:
+            # a loop that runs on the device is usually over by its first read: take the
+            # results with it rather than after it
+            self._early = None
+            for dst, src, nbytes in early:
+                rt.memcpyAsync(dst, src, nbytes, _D2H, sp)
+            self._early_read_at = self.engine.work
+        self.stream.synchronize()
+        self._state_in_flight = False
+        self._ctl_read_at = self.engine.work
         return self.ctl_host
 
     def copy(self, dst: Any, src: Any, count: int) -> None:
         """Copy the first ``count`` items of device array ``src`` into ``dst`` (async)."""
         if count > 0:
             dst.data.copy_from_device_async(src.data, count * src.itemsize, self.stream)
+            self.engine.work += 1
 
     def set_control(self, word: int, value: int) -> None:
         """Write one control word."""
         self.ctl[word : word + 1].fill(value)
+        self.engine.work += 1
 
     def sync_state(self) -> np.ndarray:
         """Read the control block and take the step state from it."""
@@ -234,6 +371,7 @@ class LaunchContext:
         """Let the worklist grow after step ``it`` overflowed."""
         self.strategies["worklist"].grow(self, it)
         self.overflows += 1
+        self.engine.work += 1
 
     def n_items(self) -> int:
         """Items of the next step (from the last read of the control block)."""
@@ -254,6 +392,7 @@ class LaunchContext:
         call()
         end.record(self.stream)
         self._events.append((start, end))
+        self.engine.work += 1
 
     def launch_kernel(self, name: str, grid: int, args: tuple) -> None:
         """Launch a kernel of the module over ``grid`` blocks (timed)."""
@@ -274,11 +413,36 @@ class LaunchContext:
 
     def phase_grid(self, p: Phase) -> int:
         """Blocks the host loop gives phase ``p`` in the next step."""
-        if p.items == "queued":
+        items = p.items
+        if items == "queued":
             return self.max_grid
-        items = {"active": self.n_items(), "nodes": self.n_nodes,
-                 "words": (self.n_nodes + 31) // 32}[p.items]
-        return max(1, min(-(-(items * p.threads_per_item) // self.block), self.max_grid))
+        if items == "active":
+            count = self.n_items()
+        elif items == "nodes":
+            count = self.n_nodes
+        elif items == "words":
+            count = (self.n_nodes + 31) // 32
+        else:
+            raise ValueError(f"phase {p.name}: items must be active, nodes, words or "
+                             f"queued, got {items!r}")
+        return max(1, min(-(-(count * p.threads_per_item) // self.block), self.max_grid))
+
+    def _step_phases(self, every: bool) -> list[tuple[Phase, tuple]]:
+        """The phases of the next step with their kernel arguments (cached per mode and
+        direction in the plan).
+        """
+        key = None if every else (self.mode, self.pull)
+        phases = self.plan.steps.get(key)
+        if phases is None:
+            listed = list(enumerate(self.gen.phases))
+            if not every:
+                listed = [(i, p) for i, p in listed if self.phase_enabled(p)]
+            if not listed:  # a step must still decide: run the first phase's test only
+                listed = [(0, self.gen.phases[0])]
+            last = len(listed) - 1
+            phases = self.plan.steps[key] = [(p, (np.int32(i), np.int32(k == last)))
+                                             for k, (i, p) in enumerate(listed)]
+        return phases
 
     def launch_step(self, fixed_grid: int | None = None, timed: bool = True) -> None:
         """Launch the phases of the next step, the last one taking the decision.
@@ -287,23 +451,20 @@ class LaunchContext:
         blocks and tests on the device whether it applies; otherwise the phases that do
         not apply are skipped and each grid is sized from its items.
         """
-        phases = list(enumerate(self.gen.phases))
-        if fixed_grid is None:
-            phases = [(i, p) for i, p in phases if self.phase_enabled(p)]
-        if not phases:  # a step must still decide: run the first phase's test only
-            phases = [(0, self.gen.phases[0])]
         f = self.function("gs_phase_kernel")
-        for k, (i, p) in enumerate(phases):
-            grid = fixed_grid or self.phase_grid(p)
-            args = (np.int32(i), np.int32(k == len(phases) - 1))
-
-            def call(f=f, grid=grid, args=args) -> None:
-                f((grid,), (self.block,), args)
-
+        block = (self.block,)
+        stream = self.stream
+        for p, args in self._step_phases(fixed_grid is not None):
+            grid = (fixed_grid or self.phase_grid(p),)
             if timed:
-                self._timed(call)
+                start, end = self._ev_pool.take()
+                start.record(stream)
+                f(grid, block, args)
+                end.record(stream)
+                self._events.append((start, end))
             else:
-                call()
+                f(grid, block, args)
+        self.engine.work += 1
 
     def record(self, call: Any) -> None:
         """Run ``call`` (which enqueues device work) between two timing events."""
@@ -383,9 +544,13 @@ class GpuEngine:
         self.n_sm = int(dev.attributes["MultiProcessorCount"])
         self.device_name = cp.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
         self.stream = cp.cuda.Stream(non_blocking=True)
+        self.runtime = cp.cuda.runtime
         self.pinned_ctl = cupyx.empty_pinned(_CTL_WORDS, dtype=np.uint32)
+        self.pinned_ctl_ptr = self.pinned_ctl.ctypes.data
         self.event_pool = _EventPool(cp)
-        self._pinned: dict[tuple, Any] = {}
+        #: Counts device work enqueued (see :class:`LaunchContext`).
+        self.work = 0
+        self._pinned_bufs: dict[tuple[str, np.dtype], tuple[np.ndarray, int]] = {}
         self._grids: dict[tuple, int] = {}
         self._state_dtypes: dict[str, np.dtype] = {}
         self._cupyx = cupyx
@@ -466,25 +631,27 @@ class GpuEngine:
             dt = self._state_dtypes[gen.key] = state_dtype(list(gen.members))
         return dt
 
-    def _pinned_like(self, name: str, dtype: Any, size: int) -> Any:
-        """A page-locked host array of ``size`` items, one per name and dtype, grown as
-        needed (copies from and to it are asynchronous).
+    def _pinned(self, name: str, dtype: np.dtype, size: int) -> tuple[np.ndarray, int]:
+        """A page-locked host array of ``size`` items and its address, one per name and
+        dtype, grown as needed (copies from and to it are asynchronous). Whoever fills it
+        must know that no copy from or into it is still in flight.
         """
-        key = (name, np.dtype(dtype).str)
-        arr = self._pinned.get(key)
-        if arr is None or arr.size < size:
-            arr = self._pinned[key] = self._cupyx.empty_pinned(max(1, size), dtype=dtype)
-        return arr[:size]
+        key = (name, dtype)
+        hit = self._pinned_bufs.get(key)
+        if hit is None or hit[0].size < size:
+            arr = self._cupyx.empty_pinned(max(1, size), dtype=dtype)
+            hit = self._pinned_bufs[key] = (arr, arr.ctypes.data)
+        return hit[0][:size], hit[1]
 
     def upload(self, name: str, dst: Any, host: np.ndarray) -> None:
         """Copy ``host`` into the device array ``dst`` through pinned staging, on the
         engine's stream and without waiting (a pageable copy blocks the host).
         """
         host = np.ascontiguousarray(host, dtype=dst.dtype).ravel()
-        stage = self._pinned_like("up:" + name, host.dtype, host.size)
+        stage, ptr = self._pinned("up:" + name, host.dtype, host.size)
         stage[:] = host
-        dst.data.copy_from_host_async(stage.ctypes.data_as(ctypes.c_void_p), host.nbytes,
-                                      self.stream)
+        self.runtime.memcpyAsync(dst.data.ptr, ptr, host.nbytes, _H2D, self.stream.ptr)
+        self.work += 1
 
     # ------------------------------------------------------------------ run
     def run(self, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
@@ -498,14 +665,19 @@ class GpuEngine:
                 f"graph has {m} edges; the gpu backend supports fewer than 2^31 edges until "
                 "64-bit edge offsets are supported end to end. Use --backend cpu"
             )
-        fields0 = spec.initial_fields(n, params, sources)
         stats: dict[str, Any] = {"active": [], "modes": [], "directions": [],
                                  "edges_processed": 0, "device": self.device_name,
                                  "overflows": 0}
         all_start = spec.start.kind == "all"
-        uniq = None if all_start else np.unique(sources).astype(np.int32)
+        uniq = None
+        if not all_start:
+            uniq = np.asarray(sources).ravel()
+            if uniq.size > 1:
+                uniq = np.unique(uniq)
+            uniq = uniq.astype(np.int32, copy=False)
         n_start = n if all_start else int(uniq.size)
         if n == 0 or n_start == 0:
+            fields0 = spec.initial_fields(n, params, sources)
             stats.update(iterations=0, converged=True, time_s=time.perf_counter() - t_start,
                          device_time_s=0.0, kernel_time_s=0.0, compile_time_s=0.0)
             return Result(spec.name, fields0, stats, backend="gpu", config=config)
@@ -520,41 +692,35 @@ class GpuEngine:
             res = self.resident(graph)
         t_c = time.perf_counter()
         gen = generate_source(spec, config, weighted=graph.weighted)
-        mod = self.module(gen)
+        key = (gen.key, config.key(), id(spec))
+        plan = res.plans.get(key)
+        if plan is not None and plan.spec is not spec:
+            plan = None
+        mod = self.module(gen) if plan is None else plan.module
         stats["compile_time_s"] = time.perf_counter() - t_c
         with self.stream:
             try:
-                if getattr(config.strategies()["direction"], "may_pull", False):
-                    res.reverse_arrays()  # before the deadline clock starts
-                ctx = LaunchContext(self, gen, mod, config, res, spec, graph, max_iterations,
+                if plan is None:
+                    plan = _Plan(self, res, spec, config, gen, mod)
+                    if len(res.plans) >= _PLANS_PER_GRAPH:
+                        res.plans.pop(next(iter(res.plans)))
+                    res.plans[key] = plan
+                ctx = LaunchContext(self, plan, config, res, spec, graph, max_iterations,
                                     deadline_s, progress, self.stream)
-                fields = self._setup(ctx, spec, graph, params, fields0, uniq, all_start, n_start)
-                launch = ctx.strategies["launch"]
-                launch.drive(ctx)
-                # every read-back is queued into pinned memory, then one wait for all of them
-                h = ctx.ctl_host
-                ctx.ctl.get(stream=self.stream, out=h, blocking=False)
-                steps = min(ctx.it, _TRACE_CAP)
-                trace = self._pinned_like("core:trace", np.int32, 2 * steps)
-                if steps:
-                    ctx.buffers[("core", "trace")][: 2 * steps].get(
-                        stream=self.stream, out=trace, blocking=False)
-                staged = {}
-                for name, arr in fields.items():
-                    staged[name] = self._pinned_like("field:" + name, arr.dtype, arr.size)
-                    arr.get(stream=self.stream, out=staged[name], blocking=False)
-                self.stream.synchronize()
-                stats["edges_processed"] = int(h[_EDGES]) | (int(h[_EDGES + 1]) << 32)
-                trace_a, trace_m = trace[0::2], trace[1::2]
-                out = {name: np.array(host, copy=True) for name, host in staged.items()}
+                fields = self._setup(ctx, plan, params, uniq, n_start)
+                ctx.strategies["launch"].drive(ctx)
+                out, trace = self._read_back(ctx, plan, fields)
             except BaseException:
                 # nothing may still be copying into pooled or staging memory that the
                 # next run reuses
                 self.stream.synchronize()
                 raise
-        stats["active"] = trace_a.tolist()
-        stats["modes"] = [_MODE_NAMES[x & 15] for x in trace_m.tolist()]
-        stats["directions"] = ["pull" if x >> 4 else "push" for x in trace_m.tolist()]
+        h = ctx.ctl_host
+        stats["edges_processed"] = int(h[_EDGES]) | (int(h[_EDGES + 1]) << 32)
+        stats["active"] = trace[0::2].tolist()
+        modes = trace[1::2].tolist()
+        stats["modes"] = [_MODE_NAMES[x & 15] for x in modes]
+        stats["directions"] = ["pull" if x >> 4 else "push" for x in modes]
         stats["iterations"] = ctx.it
         stats["converged"] = ctx.done
         stats["overflows"] = ctx.overflows
@@ -563,70 +729,106 @@ class GpuEngine:
         stats["time_s"] = time.perf_counter() - t_start
         return Result(spec.name, out, stats, backend="gpu", config=config)
 
-    def _setup(self, ctx: LaunchContext, spec: AlgorithmSpec, graph: Graph,
-               params: dict[str, Any], fields0: dict[str, np.ndarray],
-               sources: np.ndarray | None, all_start: bool, n_start: int) -> dict[str, Any]:
-        """Pooled fields and buffers, seeded worklist, control block and parameter block."""
-        cp = self.cp
+    def _setup(self, ctx: LaunchContext, plan: _Plan, params: dict[str, Any],
+               sources: np.ndarray | None, n_start: int) -> dict[str, Any]:
+        """Pooled fields and buffers, seeded worklist, control block and parameter block.
+
+        Every host-to-device copy goes from page-locked staging on the engine's stream,
+        so nothing here waits for the device.
+        """
         res = ctx.res
-        n, m = graph.n_nodes, graph.n_edges
-        st = ctx.state[0]
-        st["row"], st["col"] = res.row.data.ptr, res.col.data.ptr
-        st["weights"] = res.weights.data.ptr if res.weights is not None else 0
-        st["in_degree"] = res.in_degree.data.ptr
-        st["ctl"] = ctx.ctl.data.ptr
-        if getattr(ctx.strategies["direction"], "may_pull", False):
-            rrow, rcol, rw = res.reverse_arrays()
-            st["rrow"], st["rcol"] = rrow.data.ptr, rcol.data.ptr
-            st["rweights"] = rw.data.ptr if rw is not None else 0
-        trace = res.array(("core", "trace"), np.int32, 2 * _TRACE_CAP)
-        ctx.buffers[("core", "trace")] = trace
-        st["trace"] = trace.data.ptr
-        st["n"], st["m"], st["trace_cap"] = n, m, _TRACE_CAP
-        st["max_it"] = ctx.max_it
-        st["deadline_ns"] = ctx.deadline_ns()
+        n = ctx.n_nodes
+        rt, sp = self.runtime, self.stream.ptr
+        bind = plan.bind
+        ctl = ctx.ctl = res.array(("ctl",), np.uint32, _CTL_WORDS)
+        bind("ctl", ctl.data.ptr)
+        trace = ctx.buffers[("core", "trace")] = res.array(("core", "trace"), _I32,
+                                                           2 * _TRACE_CAP)
+        bind("trace", trace.data.ptr)
         fields = {}
-        for name, host in fields0.items():
-            arr = res.array(("field", name), host.dtype, n)
-            self.upload("F_" + name, arr, host)
-            fields[name] = arr
-            st[f"F_{name}"] = arr.data.ptr
-        for name in spec.params:
-            st[f"P_{name}"] = params[name]
-        for axis in AXES:
-            strat = ctx.strategies[axis]
-            for b in strat.buffers(spec, graph, ctx.config):
-                arr = res.pool.get(("buf", axis, b.name))
-                dt = _NP_CTYPES[b.ctype]
-                if arr is None or arr.size < max(1, b.size) or arr.dtype != np.dtype(dt):
-                    arr = cp.zeros(max(1, b.size), dtype=dt)  # zero when new, always
-                    res.pool[("buf", axis, b.name)] = arr
-                elif b.zero:
-                    arr.fill(0)
-                ctx.buffers[(axis, b.name)] = arr
-                st[f"{axis}_{b.name}"] = arr.data.ptr
-            for name, (_ctype, value) in strat.runtime_args(graph, ctx.config).items():
-                ctx.args[(axis, name)] = value
-                st[f"{axis}_{name}"] = value
-        driving = ctx.strategies["driving"]
-        direction = ctx.strategies["direction"]
-        ctx.mode = _MODES[driving.initial_mode(n_start, n)]
-        ctx.pull = int(bool(direction.initial_pull(n_start, n)))
-        ctl_host = np.zeros(_CTL_WORDS, dtype=np.uint32)
-        ctl_host[_slot(-1)] = n_start
-        ctl_host[_MODE] = ctx.mode
-        ctl_host[_PULL] = ctx.pull
-        self.upload("ctl", ctx.ctl, ctl_host)
-        ctx.ctl_host[:] = ctl_host
-        if all_start:
+        for name, f, key, dt, member, at_source in plan.fields:
+            arr = fields[name] = res.array(key, dt, n)
+            stage, ptr = self._pinned("up:F_" + name, dt, n)
+            f.fill_initial(stage, params)
+            if sources is not None and at_source is not None:
+                stage[int(sources[0]) if sources.size == 1 else sources] = at_source
+            rt.memcpyAsync(arr.data.ptr, ptr, stage.nbytes, _H2D, sp)
+            bind(member, arr.data.ptr)
+        for axis, name, key, dt, size, zero, member in plan.buffers:
+            arr = res.pool.get(key)
+            if arr is None or arr.size < size or arr.dtype != dt:
+                arr = res.pool[key] = self.cp.zeros(size, dtype=dt)  # zero when new, always
+            elif zero:
+                rt.memsetAsync(arr.data.ptr, 0, arr.nbytes, sp)
+            ctx.buffers[(axis, name)] = arr
+            bind(member, arr.data.ptr)
+        ctx.args = dict(plan.args)
+        # the engine-wide staging of the block is free: the last run waited for its copy
+        block, ctx._block_ptr = self._pinned("core:state", _U8, plan.nbytes)
+        block[:] = plan.template_bytes
+        ctx._block = block
+        put = plan.put
+        put(block, "max_it", ctx.max_it)
+        put(block, "deadline_ns", ctx.deadline_ns())
+        for name, member in plan.params:
+            put(block, member, params[name])
+        start_count = n if sources is None else n_start
+        ctx.mode = _MODES[ctx.strategies["driving"].initial_mode(start_count, n)]
+        ctx.pull = int(bool(ctx.strategies["direction"].initial_pull(start_count, n)))
+        h = ctx.ctl_host  # the last run waited for every copy into it
+        h.fill(0)
+        h[_slot(-1)] = start_count
+        h[_MODE] = ctx.mode
+        h[_PULL] = ctx.pull
+        rt.memcpyAsync(ctl.data.ptr, self.pinned_ctl_ptr, 4 * _CTL_WORDS, _H2D, sp)
+        if sources is None:
             start = res.pool.get(("core", "all_nodes"))
             if start is None:
-                start = res.pool[("core", "all_nodes")] = cp.arange(n, dtype=np.int32)
+                start = res.pool[("core", "all_nodes")] = self.cp.arange(n, dtype=np.int32)
             ctx.start_host = None
         else:
-            start = res.array(("core", "start"), np.int32, n_start)
-            self.upload("start", start, sources)
+            start = res.array(("core", "start"), _I32, n_start)
+            stage, ptr = self._pinned("up:start", _I32, n_start)
+            stage[:] = sources
+            rt.memcpyAsync(start.data.ptr, ptr, stage.nbytes, _H2D, sp)
             ctx.start_host = sources
-        ctx.strategies["worklist"].seed(ctx, start, all_start)
+        self.work += 1
+        ctx.strategies["worklist"].seed(ctx, start, sources is None)
         ctx.write_state()
+        if plan.early_read:
+            tr, tptr = self._pinned("core:trace", _I32, 2 * _EARLY_READ_STEPS)
+            early = [(tptr, trace.data.ptr, tr.nbytes)]
+            for name, arr in fields.items():
+                stage, ptr = self._pinned("field:" + name, arr.dtype, arr.size)
+                early.append((ptr, arr.data.ptr, stage.nbytes))
+            ctx._early = early
         return fields
+
+    def _read_back(self, ctx: LaunchContext, plan: _Plan, fields: dict[str, Any]
+                   ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Fresh host copies of the fields and the step trace (the control block is left in
+        ``ctx.ctl_host``): every copy queued into pinned memory, then one wait, or none
+        when the last read of the control block brought them already.
+        """
+        steps = min(ctx.it, _TRACE_CAP)
+        work = self.work
+        staged = {}
+        if ctx._early_read_at == work and steps <= _EARLY_READ_STEPS:
+            trace = self._pinned("core:trace", _I32, 2 * _EARLY_READ_STEPS)[0][: 2 * steps]
+            for name, arr in fields.items():
+                staged[name] = self._pinned("field:" + name, arr.dtype, arr.size)[0]
+        else:
+            rt, sp = self.runtime, self.stream.ptr
+            if ctx._ctl_read_at != work:
+                rt.memcpyAsync(self.pinned_ctl_ptr, ctx.ctl.data.ptr, 4 * _CTL_WORDS, _D2H, sp)
+            trace, tptr = self._pinned("core:trace", _I32, 2 * steps)
+            if steps:
+                rt.memcpyAsync(tptr, ctx.buffers[("core", "trace")].data.ptr, trace.nbytes,
+                               _D2H, sp)
+            for name, arr in fields.items():
+                stage, ptr = self._pinned("field:" + name, arr.dtype, arr.size)
+                rt.memcpyAsync(ptr, arr.data.ptr, stage.nbytes, _D2H, sp)
+                staged[name] = stage
+            self.stream.synchronize()
+        # fresh arrays: the staging is reused by the next run
+        return {name: np.array(host, copy=True) for name, host in staged.items()}, trace

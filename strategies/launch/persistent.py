@@ -23,6 +23,9 @@ class PersistentLaunch(LaunchStrategy):
     name = "persistent"
     params = {"blocks_per_sm": IntRange(0, 32, 1)}
     cooperative = True
+    #: The first read of the control block comes once the whole loop ran on the device,
+    #: so the engine reads small results back with it (one round trip instead of two).
+    results_with_first_read = True
     cuda_files = ("persistent.cuh",)
     kernels = ("gs_persistent_kernel",)
 
