@@ -154,7 +154,8 @@ def _apply_lines(s: ex.Reduction, val: str, plain: bool) -> list[str]:
             newv = f"cur{s.index} | {v}" if k == "or" else v
             lines.append(f"if ({better}) {{ gs.F_{s.field}[{var}] = {newv}; act = true; }}")
             return lines
-        lines.append(f"if ({better}) {{")
+        # GS_READ_BEFORE_ATOMIC 0: the atomic at once (the read is then dead code)
+        lines.append(f"if (!GS_READ_BEFORE_ATOMIC || {better}) {{")
         lines.append(f"  {old} = {_ATOMIC[k]}({ptr}, {v});")
         if s.activates:
             act = {"min": f"{v} < {old}", "max": f"{v} > {old}",
@@ -471,6 +472,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         "GS_WL_MEMBERSHIP": "1" if strategies["worklist"].membership else "0",
         "GS_PULL": "1" if pulls else "0",
         "GS_PULL_FIRST_HIT": "1" if first_hit else "0",
+        "GS_READ_BEFORE_ATOMIC": "1" if config["read_before_atomic"] else "0",
     }
     for st in strategies.values():
         defines.update(st.defines())

@@ -9,7 +9,7 @@ from typing import Any
 
 from .errors import InvalidConfig
 from .plugins import AXES, get_registry
-from .strategy import IntRange, Strategy
+from .strategy import Categorical, IntRange, Strategy
 
 __all__ = ["Config", "DEFAULTS", "GLOBAL_KEYS", "parse_set_options"]
 
@@ -41,6 +41,7 @@ DEFAULTS: Mapping[str, Any] = _Defaults()
 GLOBAL_KEYS = {
     "block_size": IntRange(64, 1024, 256, step=32),
     "worklist_capacity": IntRange(0, 2**31 - 1, 0),
+    "read_before_atomic": Categorical((True, False), True, compile_time=True),
 }
 
 
@@ -48,8 +49,11 @@ class Config(Mapping[str, Any]):
     """Validated strategy configuration.
 
     Keys are the five axes (strategy names), ``<axis>.<param>`` for the chosen
-    strategies' parameters, ``block_size`` (64..1024, a multiple of 32) and
-    ``worklist_capacity`` (initial worklist slots, 0 = estimate from the graph).
+    strategies' parameters, ``block_size`` (64..1024, a multiple of 32),
+    ``worklist_capacity`` (initial worklist slots, 0 = estimate from the graph) and
+    ``read_before_atomic`` (GPU: a min/max/or reduction reads its target first and
+    skips the atomic when the value cannot improve it; ``False`` issues the atomic at
+    once, one dependent memory round trip less for an edge that improves its target).
     Missing keys take :data:`DEFAULTS` and each strategy's declared defaults; a key
     for a strategy that is not chosen is an error (it would silently do nothing).
 

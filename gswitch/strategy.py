@@ -272,13 +272,19 @@ class WorklistStrategy(Strategy):
       step. Called from divergent code (inside edge loops) by threads that have a node
       to push; must not synchronise the block or grid nor assume which lanes are
       active. When pushes are counted directly it adds to the step's size counter
-      ``st.ctl_next[GS_CTL_SIZE]``; otherwise a finish phase must set it;
+      ``st.ctl_cur[GS_CTL_SIZE]``; otherwise a finish phase must set it;
     - when :attr:`membership` is true, ``__device__ bool gs_wl_contains(const GsStep&
       st, gs_vid v)``: whether ``v`` is an item of step ``st.it`` (pull traversal
-      asks it; other worklists get a frontier bitmap from the direction strategy).
+      asks it; other worklists get a frontier bitmap from the direction strategy);
+    - optionally ``#define GS_WL_PREFETCH 1`` and ``__device__ gs_vid
+      gs_wl_prefetch(const GsStep& st, unsigned i)``: item ``i`` of step ``st.it`` read
+      before the step's size is known (any value when ``i`` is past the storage, never
+      a fault). With a load balancer that defines ``GS_LB_FIRST_ITEM``, kernels then
+      load each thread's first item while the step's size is still in flight.
 
-    When :attr:`push_counts_edges` is requested by ``GS_COUNT_FRONTIER_EDGES``, a push
-    also adds the out-degree of ``v`` to ``st.ctl_next[GS_CTL_FEDGES]``.
+    Activations of topology steps and, under ``GS_COUNT_FRONTIER_EDGES``, the out-edges
+    of activated nodes are counted by the skeleton in registers and flushed once per
+    warp and phase; a worklist counts only its own pushes.
 
     Host side: :meth:`buffers` declares the storage, :meth:`seed` writes the first
     active set, and :meth:`grow` enlarges storage after a step reported overflow
@@ -325,6 +331,9 @@ class LoadBalanceStrategy(Strategy):
     persistent and CUDA-graph launches run it with a fixed, occupancy-sized grid. It
     may add phases of its own (a side queue of deferred outliers, say).
     :meth:`threads_per_item` tells the host loop how many threads one item wants.
+    Optionally it defines ``GS_LB_FIRST_ITEM``, an expression of ``blockIdx`` and
+    ``threadIdx`` giving the first item index the calling thread expands, so that the
+    item can be loaded ahead (see :class:`WorklistStrategy`).
     """
 
     axis = "load_balance"

@@ -26,6 +26,9 @@ SPECS.update({u.name: u for u in USER_ALGORITHMS})
 # five configurations of them, one per launch and direction
 CASES = [(a, c) for a in ALGORITHMS for c in pairwise_configs(SPECS[a])]
 CASES += [(u.name, gs.Config(c)) for u in USER_ALGORITHMS for c in USER_CONFIGS]
+# the global compile-time switch, with each launch (the GPU suite runs the same ones)
+CASES += [(a, gs.Config({"read_before_atomic": False, "launch": launch}))
+          for a in ALGORITHMS for launch in ("host_loop", "persistent")]
 # weighted matters only for weight-reading operators
 WEIGHTED = {"sssp", "widest", "dist64"}
 
@@ -37,6 +40,8 @@ def _case_id(case):
     parts += [f"{k.split('.')[1]}={v}" for k, v in cfg.items()
               if "." in k and (isinstance(v, bool) or k in ("load_balance.size",
                                                             "direction.group"))]
+    if not cfg["read_before_atomic"]:
+        parts.append("read_before_atomic=False")
     return "-".join(parts)
 
 

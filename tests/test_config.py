@@ -28,6 +28,7 @@ def test_defaults_filled():
         "launch": "host_loop",
         "block_size": 256,
         "worklist_capacity": 0,
+        "read_before_atomic": True,
     }
     assert {a: cfg[a] for a in AXES} == gs.DEFAULTS
 

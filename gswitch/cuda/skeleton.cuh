@@ -13,6 +13,8 @@ struct GsStep {
   unsigned long long edges;  // edges visited by this thread (flushed once per kernel)
   unsigned acts;             // topology activations by this thread (flushed per phase)
   unsigned fedges;           // out-edges of the nodes it activated (flushed per phase)
+  unsigned pre_i;            // item index loaded ahead (gs_prefetch_item), or ~0u
+  gs_vid pre_v;              // that item
 };
 
 // The counters step `it` wrote: size, activations, overflow, frontier edges.
@@ -32,28 +34,15 @@ __device__ __forceinline__ GsStep gs_make_step(int it, int mode, int pull, unsig
   st.edges = 0;
   st.acts = 0;
   st.fedges = 0;
+  st.pre_i = ~0u;
+  st.pre_v = 0;
   st.n_items = mode == GS_MODE_DATA ? gs_wl_size(st) : (unsigned)gs.n;
   return st;
 }
 
-// Step state as the control block holds it (host loop and CUDA-graph kernels); false
-// once the run is done. The header and the size word of all three slots are loaded
-// together (which slot the previous step wrote is known only once the header is in):
-// one round trip to L2 instead of three dependent ones at the start of every kernel.
-__device__ __forceinline__ bool gs_step_from_ctl(GsStep& st) {
-  const uint4 h = __ldcg((const uint4*)(gs.ctl + GS_CTL_IT));
-  const unsigned s0 = __ldcg(gs.ctl + GS_CTL_SLOT(0) + GS_CTL_SIZE);
-  const unsigned s1 = __ldcg(gs.ctl + GS_CTL_SLOT(1) + GS_CTL_SIZE);
-  const unsigned s2 = __ldcg(gs.ctl + GS_CTL_SLOT(2) + GS_CTL_SIZE);
-  if (h.w) return false;
-  const int it = (int)h.x;
-  const int prev = GS_CTL_SLOT(it - 1);
-  st = gs_make_step(it, (int)h.y, (int)h.z, prev == 0 ? s0 : prev == 8 ? s1 : s2);
-  return true;
-}
-
 __device__ __forceinline__ gs_vid gs_item(const GsStep& st, unsigned i) {
-  return st.mode == GS_MODE_DATA ? gs_wl_item(st, i) : (gs_vid)i;
+  if (st.mode != GS_MODE_DATA) return (gs_vid)i;
+  return i == st.pre_i ? st.pre_v : gs_wl_item(st, i);
 }
 
 __device__ __forceinline__ unsigned gs_out_degree(gs_vid v) {
@@ -102,6 +91,51 @@ __device__ __forceinline__ void gs_visit(GsStep& st, gs_vid v, const GsSrc& s, g
 }
 
 /*@slot load_balance@*/
+
+// Loading ahead: when the worklist can read an item without knowing the step's size
+// (GS_WL_PREFETCH: gs_wl_prefetch(st, i) returns item i of step st.it, or anything when
+// i is past the storage) and the load balancer names the first item each thread takes
+// (GS_LB_FIRST_ITEM), that item is loaded while the step's size is still on its way.
+// gs_item then answers it from the register: one dependent round trip less per step.
+#if defined(GS_WL_PREFETCH) && defined(GS_LB_FIRST_ITEM)
+#define GS_PREFETCH 1
+__device__ __forceinline__ gs_vid gs_prefetch_item(int it) {
+  GsStep p;
+  p.it = it;
+  return gs_wl_prefetch(p, GS_LB_FIRST_ITEM);
+}
+__device__ __forceinline__ void gs_use_prefetched(GsStep& st, gs_vid v) {
+  if (st.mode == GS_MODE_DATA) {
+    st.pre_i = GS_LB_FIRST_ITEM;
+    st.pre_v = v;
+  }
+}
+#else
+#define GS_PREFETCH 0
+#endif
+
+// Step state as the control block holds it (host loop and CUDA-graph kernels); false
+// once the run is done. The header, the size word of all three slots and (GS_PREFETCH)
+// the first item of either parity are loaded together, since which slot and queue the
+// step uses is known only once the header is in: one round trip to L2 instead of four
+// dependent ones at the start of every kernel.
+__device__ __forceinline__ bool gs_step_from_ctl(GsStep& st) {
+  const uint4 h = __ldcg((const uint4*)(gs.ctl + GS_CTL_IT));
+  const unsigned s0 = __ldcg(gs.ctl + GS_CTL_SLOT(0) + GS_CTL_SIZE);
+  const unsigned s1 = __ldcg(gs.ctl + GS_CTL_SLOT(1) + GS_CTL_SIZE);
+  const unsigned s2 = __ldcg(gs.ctl + GS_CTL_SLOT(2) + GS_CTL_SIZE);
+#if GS_PREFETCH
+  const gs_vid p0 = gs_prefetch_item(0), p1 = gs_prefetch_item(1);
+#endif
+  if (h.w) return false;
+  const int it = (int)h.x;
+  const int prev = GS_CTL_SLOT(it - 1);
+  st = gs_make_step(it, (int)h.y, (int)h.z, prev == 0 ? s0 : prev == 8 ? s1 : s2);
+#if GS_PREFETCH
+  gs_use_prefetched(st, (it & 1) ? p1 : p0);
+#endif
+  return true;
+}
 
 /*@slot direction@*/
 

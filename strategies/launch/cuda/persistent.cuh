@@ -22,8 +22,15 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_persistent_kernel
   unsigned overflow = 0u, late = 0u;
   const unsigned long long t0 = leader ? gs_globaltimer() : 0ull;
   unsigned in_size = gs_ld_ctl(c + GS_CTL_SLOT(it - 1) + GS_CTL_SIZE);
+#if GS_PREFETCH
+  gs_vid pre_next = 0;
+  bool have_pre = false;  // not for the first step: the host may have written its queue
+#endif
   while (!done && it < gs.max_it) {
     GsStep st = gs_make_step(it, mode, pull, in_size);
+#if GS_PREFETCH
+    if (have_pre) gs_use_prefetched(st, pre_next);
+#endif
     if (leader) {
       unsigned* next = c + GS_CTL_SLOT(it + 1);
       next[GS_CTL_SIZE] = 0u;
@@ -44,6 +51,9 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_persistent_kernel
       }
     }
     edges += st.edges;
+#if GS_PREFETCH
+    const gs_vid pre = gs_prefetch_item(it + 1);  // in flight with the decision's load
+#endif
     const GsDecision d = gs_decide_step(it, mode, pull, visited);
     visited += d.fedges;
     overflow = d.overflow;
@@ -54,6 +64,10 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_persistent_kernel
     pull = d.pull;
     done = d.done;
     if (overflow || late) break;
+#if GS_PREFETCH
+    pre_next = pre;
+    have_pre = true;
+#endif
   }
   gs_flush_edges(edges);
   if (leader) {

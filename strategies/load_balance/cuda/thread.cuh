@@ -1,4 +1,5 @@
 // One thread per active node, serial edge loop.
+#define GS_LB_FIRST_ITEM (blockIdx.x * blockDim.x + threadIdx.x)  // the first item this thread expands
 __device__ __forceinline__ void gs_lb_expand(GsStep& st) {
   const unsigned stride = gridDim.x * blockDim.x;
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < st.n_items; i += stride) {

@@ -2,6 +2,7 @@
 // least outlier_threshold edges goes to a side queue that the whole grid expands in
 // the next phase. Each block classifies one tile of items per round in shared memory.
 #define GS_TWC_WARPS (GS_BLOCK_SIZE / 32)
+#define GS_LB_FIRST_ITEM (blockIdx.x * blockDim.x + threadIdx.x)  // the first item this thread expands
 __device__ __forceinline__ void gs_lb_expand(GsStep& st) {
   __shared__ gs_vid block_nodes[GS_BLOCK_SIZE];
   __shared__ gs_vid warp_nodes[GS_TWC_WARPS][32];

@@ -2,6 +2,7 @@
 #ifndef GS_VW_SIZE
 #error "virtual_warp needs GS_VW_SIZE"
 #endif
+#define GS_LB_FIRST_ITEM ((blockIdx.x * blockDim.x + threadIdx.x) / GS_VW_SIZE)  // the first item this thread expands
 __device__ __forceinline__ void gs_lb_expand(GsStep& st) {
   const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned lane = tid % GS_VW_SIZE;

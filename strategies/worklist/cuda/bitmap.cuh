@@ -10,6 +10,10 @@ __device__ __forceinline__ unsigned gs_wl_size(const GsStep& st) { return st.in_
 __device__ __forceinline__ gs_vid gs_wl_item(const GsStep& st, unsigned i) {
   return gs_ld(gs.worklist_queue + ((st.it & 1) ? (unsigned)gs.n : 0u) + i);
 }
+#define GS_WL_PREFETCH 1
+__device__ __forceinline__ gs_vid gs_wl_prefetch(const GsStep& st, unsigned i) {
+  return i < (unsigned)gs.n ? gs_wl_item(st, i) : 0;
+}
 __device__ __forceinline__ bool gs_wl_contains(const GsStep& st, gs_vid v) {
   return (gs_ld(gs_bm(st.it & 1) + (v >> 5)) >> (v & 31)) & 1u;
 }

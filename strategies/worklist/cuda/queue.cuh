@@ -15,6 +15,10 @@ __device__ __forceinline__ unsigned gs_wl_size(const GsStep& st) {
 __device__ __forceinline__ gs_vid gs_wl_item(const GsStep& st, unsigned i) {
   return gs_ld(gs_wl_queue(st.it & 1) + i);
 }
+#define GS_WL_PREFETCH 1
+__device__ __forceinline__ gs_vid gs_wl_prefetch(const GsStep& st, unsigned i) {
+  return i < gs_wl_cap(st.it & 1) ? gs_wl_item(st, i) : 0;
+}
 // Whether v is already queued for the next step (and claim it if not).
 __device__ __forceinline__ bool gs_wl_claimed(const GsStep& st, gs_vid v) {
 #if GS_WL_DEDUP
@@ -46,6 +50,8 @@ extern "C" __global__ void gs_wl_compact_spill(int it) {
   st.edges = 0;
   st.acts = 0;
   st.fedges = 0;
+  st.pre_i = ~0u;
+  st.pre_v = 0;
   st.n_items = 0;
   const unsigned stride = gridDim.x * blockDim.x;
   for (unsigned v = blockIdx.x * blockDim.x + threadIdx.x; v < (unsigned)gs.n; v += stride) {
