@@ -121,6 +121,9 @@ def _rmat_bfs(args, g, out: dict) -> None:
         "do bitmap vw32": {"direction": "direction_optimizing", "worklist": "bitmap",
                            "load_balance": "virtual_warp", "load_balance.size": 32},
         "do warp_agg twc": {"direction": "direction_optimizing", "load_balance": "twc"},
+        "do bitmap twc persistent b672": {"direction": "direction_optimizing",
+                                          "worklist": "bitmap", "load_balance": "twc",
+                                          "launch": "persistent", "block_size": 672},
         "td vw32": {"load_balance": "virtual_warp", "load_balance.size": 32},
         "td twc": {"load_balance": "twc"},
         "td twc bitmap": {"load_balance": "twc", "worklist": "bitmap"},
@@ -203,6 +206,8 @@ def _grid(args, out: dict) -> None:
     gr = {"scipy breadth_first_order wall_ms": scipy_t * 1e3}
     for name, cfg in {
         "persistent vw4": {"launch": "persistent", "load_balance.size": 4},
+        "persistent vw4 b128 no-read": {"launch": "persistent", "load_balance.size": 4,
+                                        "block_size": 128, "read_before_atomic": False},
         "persistent thread": {"launch": "persistent", "load_balance": "thread"},
         "cuda_graph vw4 dedup": {"launch": "cuda_graph", "load_balance.size": 4,
                                  "worklist.dedup": True},
@@ -211,6 +216,9 @@ def _grid(args, out: dict) -> None:
         "cuda_graph vw4 dedup b64 k64": {"launch": "cuda_graph", "load_balance.size": 4,
                                          "worklist.dedup": True, "block_size": 64,
                                          "launch.steps": 64},
+        "cuda_graph vw4 b64 k64 no-read": {"launch": "cuda_graph", "load_balance.size": 4,
+                                           "block_size": 64, "launch.steps": 64,
+                                           "read_before_atomic": False},
         "host_loop vw4": {"load_balance.size": 4},
     }.items():
         dev, wall, r = _median_device(
