@@ -405,3 +405,19 @@ def test_atomic_without_read_first_matches_reference(algorithm, launch):
         if problem:
             failures.append(f"{name}: {problem}")
     assert not failures, "; ".join(failures)
+
+
+def test_resident_graph_is_freed_with_its_graph():
+    """The engine keeps a graph's device copy only while the graph lives."""
+    import gc
+
+    from gswitch.engine.gpu import GpuEngine
+
+    engine = GpuEngine.instance()
+    g = gs.Graph.from_edges([0, 1, 2], [1, 2, 3])
+    gs.run("bfs", g, source=0, backend="gpu", config={"direction": "pull"})
+    assert g in engine._graphs
+    before = len(engine._graphs)
+    del g
+    gc.collect()
+    assert len(engine._graphs) == before - 1

@@ -84,7 +84,9 @@ class _Resident:
 
     def __init__(self, cp: Any, graph: Graph) -> None:
         self.cp = cp
-        self.graph = graph
+        # weak: the engine keeps residents in a WeakKeyDictionary keyed by the graph, and a
+        # strong reference from the value would keep graph and device arrays alive forever
+        self._graph = weakref.ref(graph)
         self.row = cp.asarray(graph.indptr.astype(np.int32))
         self.col = cp.asarray(graph.indices)
         self.weights = cp.asarray(graph.weights) if graph.weights is not None else None
@@ -92,6 +94,14 @@ class _Resident:
         self.reverse: tuple[Any, Any, Any] | None = None
         self.pool: dict[tuple, Any] = {}
         self.plans: dict[tuple, _Plan] = {}
+
+    @property
+    def graph(self) -> Graph:
+        """The host graph (alive while any run on it is)."""
+        graph = self._graph()
+        if graph is None:  # pragma: no cover - a run holds its graph
+            raise DeviceError("the graph of this resident copy was freed")
+        return graph
 
     def reverse_arrays(self) -> tuple[Any, Any, Any]:
         """In-edges as CSR, built on the device on first use.
