@@ -445,13 +445,21 @@ class AlgorithmSpec:
     def initial_fields(self, n: int, params: Mapping[str, Any],
                        sources: np.ndarray | None) -> dict[str, np.ndarray]:
         """Fresh arrays of every node field, with the source values applied."""
-        arrays = {}
-        for name, f in self.fields.items():
-            a = f.initial(n, params)
-            if sources is not None and f.at_source is not None and sources.size:
-                a[sources] = f._number(f.at_source)
-            arrays[name] = a
+        arrays = {name: np.empty(n, dtype=f.dtype) for name, f in self.fields.items()}
+        self.fill_fields(arrays, params, sources)
         return arrays
+
+    def fill_fields(self, out: Mapping[str, np.ndarray], params: Mapping[str, Any],
+                    sources: np.ndarray | None) -> None:
+        """Write the initial value of every node field into ``out`` (one array per field,
+        of its dtype and one item per node), with the source values applied; the GPU
+        engine passes its page-locked staging, so nothing is allocated.
+        """
+        for name, f in self.fields.items():
+            a = out[name]
+            f.fill_initial(a, params)
+            if sources is not None and f.at_source is not None and sources.size:
+                a[int(sources[0]) if sources.size == 1 else sources] = f._number(f.at_source)
 
     def describe(self) -> str:
         """Human-readable listing of fields, parameters and traced operators."""

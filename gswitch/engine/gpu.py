@@ -72,8 +72,11 @@ def estimate_bytes(graph: Graph, spec: AlgorithmSpec, config: Config) -> int:
     for s in strategies.values():
         total += sum(_buffer_bytes(b) for b in s.buffers(spec, graph, config))
     return total + 8 * _TRACE_CAP
+
+
 _I32 = np.dtype(np.int32)
 _U8 = np.dtype(np.uint8)
+#: struct codes of the parameter block's member types (written by offset, see _Plan.put)
 _STRUCT_CODES = {("b", 1): "?", ("i", 1): "b", ("u", 1): "B", ("i", 2): "h", ("u", 2): "H",
                  ("i", 4): "i", ("u", 4): "I", ("i", 8): "q", ("u", 8): "Q", ("f", 4): "f",
                  ("f", 8): "d"}
@@ -181,8 +184,7 @@ class _Plan:
             st["rrow"], st["rcol"] = rrow.data.ptr, rcol.data.ptr
             st["rweights"] = rw.data.ptr if rw is not None else 0
         st["n"], st["m"], st["trace_cap"] = n, graph.n_edges, _TRACE_CAP
-        self.fields = [(name, f, ("field", name), np.dtype(f.dtype), f"F_{name}",
-                        None if f.at_source is None else f._number(f.at_source))
+        self.fields = [(name, ("field", name), np.dtype(f.dtype), f"F_{name}")
                        for name, f in spec.fields.items()]
         self.params = [(name, f"P_{name}") for name in spec.params]
         self.buffers: list[tuple] = []
@@ -196,7 +198,7 @@ class _Plan:
             for name, (_ctype, value) in strat.runtime_args(graph, config).items():
                 self.args[(axis, name)] = value
                 st[f"{axis}_{name}"] = value
-        field_bytes = n * sum(dt.itemsize for _n, _f, _k, dt, _m, _s in self.fields)
+        field_bytes = n * sum(dt.itemsize for _n, _k, dt, _m in self.fields)
         self.early_read = (bool(getattr(self.strategies["launch"], "results_with_first_read",
                                         False)) and field_bytes <= _EARLY_READ_BYTES)
 
@@ -755,15 +757,14 @@ class GpuEngine:
         trace = ctx.buffers[("core", "trace")] = res.array(("core", "trace"), _I32,
                                                            2 * _TRACE_CAP)
         bind("trace", trace.data.ptr)
-        fields = {}
-        for name, f, key, dt, member, at_source in plan.fields:
+        fields, stages = {}, {}
+        for name, key, dt, member in plan.fields:
             arr = fields[name] = res.array(key, dt, n)
-            stage, ptr = self._pinned("up:F_" + name, dt, n)
-            f.fill_initial(stage, params)
-            if sources is not None and at_source is not None:
-                stage[int(sources[0]) if sources.size == 1 else sources] = at_source
-            rt.memcpyAsync(arr.data.ptr, ptr, stage.nbytes, _H2D, sp)
+            stages[name] = self._pinned("up:F_" + name, dt, n)
             bind(member, arr.data.ptr)
+        plan.spec.fill_fields({name: st[0] for name, st in stages.items()}, params, sources)
+        for name, (stage, ptr) in stages.items():
+            rt.memcpyAsync(fields[name].data.ptr, ptr, stage.nbytes, _H2D, sp)
         for axis, name, key, dt, size, zero, member in plan.buffers:
             arr = res.pool.get(key)
             if arr is None or arr.size < size or arr.dtype != dt:
