@@ -127,6 +127,7 @@ def _rmat_bfs(args, g, out: dict) -> None:
         "td vw32": {"load_balance": "virtual_warp", "load_balance.size": 32},
         "td twc": {"load_balance": "twc"},
         "td twc bitmap": {"load_balance": "twc", "worklist": "bitmap"},
+        "td twc bitmap l2": {"load_balance": "twc", "worklist": "bitmap", "l2_prefetch": True},
         "td twc atomic": {"load_balance": "twc", "worklist": "atomic"},
     }
     rm = {}
@@ -208,6 +209,9 @@ def _grid(args, out: dict) -> None:
         "persistent vw4": {"launch": "persistent", "load_balance.size": 4},
         "persistent vw4 b128 no-read": {"launch": "persistent", "load_balance.size": 4,
                                         "block_size": 128, "read_before_atomic": False},
+        "persistent vw4 b128 no-read l2": {"launch": "persistent", "load_balance.size": 4,
+                                           "block_size": 128, "read_before_atomic": False,
+                                           "l2_prefetch": True},
         "persistent thread": {"launch": "persistent", "load_balance": "thread"},
         "cuda_graph vw4 dedup": {"launch": "cuda_graph", "load_balance.size": 4,
                                  "worklist.dedup": True},
@@ -219,6 +223,9 @@ def _grid(args, out: dict) -> None:
         "cuda_graph vw4 b64 k64 no-read": {"launch": "cuda_graph", "load_balance.size": 4,
                                            "block_size": 64, "launch.steps": 64,
                                            "read_before_atomic": False},
+        "cuda_graph vw4 b64 k64 no-read l2": {"launch": "cuda_graph", "load_balance.size": 4,
+                                              "block_size": 64, "launch.steps": 64,
+                                              "read_before_atomic": False, "l2_prefetch": True},
         "host_loop vw4": {"load_balance.size": 4},
     }.items():
         dev, wall, r = _median_device(

@@ -212,6 +212,20 @@ def _src_struct(spec: AlgorithmSpec) -> str:
             "  GsSrc s;\n" + (loads or "  s.unused = 0; (void)v;\n") + "  return s;\n}\n")
 
 
+def _prefetch_function(spec: AlgorithmSpec) -> str:
+    """``gs_prefetch_node(u)``: the L2 line after ``u``'s in each field the edge operator
+    updates, issued when ``u`` starts a line (``l2_prefetch``)."""
+    names = [] if spec.edge.raw is not None else list(dict.fromkeys(
+        st.field for st in spec.edge.statements if st.node == "dst"))
+    per_line = {f: 128 // np.dtype(spec.fields[f].dtype).itemsize for f in names}
+    body = "".join(f"  if ((u & {k - 1}) == 0 && u + {k} < gs.n) gs_prefetch_l2(gs.F_{f} + u + {k});\n"
+                   for f, k in per_line.items())
+    return ("__device__ __forceinline__ void gs_prefetch_l2(const void* p) {\n"
+            "  asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"(p));\n}\n"
+            "__device__ __forceinline__ void gs_prefetch_node(const gs_vid u) {\n"
+            + (body or "  (void)u;\n") + "}\n")
+
+
 def _edge_function(op: Operator, name: str, plain: bool) -> str:
     head = (f"__device__ __forceinline__ bool {name}(const gs_vid v, const GsSrc& s, "
             "const gs_vid u, const gs_eid e, const int it) {")
@@ -473,6 +487,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         "GS_PULL": "1" if pulls else "0",
         "GS_PULL_FIRST_HIT": "1" if first_hit else "0",
         "GS_READ_BEFORE_ATOMIC": "1" if config["read_before_atomic"] else "0",
+        "GS_L2_PREFETCH": "1" if config["l2_prefetch"] else "0",
     }
     for st in strategies.values():
         defines.update(st.defines())
@@ -490,6 +505,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         "#if GS_WEIGHTED\n  return __ldg(gs.rweights + e);\n#else\n  (void)e;\n  return 1.0f;\n"
         "#endif\n}\n",
         _src_struct(spec),
+        _prefetch_function(spec),
         _edge_function(spec.edge, "gs_edge_op", plain=False),
     ]
     if atomic_free:

@@ -42,6 +42,7 @@ GLOBAL_KEYS = {
     "block_size": IntRange(64, 1024, 256, step=32),
     "worklist_capacity": IntRange(0, 2**31 - 1, 0),
     "read_before_atomic": Categorical((True, False), True, compile_time=True),
+    "l2_prefetch": Categorical((False, True), False, compile_time=True),
 }
 
 
@@ -53,7 +54,10 @@ class Config(Mapping[str, Any]):
     ``worklist_capacity`` (initial worklist slots, 0 = estimate from the graph) and
     ``read_before_atomic`` (GPU: a min/max/or reduction reads its target first and
     skips the atomic when the value cannot improve it; ``False`` issues the atomic at
-    once, one dependent memory round trip less for an edge that improves its target).
+    once, one dependent memory round trip less for an edge that improves its target) and
+    ``l2_prefetch`` (GPU: a pushed node's CSR row and the next cache line of the edge
+    array and of the updated fields are prefetched into L2, so the next steps of a
+    latency-bound traversal find them there instead of in DRAM).
     Missing keys take :data:`DEFAULTS` and each strategy's declared defaults; a key
     for a strategy that is not chosen is an error (it would silently do nothing).
 

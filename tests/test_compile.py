@@ -29,6 +29,10 @@ CASES += [(u.name, gs.Config(c)) for u in USER_ALGORITHMS for c in USER_CONFIGS]
 # the global compile-time switch, with each launch (the GPU suite runs the same ones)
 CASES += [(a, gs.Config({"read_before_atomic": False, "launch": launch}))
           for a in ALGORITHMS for launch in ("host_loop", "persistent")]
+CASES += [(a, gs.Config({"l2_prefetch": True, "launch": launch}))
+          for a in ALGORITHMS for launch in ("host_loop", "persistent")]
+CASES += [(u.name, gs.Config({"l2_prefetch": True, "launch": "persistent"}))
+          for u in USER_ALGORITHMS]
 # weighted matters only for weight-reading operators
 WEIGHTED = {"sssp", "widest", "dist64"}
 
@@ -42,6 +46,8 @@ def _case_id(case):
                                                             "direction.group"))]
     if not cfg["read_before_atomic"]:
         parts.append("read_before_atomic=False")
+    if cfg["l2_prefetch"]:
+        parts.append("l2_prefetch=True")
     return "-".join(parts)
 
 

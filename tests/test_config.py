@@ -29,6 +29,7 @@ def test_defaults_filled():
         "block_size": 256,
         "worklist_capacity": 0,
         "read_before_atomic": True,
+        "l2_prefetch": False,
     }
     assert {a: cfg[a] for a in AXES} == gs.DEFAULTS
 

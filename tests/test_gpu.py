@@ -402,6 +402,16 @@ def test_atomic_without_read_first_matches_reference(algorithm, launch):
     _assert_zoo_matches(algorithm, cfg)
 
 
+@pytest.mark.parametrize("launch", ["host_loop", "persistent", "cuda_graph"])
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_l2_prefetch_matches_reference(algorithm, launch):
+    """l2_prefetch=True only adds prefetch hints (bounds-checked); same answers."""
+    cfg = {"l2_prefetch": True, "launch": launch, "read_before_atomic": launch == "host_loop"}
+    if launch == "cuda_graph":
+        cfg["worklist"] = "bitmap"
+    _assert_zoo_matches(algorithm, cfg)
+
+
 def test_resident_graph_is_freed_with_its_graph():
     """The engine keeps a graph's device copy only while the graph lives."""
     import gc

@@ -37,7 +37,7 @@ SPACE_SCHEMA = 1
 
 #: Global config keys the tuner searches. They are GPU launch mechanics, so they are
 #: searched on the GPU only; ``worklist_capacity`` is a sizing hint, not a choice.
-TUNED_GLOBAL_KEYS = ("block_size", "read_before_atomic")
+TUNED_GLOBAL_KEYS = ("block_size", "read_before_atomic", "l2_prefetch")
 
 
 class TunerError(GswitchError):

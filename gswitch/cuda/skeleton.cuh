@@ -57,8 +57,15 @@ __device__ __forceinline__ void gs_activate(GsStep& st, gs_vid u) {
 #if GS_COUNT_FRONTIER_EDGES
   st.fedges += gs_out_degree(u);
 #endif
-  if (st.mode == GS_MODE_TOPOLOGY) st.acts += 1;
-  else gs_wl_push(st, u);
+  if (st.mode == GS_MODE_TOPOLOGY) {
+    st.acts += 1;
+  } else {
+    gs_wl_push(st, u);
+#if GS_L2_PREFETCH
+    gs_prefetch_l2(gs.row + u);  // the next step reads u's row: from L2, not DRAM
+    gs_prefetch_node(u);
+#endif
+  }
 }
 
 // After every phase, by every thread of the grid (the phase table calls it).
@@ -81,6 +88,9 @@ __device__ __forceinline__ void gs_flush_counts(GsStep& st) {
 __device__ __forceinline__ void gs_visit(GsStep& st, gs_vid v, const GsSrc& s, gs_eid e) {
   const gs_vid u = __ldg(gs.col + e);
   st.edges += 1;
+#if GS_L2_PREFETCH
+  if ((e & 31) == 0 && e + 32 < gs.m) gs_prefetch_l2(gs.col + e + 32);  // edges steps ahead
+#endif
 #if GS_ATOMIC_FREE
   const bool act = st.mode == GS_MODE_TOPOLOGY ? gs_edge_op_plain(v, s, u, e, st.it)
                                                : gs_edge_op(v, s, u, e, st.it);
