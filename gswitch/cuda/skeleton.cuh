@@ -63,6 +63,7 @@ __device__ __forceinline__ void gs_activate(GsStep& st, gs_vid u) {
     gs_wl_push(st, u);
 #if GS_L2_PREFETCH
     gs_prefetch_l2(gs.row + u);  // the next step reads u's row: from L2, not DRAM
+    if ((u & 31) == 0 && u + 32 < gs.n) gs_prefetch_l2(gs.row + u + 32);  // and the next line
     gs_prefetch_node(u);
 #endif
   }
