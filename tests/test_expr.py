@@ -441,6 +441,26 @@ def test_generate_source_atomic_free_plain_variant():
     assert "#define GS_WEIGHTED 0" in gen.source
 
 
+def test_l2_prefetch_prefetches_each_updated_field_a_line_ahead():
+    """l2_prefetch: one guarded prefetch per updated field, a 128-byte line ahead in that
+    field's element size; without it the switch is compiled out and the function empty."""
+    from gswitch.testing.user_algorithms import USER_ALGORITHMS
+
+    by_name = {u.name: u for u in USER_ALGORITHMS}
+    on = generate_source(by_name["hops64"], gs.Config({"l2_prefetch": True}), False).source
+    assert "#define GS_L2_PREFETCH 1" in on
+    assert "if ((u & 15) == 0 && u + 16 < gs.n) gs_prefetch_l2(gs.F_depth + u + 16);" in on
+    widest = generate_source(_widest_spec(), gs.Config({"l2_prefetch": True}), True).source
+    assert "if ((u & 31) == 0 && u + 32 < gs.n) gs_prefetch_l2(gs.F_width + u + 32);" in widest
+    off = generate_source(by_name["hops64"], gs.Config(), False)
+    assert "#define GS_L2_PREFETCH 0" in off.source
+    assert off.key != generate_source(by_name["hops64"], gs.Config({"l2_prefetch": True}),
+                                      False).key
+    raw = generate_source(_raw_bfs_spec([]), gs.Config({"l2_prefetch": True}), False).source
+    start = raw.index("void gs_prefetch_node(")
+    assert "(void)u;" in raw[start:raw.index("}", start)]  # a raw operator names no field
+
+
 # ---------------------------------------------------------------------- raw operators
 RAW_CUDA = """  // raw relax: integer hop counts with an explicit atomicMin
   const int cand = gs.F_hops[v] + 1;
