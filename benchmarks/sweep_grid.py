@@ -1,9 +1,9 @@
 """BFS on the 2048x2048 grid over launch-related settings: device time per configuration,
-every depth checked against the grid's closed form (|x| + |y| from the corner).
+every depth checked against the grid's closed form (|dx| + |dy| from the source).
 
 Usage::
 
-    python benchmarks/sweep_grid.py [--grid 2048] [--configs JSON-LIST]
+    python benchmarks/sweep_grid.py [--grid 2048] [--source corner|center] [--configs JSON-LIST]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ DEFAULT = [
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--grid", type=int, default=2048)
+    ap.add_argument("--source", choices=["corner", "center"], default="corner")
     ap.add_argument("--configs", default=None, help="JSON list of configurations")
     args = ap.parse_args()
     require_gpu("sweep_grid.py")
@@ -38,12 +39,14 @@ def main() -> None:
 
     g = grid2d(args.grid, args.grid)
     k = args.grid
-    want = (np.arange(k * k) // k) + (np.arange(k * k) % k)
+    si = sj = 0 if args.source == "corner" else k // 2
+    source = si * k + sj
+    want = np.abs(np.arange(k * k) // k - si) + np.abs(np.arange(k * k) % k - sj)
     rows = []
     for cfg in json.loads(args.configs) if args.configs else DEFAULT:
         ts = []
         for _ in range(4):
-            r = gs.run("bfs", g, source=0, backend="gpu", config=cfg)
+            r = gs.run("bfs", g, source=source, backend="gpu", config=cfg)
             ts.append(r.stats["device_time_s"])
         ok = bool(np.array_equal(r.fields["depth"], want))
         dev = statistics.median(ts[1:])
