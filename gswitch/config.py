@@ -55,9 +55,10 @@ class Config(Mapping[str, Any]):
     ``read_before_atomic`` (GPU: a min/max/or reduction reads its target first and
     skips the atomic when the value cannot improve it; ``False`` issues the atomic at
     once, one dependent memory round trip less for an edge that improves its target) and
-    ``l2_prefetch`` (GPU: a pushed node's CSR row and the next cache line of the edge
-    array and of the updated fields are prefetched into L2, so the next steps of a
-    latency-bound traversal find them there instead of in DRAM).
+    ``l2_prefetch`` (GPU: a pushed node's CSR row and the cache lines next to the ones a
+    step touches in the row offsets, the edge array and the updated fields are
+    prefetched into L2, so the next steps of a latency-bound traversal find them there
+    instead of in DRAM).
     Missing keys take :data:`DEFAULTS` and each strategy's declared defaults; a key
     for a strategy that is not chosen is an error (it would silently do nothing).
 

@@ -50,8 +50,8 @@ _GRAPH_REPLAY = {  # steps captured in a CUDA graph, replayed in batches
 # so they need no dedup stamp, and cuda_graph accepts their plain queue. BFS on the
 # 2048x2048 grid, H100 (benchmarks/sweep_grid.py): persistent 15.5 ms without the stamp vs
 # 17.1 with it; cuda_graph 23.4 ms with block 64 and 64 steps a replay vs 26.1 with dedup.
-# Block 128, the atomic without a read first and l2_prefetch then give persistent 11.9 ms
-# (12.9 without the prefetch) and cuda_graph 19.6 ms (20.4).
+# Block 128, the atomic without a read first and l2_prefetch then give persistent 11.1 ms
+# (12.8 without the prefetch) and cuda_graph 19.1 ms (20.2).
 _LEVEL_PERSISTENT = {
     "worklist": "warp_aggregated", "load_balance": "virtual_warp", "load_balance.size": 4,
     "driving": "data", "direction": "push", "launch": "persistent", "block_size": 128,
