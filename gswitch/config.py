@@ -151,15 +151,22 @@ class Config(Mapping[str, Any]):
         return {k[len(prefix):]: v for k, v in self._data.items() if k.startswith(prefix)}
 
     def strategy(self, axis: str) -> Strategy:
-        """An instance of the strategy chosen on ``axis``, with its options."""
-        cls = get_registry().strategy(axis, self._data[axis])
-        return cls(self.options(axis))
+        """The instance of the strategy chosen on ``axis``, with its options (the one
+        :meth:`strategies` keeps).
+        """
+        strategies = self.strategies()
+        if axis not in strategies:
+            raise KeyError(f"no strategy axis {axis!r}; the axes are {', '.join(AXES)}")
+        return strategies[axis]
 
     def strategies(self) -> dict[str, Strategy]:
         """One instance per axis (cached: a Config never changes)."""
         cached = self.__dict__.get("_strategies")
         if cached is None:
-            cached = self.__dict__["_strategies"] = {axis: self.strategy(axis) for axis in AXES}
+            registry = get_registry()
+            cached = self.__dict__["_strategies"] = {
+                axis: registry.strategy(axis, self._data[axis])(self.options(axis))
+                for axis in AXES}
         return cached
 
     def to_dict(self) -> dict[str, Any]:

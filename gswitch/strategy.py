@@ -407,7 +407,8 @@ class LaunchStrategy(Strategy):
 
     :meth:`drive` receives the engine's :class:`gswitch.engine.gpu.LaunchContext`
     (launch one phase or a whole step, read the control block, grow the worklist,
-    record events, check the deadline) and runs steps until the run converges. Its
+    record events, check the deadline, size a fixed grid with ``useful_grid``, keep
+    what it built for later runs in ``memo``) and runs steps until the run converges. Its
     fragment may define extra ``extern "C" __global__`` kernels (the persistent
     loop); every kernel calls the same shared phase functions, so no strategy needs a
     second copy for another launch mode. :attr:`kernels` names them.

@@ -378,6 +378,47 @@ def test_trace_of_a_long_run_is_read_whole(launch):
     assert r.fields["depth"].tolist() == list(range(300))
 
 
+@pytest.mark.parametrize("launch", ["host_loop", "persistent", "cuda_graph"])
+def test_start_ids_of_changing_count_share_the_control_copy(launch):
+    """The start ids travel in one copy with the control block; runs with more start ids
+    than the region holds (it grows), then fewer, then every node, all stay exact.
+    """
+    from scipy.sparse import csgraph
+
+    g = _graph("road")
+    cfg = gs.Config({"launch": launch, "worklist.dedup": True})
+    rng = np.random.default_rng(5)
+    for count in (3, 100, 1000, 2, 1):
+        sources = np.sort(rng.choice(g.n_nodes, size=count, replace=False))
+        d = csgraph.shortest_path(g.to_scipy(), unweighted=True, indices=sources)
+        d = d.min(axis=0)
+        want = np.where(np.isinf(d), -1, d).astype(np.int64)
+        r = gs.run("bfs", g, source=sources.tolist(), backend="gpu", config=cfg)
+        assert compare("bfs", r.fields["depth"], want) is None, f"{count} sources"
+        assert r.stats["active"][0] == count
+    r = gs.run("cc", g, backend="gpu", config=cfg)
+    assert compare("cc", r.fields["comp"], reference("cc", g)) is None
+
+
+def test_cuda_graph_is_captured_once_and_replayed_by_later_runs():
+    """cuda_graph keeps its captured steps with the plan: a later run on the same graph
+    replays the same CUDA graph, from other sources, and stays exact.
+    """
+    from gswitch.engine.gpu import GpuEngine
+    from gswitch.generators import path
+
+    g = path(200)
+    cfg = gs.Config({"launch": "cuda_graph", "worklist": "bitmap", "launch.steps": 8})
+    first = gs.run("bfs", g, source=0, backend="gpu", config=cfg)
+    plans = GpuEngine.instance()._graphs[g].plans.values()
+    captured = [(k, v) for p in plans for k, v in p.memo.items()]
+    assert len(captured) == 1
+    again = gs.run("bfs", g, source=199, backend="gpu", config=cfg)
+    assert [(k, v) for p in plans for k, v in p.memo.items()] == captured
+    assert first.fields["depth"].tolist() == list(range(200))
+    assert again.fields["depth"].tolist() == list(range(199, -1, -1))
+
+
 @pytest.mark.parametrize("launch", ["host_loop", "persistent"])
 def test_plan_follows_pool_arrays_that_others_replaced(launch):
     """A growth in one configuration replaces pooled worklists; a configuration that ran

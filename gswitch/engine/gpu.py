@@ -56,6 +56,49 @@ def _slot(it: int) -> int:
     return (it % 3) * 8
 
 
+class _CoreBlock:
+    """Start ids, control block and step trace in one array, laid out as
+    ``[start ids | control words | trace]``: one copy then writes the start ids with the
+    control block, and one reads the control block with the trace. The start ids end
+    where the control block begins, so a run with fewer of them still copies one
+    contiguous range. The device copy lives with a resident graph, the page-locked
+    copy with the engine; their start regions may differ in size.
+    """
+
+    def __init__(self, array: Any, start_cap: int) -> None:
+        self.cap = start_cap
+        self.array = array
+        if isinstance(array, np.ndarray):
+            base = array.ctypes.data
+        else:
+            base = array.data.ptr
+        #: addresses of the control block and of the trace
+        self.ctl_ptr = base + 4 * start_cap
+        self.trace_ptr = self.ctl_ptr + 4 * _CTL_WORDS
+        self.ctl = array[start_cap : start_cap + _CTL_WORDS]
+        self.trace = array[start_cap + _CTL_WORDS :].view(np.int32)
+        self._starts: dict[int, Any] = {}
+
+    @staticmethod
+    def size(start_cap: int) -> int:
+        return start_cap + _CTL_WORDS + 2 * _TRACE_CAP
+
+    @staticmethod
+    def start_cap(n_start: int) -> int:
+        """Room for ``n_start`` ids, rounded so the control block stays 256-byte aligned."""
+        return max(64, -(-n_start // 64) * 64)
+
+    def start(self, n_start: int) -> Any:
+        """The last ``n_start`` slots of the start region, as ``int32`` (views kept)."""
+        view = self._starts.get(n_start)
+        if view is None:
+            if len(self._starts) >= 8:
+                self._starts.clear()
+            view = self._starts[n_start] = (
+                self.array[self.cap - n_start : self.cap].view(np.int32))
+        return view
+
+
 def _buffer_bytes(b: Buffer) -> int:
     return np.dtype(_NP_CTYPES[b.ctype]).itemsize * max(1, int(b.size))
 
@@ -71,7 +114,7 @@ def estimate_bytes(graph: Graph, spec: AlgorithmSpec, config: Config) -> int:
     total += sum(np.dtype(f.dtype).itemsize * n for f in spec.fields.values())
     for s in strategies.values():
         total += sum(_buffer_bytes(b) for b in s.buffers(spec, graph, config))
-    return total + 8 * _TRACE_CAP
+    return total + 4 * _CoreBlock.size(_CoreBlock.start_cap(1))
 
 
 _I32 = np.dtype(np.int32)
@@ -97,6 +140,16 @@ class _Resident:
         self.reverse: tuple[Any, Any, Any] | None = None
         self.pool: dict[tuple, Any] = {}
         self.plans: dict[tuple, _Plan] = {}
+        self._core: _CoreBlock | None = None
+
+    def core(self, n_start: int) -> _CoreBlock:
+        """The device start ids, control block and trace, grown to ``n_start`` ids."""
+        core = self._core
+        if core is None or core.cap < n_start:
+            cap = _CoreBlock.start_cap(n_start)
+            core = self._core = _CoreBlock(
+                self.cp.zeros(_CoreBlock.size(cap), dtype=np.uint32), cap)
+        return core
 
     @property
     def graph(self) -> Graph:
@@ -166,6 +219,8 @@ class _Plan:
         self.functions: dict[str, Any] = {}
         #: ``(mode, pull)`` (or ``None`` for every phase) -> ``[(phase, kernel args)]``
         self.steps: dict[Any, list[tuple[Phase, tuple]]] = {}
+        #: what strategies keep between runs of this plan (see :attr:`LaunchContext.memo`)
+        self.memo: dict[Any, Any] = {}
         self.dtype = engine.state_dtype(gen)
         self.nbytes = self.dtype.itemsize
         self.template = np.zeros(1, dtype=self.dtype)
@@ -263,7 +318,11 @@ class LaunchContext:
         self.buffers: dict[tuple[str, str], Any] = {}
         self.args: dict[tuple[str, str], Any] = {}
         self.ctl: Any = None
-        self.ctl_host = engine.pinned_ctl
+        #: the device and the page-locked start ids, control block and trace (set up by
+        #: the engine before ``drive``)
+        self.core: _CoreBlock | None = None
+        self.core_host: _CoreBlock = engine.core_host(0)
+        self.ctl_host = self.core_host.ctl
         self.it = 0
         self.mode = 0
         self.pull = 0
@@ -281,6 +340,15 @@ class LaunchContext:
         #: copies queued with the first read of the control block, and when they were
         self._early: list[tuple[int, int, int]] | None = None
         self._early_read_at = -1
+
+    @property
+    def memo(self) -> dict[Any, Any]:
+        """A dictionary kept for every later run of the same algorithm, configuration
+        and resident graph: a launch strategy keeps what it built once there (a captured
+        CUDA graph, say). Kernel arguments live in the parameter block, which every run
+        writes afresh, so what is kept must not capture them.
+        """
+        return self.plan.memo
 
     # -------------------------------------------------------------- buffers and args
     def buffer(self, axis: str, name: str) -> Any:
@@ -341,11 +409,12 @@ class LaunchContext:
     def control(self) -> np.ndarray:
         """The control block, read back through pinned memory (synchronises)."""
         rt, sp = self._rt, self._sp
-        rt.memcpyAsync(self.engine.pinned_ctl_ptr, self.ctl.data.ptr, 4 * _CTL_WORDS, _D2H, sp)
         early = self._early
-        if early is not None:
+        if early is None:
+            rt.memcpyAsync(self.core_host.ctl_ptr, self.core.ctl_ptr, 4 * _CTL_WORDS, _D2H, sp)
+        else:
             # a loop that runs on the device is usually over by its first read: take the
-            # results with it rather than after it
+            # results (and the head of the trace, behind the control block) with it
             self._early = None
             for dst, src, nbytes in early:
                 rt.memcpyAsync(dst, src, nbytes, _D2H, sp)
@@ -483,8 +552,21 @@ class LaunchContext:
         self._timed(call)
 
     def cooperative_grid(self, kernel: str, blocks_per_sm: int = 0) -> int:
-        """Blocks for a cooperative launch: all co-resident, else a refusal."""
-        return self.engine.persistent_grid(self.function(kernel), self.block, blocks_per_sm)
+        """Blocks for a cooperative launch: all co-resident, else a refusal; never more
+        than :meth:`useful_grid`.
+        """
+        grid = self.engine.persistent_grid(self.function(kernel), self.block, blocks_per_sm)
+        return min(grid, self.useful_grid())
+
+    def useful_grid(self) -> int:
+        """Most blocks a fixed-grid launch can keep busy on this graph: a 32-thread group
+        per node or a thread per edge, whichever needs more.
+
+        Every phase loops over its items with a grid stride, so a smaller grid is
+        correct; on a small graph it makes the grid barrier and the launch cheaper.
+        """
+        work = max(32 * self.n_nodes, self.graph.n_edges)
+        return max(1, -(-work // self.block))
 
     # -------------------------------------------------------------- deadline, progress
     def check_deadline(self) -> None:
@@ -557,8 +639,8 @@ class GpuEngine:
         self.device_name = cp.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.runtime = cp.cuda.runtime
-        self.pinned_ctl = cupyx.empty_pinned(_CTL_WORDS, dtype=np.uint32)
-        self.pinned_ctl_ptr = self.pinned_ctl.ctypes.data
+        self._core_host = _CoreBlock(
+            cupyx.empty_pinned(_CoreBlock.size(64), dtype=np.uint32), 64)
         self.event_pool = _EventPool(cp)
         #: Counts device work enqueued (see :class:`LaunchContext`).
         self.work = 0
@@ -642,6 +724,17 @@ class GpuEngine:
         if dt is None:
             dt = self._state_dtypes[gen.key] = state_dtype(list(gen.members))
         return dt
+
+    def core_host(self, n_start: int) -> _CoreBlock:
+        """The page-locked start ids, control block and trace, grown to ``n_start`` ids.
+        Whoever fills it must know that no copy from or into it is still in flight.
+        """
+        core = self._core_host
+        if core.cap < n_start:
+            cap = _CoreBlock.start_cap(n_start)
+            core = self._core_host = _CoreBlock(
+                self._cupyx.empty_pinned(_CoreBlock.size(cap), dtype=np.uint32), cap)
+        return core
 
     def _pinned(self, name: str, dtype: np.dtype, size: int) -> tuple[np.ndarray, int]:
         """A page-locked host array of ``size`` items and its address, one per name and
@@ -752,11 +845,13 @@ class GpuEngine:
         n = ctx.n_nodes
         rt, sp = self.runtime, self.stream.ptr
         bind = plan.bind
-        ctl = ctx.ctl = res.array(("ctl",), np.uint32, _CTL_WORDS)
-        bind("ctl", ctl.data.ptr)
-        trace = ctx.buffers[("core", "trace")] = res.array(("core", "trace"), _I32,
-                                                           2 * _TRACE_CAP)
-        bind("trace", trace.data.ptr)
+        n_ids = 0 if sources is None else n_start
+        core = ctx.core = res.core(n_ids)
+        host = ctx.core_host = self.core_host(n_ids)
+        ctx.ctl, ctx.ctl_host = core.ctl, host.ctl
+        bind("ctl", core.ctl_ptr)
+        ctx.buffers[("core", "trace")] = core.trace
+        bind("trace", core.trace_ptr)
         fields, stages = {}, {}
         for name, key, dt, member in plan.fields:
             arr = fields[name] = res.array(key, dt, n)
@@ -786,29 +881,30 @@ class GpuEngine:
         start_count = n if sources is None else n_start
         ctx.mode = _MODES[ctx.strategies["driving"].initial_mode(start_count, n)]
         ctx.pull = int(bool(ctx.strategies["direction"].initial_pull(start_count, n)))
-        h = ctx.ctl_host  # the last run waited for every copy into it
+        h = host.ctl  # the last run waited for every copy into it
         h.fill(0)
         h[_slot(-1)] = start_count
         h[_MODE] = ctx.mode
         h[_PULL] = ctx.pull
-        rt.memcpyAsync(ctl.data.ptr, self.pinned_ctl_ptr, 4 * _CTL_WORDS, _H2D, sp)
         if sources is None:
+            rt.memcpyAsync(core.ctl_ptr, host.ctl_ptr, 4 * _CTL_WORDS, _H2D, sp)
             start = res.pool.get(("core", "all_nodes"))
             if start is None:
                 start = res.pool[("core", "all_nodes")] = self.cp.arange(n, dtype=np.int32)
             ctx.start_host = None
         else:
-            start = res.array(("core", "start"), _I32, n_start)
-            stage, ptr = self._pinned("up:start", _I32, n_start)
-            stage[:] = sources
-            rt.memcpyAsync(start.data.ptr, ptr, stage.nbytes, _H2D, sp)
+            # the start ids end where the control block begins: one copy takes both
+            host.start(n_ids)[:] = sources
+            lead = 4 * n_ids
+            rt.memcpyAsync(core.ctl_ptr - lead, host.ctl_ptr - lead, lead + 4 * _CTL_WORDS,
+                           _H2D, sp)
+            start = core.start(n_ids)
             ctx.start_host = sources
         self.work += 1
         ctx.strategies["worklist"].seed(ctx, start, sources is None)
         ctx.write_state()
         if plan.early_read:
-            tr, tptr = self._pinned("core:trace", _I32, 2 * _EARLY_READ_STEPS)
-            early = [(tptr, trace.data.ptr, tr.nbytes)]
+            early = [(host.ctl_ptr, core.ctl_ptr, 4 * (_CTL_WORDS + 2 * _EARLY_READ_STEPS))]
             for name, arr in fields.items():
                 stage, ptr = self._pinned("field:" + name, arr.dtype, arr.size)
                 early.append((ptr, arr.data.ptr, stage.nbytes))
@@ -824,22 +920,22 @@ class GpuEngine:
         steps = min(ctx.it, _TRACE_CAP)
         work = self.work
         staged = {}
+        core, host = ctx.core, ctx.core_host
+        trace = host.trace[: 2 * steps]
         if ctx._early_read_at == work and steps <= _EARLY_READ_STEPS:
-            trace = self._pinned("core:trace", _I32, 2 * _EARLY_READ_STEPS)[0][: 2 * steps]
             for name, arr in fields.items():
                 staged[name] = self._pinned("field:" + name, arr.dtype, arr.size)[0]
         else:
             rt, sp = self.runtime, self.stream.ptr
-            if ctx._ctl_read_at != work:
-                rt.memcpyAsync(self.pinned_ctl_ptr, ctx.ctl.data.ptr, 4 * _CTL_WORDS, _D2H, sp)
-            trace, tptr = self._pinned("core:trace", _I32, 2 * steps)
-            if steps:
-                rt.memcpyAsync(tptr, ctx.buffers[("core", "trace")].data.ptr, trace.nbytes,
+            if ctx._ctl_read_at != work:  # the control block and the trace behind it
+                rt.memcpyAsync(host.ctl_ptr, core.ctl_ptr, 4 * (_CTL_WORDS + 2 * steps),
                                _D2H, sp)
+            elif steps:
+                rt.memcpyAsync(host.trace_ptr, core.trace_ptr, 8 * steps, _D2H, sp)
             for name, arr in fields.items():
                 stage, ptr = self._pinned("field:" + name, arr.dtype, arr.size)
                 rt.memcpyAsync(ptr, arr.data.ptr, stage.nbytes, _D2H, sp)
                 staged[name] = stage
             self.stream.synchronize()
         # fresh arrays: the staging is reused by the next run
-        return {name: np.array(host, copy=True) for name, host in staged.items()}, trace
+        return {name: np.array(a, copy=True) for name, a in staged.items()}, trace

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 
 from gswitch import hookimpl
 from gswitch.strategy import IntRange, LaunchStrategy
 
 
+@functools.lru_cache(maxsize=None)
+def _takes_algorithm(bounded) -> bool:
+    """Whether a worklist's ``bounded`` takes the algorithm (reading a signature costs
+    tens of microseconds, too much for every call).
+    """
+    return "algorithm" in inspect.signature(bounded).parameters
+
+
 class CudaGraphLaunch(LaunchStrategy):
     """CUDA-graph replay: the phases of ``steps`` consecutive steps are captured once
-    as a CUDA graph with a fixed grid and replayed; the host reads the control block
-    only after each replay, so termination is tested every ``steps`` steps.
+    as a CUDA graph with a fixed grid, kept for later runs of the same configuration on
+    the same graph, and replayed; the host reads the control block only after each
+    replay, so termination is tested every ``steps`` steps.
 
     Kernels read the step number, mode and direction from the control block, so one
     captured graph serves every batch, and a kernel launched after the run converged
@@ -34,7 +44,7 @@ class CudaGraphLaunch(LaunchStrategy):
         if backend != "gpu" or config is None:
             return None
         worklist = config.strategy("worklist")
-        if "algorithm" in inspect.signature(worklist.bounded).parameters:
+        if _takes_algorithm(type(worklist).bounded):
             bounded = worklist.bounded(graph, config, algorithm=algorithm)
         else:  # a plugin written against the two-argument form
             bounded = worklist.bounded(graph, config)
@@ -44,15 +54,21 @@ class CudaGraphLaunch(LaunchStrategy):
         return None
 
     def drive(self, ctx) -> None:
-        grid = ctx.engine.n_sm * int(self.options["blocks_per_sm"])
+        grid = min(ctx.engine.n_sm * int(self.options["blocks_per_sm"]), ctx.useful_grid())
         steps = int(self.options["steps"])
         stream = ctx.stream
-        stream.begin_capture()
-        try:
-            for _ in range(steps):
-                ctx.launch_step(fixed_grid=grid, timed=False)
-        finally:
-            graph = stream.end_capture()
+        key = ("cuda_graph", grid, steps)
+        graph = ctx.memo.get(key)
+        if graph is None:
+            # the kernels read everything but the phase from the parameter block, which
+            # each run writes before the first replay: one capture serves every later run
+            stream.begin_capture()
+            try:
+                for _ in range(steps):
+                    ctx.launch_step(fixed_grid=grid, timed=False)
+            finally:
+                graph = stream.end_capture()
+            ctx.memo[key] = graph
         while not ctx.done and ctx.it < ctx.max_it:
             ctx.record(lambda: graph.launch(stream))
             ctx.sync_state()

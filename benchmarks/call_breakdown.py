@@ -1,0 +1,118 @@
+"""Where the end-to-end time of one small GPU call goes, stage by stage, without a profiler.
+
+Each stage of :func:`gswitch.run` is wrapped in a ``perf_counter`` pair (well under a
+microsecond each), many warm calls run, and the mean time of each stage is printed
+beside the mean end-to-end time and the host floor of the same run (an empty launch and
+a synchronise). Stages nest: ``engine.run`` contains ``setup``, ``drive`` and
+``read_back``; ``drive`` contains ``launch`` and ``wait``.
+
+Usage::
+
+    python benchmarks/call_breakdown.py [--calls 2000] [--launch persistent] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+from typing import Any
+
+from _common import require_gpu
+
+TOTALS: dict[str, float] = defaultdict(float)
+
+
+def wrap(owner: Any, attr: str, label: str) -> None:
+    """Replace ``owner.attr`` by a version that adds its time to ``TOTALS[label]``."""
+    fn = getattr(owner, attr)
+
+    def timed(*a: Any, **k: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            TOTALS[label] += time.perf_counter() - t
+
+    setattr(owner, attr, timed)
+
+
+def host_floor(cp: Any, reps: int) -> float:
+    """Median seconds of an empty kernel launch plus a stream synchronise."""
+    k = cp.RawKernel('extern "C" __global__ void gs_empty() {}', "gs_empty")
+    s = cp.cuda.Stream(non_blocking=True)
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        k((1,), (32,), (), stream=s)
+        s.synchronize()
+        ts.append(time.perf_counter() - t)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--launch", default="persistent")
+    ap.add_argument("--json", help="write the figures here")
+    args = ap.parse_args()
+    require_gpu("call_breakdown.py")
+    import cupy as cp
+
+    import gswitch as gs
+    from gswitch import runner
+    from gswitch.engine import gpu
+
+    tiny = gs.Graph.from_edges([0, 1, 2], [1, 2, 3])
+    conf = gs.Config({"launch": args.launch})
+    launch_cls = type(conf.strategies()["launch"])
+    for _ in range(50):
+        gs.run("bfs", tiny, source=0, backend="gpu", config=conf)
+    floor = host_floor(cp, 500)
+    # plain end-to-end time first, with nothing wrapped
+    ts = []
+    for _ in range(args.calls):
+        t = time.perf_counter()
+        r = gs.run("bfs", tiny, source=0, backend="gpu", config=conf)
+        ts.append(time.perf_counter() - t)
+    assert r.fields["depth"].tolist() == [0, 1, 2, 3]
+    ts.sort()
+    median = ts[len(ts) // 2]
+    wrap(runner, "prepare", "runner.prepare")
+    wrap(runner, "check_combination", "runner.check_combination")
+    wrap(runner, "resolve_backend", "runner.resolve_backend")
+    wrap(gpu, "generate_source", "engine.generate_source")
+    wrap(gpu.GpuEngine, "run", "engine.run")
+    wrap(gpu.GpuEngine, "_setup", "  setup")
+    wrap(gpu.GpuEngine, "_read_back", "  read_back")
+    wrap(gpu.LaunchContext, "device_time_s", "  device_time_s")
+    wrap(launch_cls, "drive", "  drive")
+    wrap(gpu.LaunchContext, "launch_kernel", "    launch")
+    wrap(gpu.LaunchContext, "launch_step", "    launch")
+    wrap(gpu.LaunchContext, "record", "    launch")
+    wrap(gpu.LaunchContext, "control", "    wait (control read)")
+    TOTALS.clear()
+    t0 = time.perf_counter()
+    for _ in range(args.calls):
+        r = gs.run("bfs", tiny, source=0, backend="gpu", config=conf)
+    wall = (time.perf_counter() - t0) / args.calls
+    assert r.fields["depth"].tolist() == [0, 1, 2, 3]
+    out = {"launch": args.launch, "device": gpu.GpuEngine.instance().device_name,
+           "median_end_to_end_us": median * 1e6, "mean_wrapped_us": wall * 1e6,
+           "host_floor_us": floor * 1e6,
+           "device_time_us": r.stats["device_time_s"] * 1e6,
+           "stages_us": {k: v / args.calls * 1e6 for k, v in TOTALS.items()}}
+    print(f"{args.launch} on {out['device']}: median {median * 1e6:.1f} us end to end "
+          f"(unwrapped), {wall * 1e6:.1f} us mean wrapped; device {out['device_time_us']:.1f}"
+          f" us; host floor (launch + sync) {floor * 1e6:.1f} us")
+    for k, v in out["stages_us"].items():
+        print(f"  {k:<32} {v:8.1f} us")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
