@@ -1,5 +1,7 @@
 """The host's floor for one small GPU call on this machine: an empty CuPy kernel launch
-followed by a 4-byte device-to-host copy and a wait, median of many.
+followed by a 4-byte device-to-host copy and a wait, median of many; then the host cost
+of each asynchronous runtime call a run makes (copies, memset, event record, launches),
+the mean of many without waiting.
 
 Usage::
 
@@ -41,6 +43,37 @@ def main() -> None:
         ts.sort()
         rows[name] = ts[len(ts) // 2] * 1e6
         print(f"{name}: median {rows[name]:.1f} us")
+    rt, sp = cp.cuda.runtime, stream.ptr
+    y = cp.zeros(1, dtype=cp.int32)
+    ev = cp.cuda.Event()
+    coop = cp.RawModule(code=r'''
+#include <cooperative_groups.h>
+extern "C" __global__ void coop(int* x) {
+  cooperative_groups::this_grid().sync();
+  if (x[0] == 12345) x[0] = 0;
+}''', options=("-std=c++17",), enable_cooperative_groups=True).get_function("coop")
+    calls = {
+        "memcpyAsync H2D 4 B (pinned)": lambda: rt.memcpyAsync(x.data.ptr, host.ptr, 4, 1, sp),
+        "memcpyAsync D2H 4 B (pinned)": lambda: rt.memcpyAsync(host.ptr, x.data.ptr, 4, 2, sp),
+        "memcpyAsync D2D 4 B": lambda: rt.memcpyAsync(y.data.ptr, x.data.ptr, 4, 3, sp),
+        "copy_from_device_async 4 B": lambda: y.data.copy_from_device_async(x.data, 4, stream),
+        "memsetAsync 4 B": lambda: rt.memsetAsync(x.data.ptr, 0, 4, sp),
+        "Event.record": lambda: ev.record(stream),
+        "kernel launch": lambda: k((1,), (32,), (x,), stream=stream),
+        "cooperative launch, 1 block": lambda: coop((1,), (32,), (x,), stream=stream),
+    }
+    for name, call in calls.items():
+        for _ in range(50):
+            call()
+        stream.synchronize()
+        reps = min(args.calls, 500)
+        t = time.perf_counter()
+        for _ in range(reps):
+            call()
+        per = (time.perf_counter() - t) / reps
+        stream.synchronize()
+        rows[name] = per * 1e6
+        print(f"{name}: {rows[name]:.2f} us host time a call")
 
 
 if __name__ == "__main__":

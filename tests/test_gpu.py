@@ -419,6 +419,23 @@ def test_cuda_graph_is_captured_once_and_replayed_by_later_runs():
     assert again.fields["depth"].tolist() == list(range(199, -1, -1))
 
 
+@pytest.mark.parametrize("launch", ["host_loop", "persistent", "cuda_graph"])
+def test_parameter_block_is_rewritten_when_a_parameter_changes(launch):
+    """A repeated call with the same parameters skips the copy of the parameter block;
+    a changed parameter, another graph on the same module, or another algorithm in
+    between still reach the kernels.
+    """
+    g, other = _graph("rmat"), _graph("uniform")
+    cfg = gs.Config({"launch": launch, "worklist": "bitmap"})
+    for alpha, graph in ((0.85, g), (0.85, g), (0.5, g), (0.5, g), (0.5, other),
+                         (0.85, g), (0.85, other)):
+        r = gs.run("pagerank", graph, backend="gpu", config=cfg, alpha=alpha)
+        problem = compare("pagerank", r.fields["rank"], reference("pagerank", graph, alpha=alpha))
+        assert problem is None, f"alpha={alpha}, {graph.n_nodes} nodes: {problem}"
+        b = gs.run("bfs", graph, source=1, backend="gpu", config=cfg)
+        assert compare("bfs", b.fields["depth"], reference("bfs", graph, source=1)) is None
+
+
 @pytest.mark.parametrize("launch", ["host_loop", "persistent"])
 def test_plan_follows_pool_arrays_that_others_replaced(launch):
     """A growth in one configuration replaces pooled worklists; a configuration that ran

@@ -56,46 +56,69 @@ def _slot(it: int) -> int:
     return (it % 3) * 8
 
 
+#: Words the control block occupies in a core block: 36 used, the rest keeps what
+#: follows 256-byte aligned.
+_CTL_ROOM = 64
+
+
+def _align(nbytes: int) -> int:
+    return -(-nbytes // 256) * 256
+
+
 class _CoreBlock:
-    """Start ids, control block and step trace in one array, laid out as
-    ``[start ids | control words | trace]``: one copy then writes the start ids with the
-    control block, and one reads the control block with the trace. The start ids end
-    where the control block begins, so a run with fewer of them still copies one
-    contiguous range. The device copy lives with a resident graph, the page-locked
-    copy with the engine; their start regions may differ in size.
+    """Start ids, control block, fields and step trace in one array, laid out as
+    ``[start ids | control block | fields | trace]`` (each part 256-byte aligned).
+
+    One copy then writes the start ids, the control block and the initial fields, and
+    one reads the control block and the fields back, with the head of the trace. The
+    start ids end where the control block begins, so a run with fewer of them still
+    copies one contiguous range. The device copy lives with a resident graph and the
+    page-locked copy with the engine; both grow to the largest run they served, and the
+    fields of different algorithms share the field region (a run's results are copied
+    out before the next run starts).
     """
 
-    def __init__(self, array: Any, start_cap: int) -> None:
-        self.cap = start_cap
+    def __init__(self, array: Any, start_cap: int, field_bytes: int) -> None:
         self.array = array
-        if isinstance(array, np.ndarray):
-            base = array.ctypes.data
-        else:
-            base = array.data.ptr
-        #: addresses of the control block and of the trace
+        self.cap = start_cap
+        self.field_bytes = field_bytes
+        base = array.ctypes.data if isinstance(array, np.ndarray) else array.data.ptr
+        #: addresses of the control block, the field region and the trace
         self.ctl_ptr = base + 4 * start_cap
-        self.trace_ptr = self.ctl_ptr + 4 * _CTL_WORDS
+        self.fields_ptr = self.ctl_ptr + 4 * _CTL_ROOM
+        self.trace_ptr = self.fields_ptr + field_bytes
         self.ctl = array[start_cap : start_cap + _CTL_WORDS]
-        self.trace = array[start_cap + _CTL_WORDS :].view(np.int32)
-        self._starts: dict[int, Any] = {}
+        self.trace = array[start_cap + _CTL_ROOM + field_bytes // 4 :].view(np.int32)
+        self._views: dict[tuple, Any] = {}
 
-    @staticmethod
-    def size(start_cap: int) -> int:
-        return start_cap + _CTL_WORDS + 2 * _TRACE_CAP
+    @classmethod
+    def new(cls, alloc: Any, n_start: int, field_bytes: int) -> _CoreBlock:
+        """A block with room for ``n_start`` ids and ``field_bytes`` of fields, from
+        ``alloc(words)`` (a ``uint32`` array of that many words).
+        """
+        cap = max(64, -(-n_start // 64) * 64)
+        fb = _align(field_bytes)
+        return cls(alloc(cap + _CTL_ROOM + fb // 4 + 2 * _TRACE_CAP), cap, fb)
 
-    @staticmethod
-    def start_cap(n_start: int) -> int:
-        """Room for ``n_start`` ids, rounded so the control block stays 256-byte aligned."""
-        return max(64, -(-n_start // 64) * 64)
+    def fits(self, n_start: int, field_bytes: int) -> bool:
+        return self.cap >= n_start and self.field_bytes >= field_bytes
 
     def start(self, n_start: int) -> Any:
-        """The last ``n_start`` slots of the start region, as ``int32`` (views kept)."""
-        view = self._starts.get(n_start)
+        """The last ``n_start`` slots of the start region, as ``int32``."""
+        return self._view(("start", n_start), self.cap - n_start, n_start, np.dtype(np.int32))
+
+    def field(self, offset: int, dtype: np.dtype, n: int) -> Any:
+        """``n`` items of ``dtype`` at byte ``offset`` of the field region."""
+        return self._view(("field", offset, dtype.str, n),
+                          self.cap + _CTL_ROOM + offset // 4, n, dtype)
+
+    def _view(self, key: tuple, word: int, n: int, dtype: np.dtype) -> Any:
+        view = self._views.get(key)
         if view is None:
-            if len(self._starts) >= 8:
-                self._starts.clear()
-            view = self._starts[n_start] = (
-                self.array[self.cap - n_start : self.cap].view(np.int32))
+            if len(self._views) >= 32:
+                self._views.clear()
+            words = -(-n * dtype.itemsize // 4)
+            view = self._views[key] = self.array[word : word + words].view(dtype)[:n]
         return view
 
 
@@ -114,7 +137,7 @@ def estimate_bytes(graph: Graph, spec: AlgorithmSpec, config: Config) -> int:
     total += sum(np.dtype(f.dtype).itemsize * n for f in spec.fields.values())
     for s in strategies.values():
         total += sum(_buffer_bytes(b) for b in s.buffers(spec, graph, config))
-    return total + 4 * _CoreBlock.size(_CoreBlock.start_cap(1))
+    return total + 4 * (64 + _CTL_ROOM + 2 * _TRACE_CAP)
 
 
 _I32 = np.dtype(np.int32)
@@ -142,13 +165,16 @@ class _Resident:
         self.plans: dict[tuple, _Plan] = {}
         self._core: _CoreBlock | None = None
 
-    def core(self, n_start: int) -> _CoreBlock:
-        """The device start ids, control block and trace, grown to ``n_start`` ids."""
+    def core(self, n_start: int, field_bytes: int) -> _CoreBlock:
+        """The device start ids, control block, fields and trace, grown as needed."""
         core = self._core
-        if core is None or core.cap < n_start:
-            cap = _CoreBlock.start_cap(n_start)
-            core = self._core = _CoreBlock(
-                self.cp.zeros(_CoreBlock.size(cap), dtype=np.uint32), cap)
+        if core is None or not core.fits(n_start, field_bytes):
+            if core is not None:
+                n_start = max(n_start, core.cap)
+                field_bytes = max(field_bytes, core.field_bytes)
+            self._core = None  # free the old block first
+            core = self._core = _CoreBlock.new(
+                lambda words: self.cp.zeros(words, dtype=np.uint32), n_start, field_bytes)
         return core
 
     @property
@@ -188,13 +214,6 @@ class _Resident:
                 rw = self.weights[order] if self.weights is not None else None
                 self.reverse = (rrow, rcol, rw)
         return self.reverse
-
-    def array(self, key: tuple, dtype: Any, size: int) -> Any:
-        arr = self.pool.get(key)
-        if arr is None or arr.size != max(1, size) or arr.dtype != dtype:
-            arr = self.cp.empty(max(1, size), dtype=dtype)
-            self.pool[key] = arr
-        return arr
 
 
 class _Plan:
@@ -239,8 +258,14 @@ class _Plan:
             st["rrow"], st["rcol"] = rrow.data.ptr, rcol.data.ptr
             st["rweights"] = rw.data.ptr if rw is not None else 0
         st["n"], st["m"], st["trace_cap"] = n, graph.n_edges, _TRACE_CAP
-        self.fields = [(name, ("field", name), np.dtype(f.dtype), f"F_{name}")
-                       for name, f in spec.fields.items()]
+        #: ``(name, byte offset in the core block's field region, dtype, member)``
+        self.fields: list[tuple[str, int, np.dtype, str]] = []
+        offset = 0
+        for name, f in spec.fields.items():
+            dt = np.dtype(f.dtype)
+            self.fields.append((name, offset, dt, f"F_{name}"))
+            offset += _align(max(1, n) * dt.itemsize)
+        self.field_bytes = offset
         self.params = [(name, f"P_{name}") for name in spec.params]
         self.buffers: list[tuple] = []
         self.args: dict[tuple[str, str], Any] = {}
@@ -253,9 +278,8 @@ class _Plan:
             for name, (_ctype, value) in strat.runtime_args(graph, config).items():
                 self.args[(axis, name)] = value
                 st[f"{axis}_{name}"] = value
-        field_bytes = n * sum(dt.itemsize for _n, _k, dt, _m in self.fields)
         self.early_read = (bool(getattr(self.strategies["launch"], "results_with_first_read",
-                                        False)) and field_bytes <= _EARLY_READ_BYTES)
+                                        False)) and self.field_bytes <= _EARLY_READ_BYTES)
 
     def bind(self, member: str, ptr: int) -> None:
         """Point a member of the template at a (pooled) device array."""
@@ -321,7 +345,7 @@ class LaunchContext:
         #: the device and the page-locked start ids, control block and trace (set up by
         #: the engine before ``drive``)
         self.core: _CoreBlock | None = None
-        self.core_host: _CoreBlock = engine.core_host(0)
+        self.core_host: _CoreBlock = engine.core_host(0, 0)
         self.ctl_host = self.core_host.ctl
         self.it = 0
         self.mode = 0
@@ -340,6 +364,9 @@ class LaunchContext:
         #: copies queued with the first read of the control block, and when they were
         self._early: list[tuple[int, int, int]] | None = None
         self._early_read_at = -1
+        self._early_trace: np.ndarray | None = None
+        #: page-locked views of this run's fields (initial values, then results)
+        self.fields_host: dict[str, np.ndarray] = {}
 
     @property
     def memo(self) -> dict[Any, Any]:
@@ -393,10 +420,16 @@ class LaunchContext:
 
     def write_state(self) -> None:
         """Copy the parameter block into the module's constant memory (asynchronously,
-        from its page-locked bytes).
+        from its page-locked bytes), unless the last copy queued there had the same bytes:
+        a repeated call with the same parameters on the same graph copies nothing.
         """
-        self._rt.memcpyAsync(self.plan.const_ptr, self._block_ptr, self.plan.nbytes, _H2D,
-                             self._sp)
+        data = self._block.tobytes()
+        written = self.engine.const_written
+        const_ptr = self.plan.const_ptr
+        if written.get(const_ptr) == data:
+            return
+        self._rt.memcpyAsync(const_ptr, self._block_ptr, self.plan.nbytes, _H2D, self._sp)
+        written[const_ptr] = data
         self._state_in_flight = True
         self.engine.work += 1
 
@@ -639,12 +672,15 @@ class GpuEngine:
         self.device_name = cp.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.runtime = cp.cuda.runtime
-        self._core_host = _CoreBlock(
-            cupyx.empty_pinned(_CoreBlock.size(64), dtype=np.uint32), 64)
+        self._core_host = _CoreBlock.new(
+            lambda words: cupyx.empty_pinned(words, dtype=np.uint32), 0, 0)
         self.event_pool = _EventPool(cp)
         #: Counts device work enqueued (see :class:`LaunchContext`).
         self.work = 0
         self._pinned_bufs: dict[tuple[str, np.dtype], tuple[np.ndarray, int]] = {}
+        #: module constant-memory address -> bytes of the last copy queued there (every
+        #: write goes through :meth:`LaunchContext.write_state`, on the engine's stream)
+        self.const_written: dict[int, bytes] = {}
         self._grids: dict[tuple, int] = {}
         self._state_dtypes: dict[str, np.dtype] = {}
         self._cupyx = cupyx
@@ -725,15 +761,18 @@ class GpuEngine:
             dt = self._state_dtypes[gen.key] = state_dtype(list(gen.members))
         return dt
 
-    def core_host(self, n_start: int) -> _CoreBlock:
-        """The page-locked start ids, control block and trace, grown to ``n_start`` ids.
+    def core_host(self, n_start: int, field_bytes: int) -> _CoreBlock:
+        """The page-locked start ids, control block, fields and trace, grown as needed.
         Whoever fills it must know that no copy from or into it is still in flight.
         """
         core = self._core_host
-        if core.cap < n_start:
-            cap = _CoreBlock.start_cap(n_start)
-            core = self._core_host = _CoreBlock(
-                self._cupyx.empty_pinned(_CoreBlock.size(cap), dtype=np.uint32), cap)
+        if not core.fits(n_start, field_bytes):
+            n_start = max(n_start, core.cap)
+            field_bytes = max(field_bytes, core.field_bytes)
+            self._core_host = None
+            core = self._core_host = _CoreBlock.new(
+                lambda words: self._cupyx.empty_pinned(words, dtype=np.uint32), n_start,
+                field_bytes)
         return core
 
     def _pinned(self, name: str, dtype: np.dtype, size: int) -> tuple[np.ndarray, int]:
@@ -812,9 +851,9 @@ class GpuEngine:
                     res.plans[key] = plan
                 ctx = LaunchContext(self, plan, config, res, spec, graph, max_iterations,
                                     deadline_s, progress, self.stream)
-                fields = self._setup(ctx, plan, params, uniq, n_start)
+                self._setup(ctx, plan, params, uniq, n_start)
                 ctx.strategies["launch"].drive(ctx)
-                out, trace = self._read_back(ctx, plan, fields)
+                out, trace = self._read_back(ctx, plan)
             except BaseException:
                 # nothing may still be copying into pooled or staging memory that the
                 # next run reuses
@@ -835,31 +874,32 @@ class GpuEngine:
         return Result(spec.name, out, stats, backend="gpu", config=config)
 
     def _setup(self, ctx: LaunchContext, plan: _Plan, params: dict[str, Any],
-               sources: np.ndarray | None, n_start: int) -> dict[str, Any]:
-        """Pooled fields and buffers, seeded worklist, control block and parameter block.
+               sources: np.ndarray | None, n_start: int) -> None:
+        """Fields, pooled buffers, seeded worklist, control block and parameter block.
 
         Every host-to-device copy goes from page-locked staging on the engine's stream,
-        so nothing here waits for the device.
+        so nothing here waits for the device: the start ids, the control block and the
+        initial fields in one copy (see :class:`_CoreBlock`), the parameter block in
+        another.
         """
         res = ctx.res
         n = ctx.n_nodes
         rt, sp = self.runtime, self.stream.ptr
         bind = plan.bind
         n_ids = 0 if sources is None else n_start
-        core = ctx.core = res.core(n_ids)
-        host = ctx.core_host = self.core_host(n_ids)
+        fbytes = plan.field_bytes
+        core = ctx.core = res.core(n_ids, fbytes)
+        host = ctx.core_host = self.core_host(n_ids, fbytes)
         ctx.ctl, ctx.ctl_host = core.ctl, host.ctl
         bind("ctl", core.ctl_ptr)
         ctx.buffers[("core", "trace")] = core.trace
         bind("trace", core.trace_ptr)
-        fields, stages = {}, {}
-        for name, key, dt, member in plan.fields:
-            arr = fields[name] = res.array(key, dt, n)
-            stages[name] = self._pinned("up:F_" + name, dt, n)
-            bind(member, arr.data.ptr)
-        plan.spec.fill_fields({name: st[0] for name, st in stages.items()}, params, sources)
-        for name, (stage, ptr) in stages.items():
-            rt.memcpyAsync(fields[name].data.ptr, ptr, stage.nbytes, _H2D, sp)
+        staged = {}
+        for name, offset, dt, member in plan.fields:
+            staged[name] = host.field(offset, dt, n)
+            bind(member, core.fields_ptr + offset)
+        ctx.fields_host = staged
+        plan.spec.fill_fields(staged, params, sources)
         for axis, name, key, dt, size, zero, member in plan.buffers:
             arr = res.pool.get(key)
             if arr is None or arr.size < size or arr.dtype != dt:
@@ -886,56 +926,51 @@ class GpuEngine:
         h[_slot(-1)] = start_count
         h[_MODE] = ctx.mode
         h[_PULL] = ctx.pull
+        # the start ids end where the control block begins and the fields follow it:
+        # one copy takes all three
+        lead = 4 * n_ids
         if sources is None:
-            rt.memcpyAsync(core.ctl_ptr, host.ctl_ptr, 4 * _CTL_WORDS, _H2D, sp)
             start = res.pool.get(("core", "all_nodes"))
             if start is None:
                 start = res.pool[("core", "all_nodes")] = self.cp.arange(n, dtype=np.int32)
-            ctx.start_host = None
         else:
-            # the start ids end where the control block begins: one copy takes both
             host.start(n_ids)[:] = sources
-            lead = 4 * n_ids
-            rt.memcpyAsync(core.ctl_ptr - lead, host.ctl_ptr - lead, lead + 4 * _CTL_WORDS,
-                           _H2D, sp)
             start = core.start(n_ids)
-            ctx.start_host = sources
+        ctx.start_host = sources
+        rt.memcpyAsync(core.ctl_ptr - lead, host.ctl_ptr - lead,
+                       lead + 4 * _CTL_ROOM + fbytes, _H2D, sp)
         self.work += 1
         ctx.strategies["worklist"].seed(ctx, start, sources is None)
         ctx.write_state()
-        if plan.early_read:
-            early = [(host.ctl_ptr, core.ctl_ptr, 4 * (_CTL_WORDS + 2 * _EARLY_READ_STEPS))]
-            for name, arr in fields.items():
-                stage, ptr = self._pinned("field:" + name, arr.dtype, arr.size)
-                early.append((ptr, arr.data.ptr, stage.nbytes))
-            ctx._early = early
-        return fields
+        if plan.early_read and core.field_bytes <= _EARLY_READ_BYTES:
+            # one copy: the control block, the field region and the head of the trace
+            # behind it; the host block's field region may be longer than the device's
+            # (it served larger graphs), so the trace lands inside it
+            ctx._early = [(host.ctl_ptr, core.ctl_ptr,
+                           4 * _CTL_ROOM + core.field_bytes + 8 * _EARLY_READ_STEPS)]
+            word = host.cap + _CTL_ROOM + core.field_bytes // 4
+            ctx._early_trace = host.array[word : word + 2 * _EARLY_READ_STEPS].view(_I32)
 
-    def _read_back(self, ctx: LaunchContext, plan: _Plan, fields: dict[str, Any]
+    def _read_back(self, ctx: LaunchContext, plan: _Plan
                    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """Fresh host copies of the fields and the step trace (the control block is left in
         ``ctx.ctl_host``): every copy queued into pinned memory, then one wait, or none
         when the last read of the control block brought them already.
         """
         steps = min(ctx.it, _TRACE_CAP)
-        work = self.work
-        staged = {}
         core, host = ctx.core, ctx.core_host
-        trace = host.trace[: 2 * steps]
-        if ctx._early_read_at == work and steps <= _EARLY_READ_STEPS:
-            for name, arr in fields.items():
-                staged[name] = self._pinned("field:" + name, arr.dtype, arr.size)[0]
+        if ctx._early_read_at == self.work and steps <= _EARLY_READ_STEPS:
+            trace = ctx._early_trace[: 2 * steps]
         else:
+            trace = host.trace[: 2 * steps]
             rt, sp = self.runtime, self.stream.ptr
-            if ctx._ctl_read_at != work:  # the control block and the trace behind it
-                rt.memcpyAsync(host.ctl_ptr, core.ctl_ptr, 4 * (_CTL_WORDS + 2 * steps),
-                               _D2H, sp)
-            elif steps:
+            fbytes = plan.field_bytes
+            if ctx._ctl_read_at != self.work:  # the control block and the fields after it
+                rt.memcpyAsync(host.ctl_ptr, core.ctl_ptr, 4 * _CTL_ROOM + fbytes, _D2H, sp)
+            else:
+                rt.memcpyAsync(host.fields_ptr, core.fields_ptr, fbytes, _D2H, sp)
+            if steps:
                 rt.memcpyAsync(host.trace_ptr, core.trace_ptr, 8 * steps, _D2H, sp)
-            for name, arr in fields.items():
-                stage, ptr = self._pinned("field:" + name, arr.dtype, arr.size)
-                rt.memcpyAsync(ptr, arr.data.ptr, stage.nbytes, _D2H, sp)
-                staged[name] = stage
             self.stream.synchronize()
         # fresh arrays: the staging is reused by the next run
-        return {name: np.array(a, copy=True) for name, a in staged.items()}, trace
+        return {name: np.array(a, copy=True) for name, a in ctx.fields_host.items()}, trace

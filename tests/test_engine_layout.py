@@ -1,0 +1,55 @@
+"""The GPU engine's core block layout, checked on the host (no GPU needed): one copy must
+cover the start ids, the control block and the fields, and nothing may overlap.
+"""
+
+import numpy as np
+import pytest
+
+from gswitch.engine.gpu import _CTL_ROOM, _CTL_WORDS, _TRACE_CAP, _align, _CoreBlock
+
+
+def _block(n_start, field_bytes):
+    return _CoreBlock.new(lambda words: np.zeros(words, dtype=np.uint32), n_start, field_bytes)
+
+
+@pytest.mark.parametrize("n_start", [0, 1, 63, 64, 65, 1000])
+@pytest.mark.parametrize("field_bytes", [0, 4, 300, 4096])
+def test_parts_are_contiguous_aligned_and_disjoint(n_start, field_bytes):
+    core = _block(n_start, field_bytes)
+    base = core.array.ctypes.data
+    assert core.cap >= n_start and core.field_bytes >= field_bytes
+    assert (core.ctl_ptr - base) % 256 == 0 and (core.fields_ptr - base) % 256 == 0
+    assert _CTL_ROOM >= _CTL_WORDS
+    # start ids end where the control block begins; the fields follow it; then the trace
+    if n_start:
+        ids = core.start(n_start)
+        assert ids.dtype == np.int32 and ids.size == n_start
+        assert ids.ctypes.data + 4 * n_start == core.ctl_ptr
+    assert core.ctl.ctypes.data == core.ctl_ptr and core.ctl.size == _CTL_WORDS
+    assert core.fields_ptr == core.ctl_ptr + 4 * _CTL_ROOM
+    assert core.trace_ptr == core.fields_ptr + core.field_bytes
+    assert core.trace.ctypes.data == core.trace_ptr and core.trace.size == 2 * _TRACE_CAP
+    assert core.trace_ptr + 8 * _TRACE_CAP == base + core.array.nbytes
+
+
+def test_fields_of_mixed_dtypes_land_where_the_copy_puts_them():
+    """Fields laid out at 256-byte aligned offsets, written through their views, are the
+    bytes one copy of the region carries, and views of odd sizes stay in bounds.
+    """
+    n = 5
+    dtypes = [np.dtype(t) for t in ("int32", "float64", "uint8", "int64", "float32")]
+    offsets, off = [], 0
+    for dt in dtypes:
+        offsets.append(off)
+        off += _align(n * dt.itemsize)
+    core = _block(3, off)
+    for k, (dt, o) in enumerate(zip(dtypes, offsets)):
+        v = core.field(o, dt, n)
+        assert v.dtype == dt and v.size == n and v.ctypes.data == core.fields_ptr + o
+        v[:] = np.arange(n) + 10 * k
+    region = core.array.view(np.uint8)[core.fields_ptr - core.array.ctypes.data:][:off]
+    for k, (dt, o) in enumerate(zip(dtypes, offsets)):
+        got = region[o : o + n * dt.itemsize].view(dt)
+        assert got.tolist() == (np.arange(n) + 10 * k).astype(dt).tolist()
+    # views are kept: the same request returns the same array
+    assert core.field(offsets[1], dtypes[1], n) is core.field(offsets[1], dtypes[1], n)
