@@ -9,7 +9,7 @@ from gswitch import hookimpl
 from gswitch.strategy import IntRange, LaunchStrategy
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _takes_algorithm(bounded) -> bool:
     """Whether a worklist's ``bounded`` takes the algorithm (reading a signature costs
     tens of microseconds, too much for every call).
