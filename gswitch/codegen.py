@@ -213,13 +213,24 @@ def _src_struct(spec: AlgorithmSpec) -> str:
 
 
 def _prefetch_function(spec: AlgorithmSpec) -> str:
-    """``gs_prefetch_node(u)`` (``l2_prefetch``): in each field the edge operator updates,
-    the L2 line next to ``u``'s (``gs_prefetch_next_line`` in ``common.cuh``).
+    """``gs_prefetch_node(u)`` (``l2_prefetch``).
+
+    In each field the edge operator updates: the L2 line after ``u``'s when ``u`` starts
+    a line, and the one before when ``u`` ends one. The same two guarded lines are
+    written out for ``row`` and ``col`` in ``skeleton.cuh``: one templated helper in
+    ``common.cuh`` for all of them made grid BFS 2 to 11% slower on an H100 as NVRTC
+    compiled it (``benchmarks/results/h100_grid_ab_prefetch_helper_*.log``).
     """
     names = [] if spec.edge.raw is not None else list(dict.fromkeys(
         st.field for st in spec.edge.statements if st.node == "dst"))
-    body = "".join(f"  gs_prefetch_next_line(gs.F_{f}, u, gs.n);\n" for f in names)
-    return ("__device__ __forceinline__ void gs_prefetch_node(const gs_vid u) {\n"
+    per_line = {f: 128 // np.dtype(spec.fields[f].dtype).itemsize for f in names}
+    body = "".join(f"  if ((u & {k - 1}) == 0 && u + {k} < gs.n) "
+                   f"gs_prefetch_l2(gs.F_{f} + u + {k});\n"
+                   f"  if ((u & {k - 1}) == {k - 1} && u >= {k}) "
+                   f"gs_prefetch_l2(gs.F_{f} + u - {k});\n" for f, k in per_line.items())
+    return ("__device__ __forceinline__ void gs_prefetch_l2(const void* p) {\n"
+            "  asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"(p));\n}\n"
+            "__device__ __forceinline__ void gs_prefetch_node(const gs_vid u) {\n"
             + (body or "  (void)u;\n") + "}\n")
 
 

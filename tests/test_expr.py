@@ -442,24 +442,17 @@ def test_generate_source_atomic_free_plain_variant():
 
 
 def test_l2_prefetch_prefetches_each_updated_field_a_line_ahead():
-    """l2_prefetch: one prefetch of the neighbouring 128-byte line per updated field (the
-    line counted in that field's element size, bounds-checked); without it the switch is
-    compiled out."""
+    """l2_prefetch: guarded prefetches per updated field, the 128-byte line after or before
+    in that field's element size; without it the switch is compiled out."""
     from gswitch.testing.user_algorithms import USER_ALGORITHMS
 
     by_name = {u.name: u for u in USER_ALGORITHMS}
     on = generate_source(by_name["hops64"], gs.Config({"l2_prefetch": True}), False).source
     assert "#define GS_L2_PREFETCH 1" in on
-    node = on[on.index("void gs_prefetch_node("):]
-    node = node[: node.index("}")]
-    assert node.count("gs_prefetch_next_line(") == 1
-    assert "gs_prefetch_next_line(gs.F_depth, u, gs.n);" in node
-    helper = on[on.index("void gs_prefetch_next_line("):]
-    helper = helper[: helper.index("\n}")]
-    assert "constexpr int k = 128 / (int)sizeof(T);" in helper
-    assert "i + k < size" in helper and "i >= k" in helper  # never past either end
+    assert "if ((u & 15) == 0 && u + 16 < gs.n) gs_prefetch_l2(gs.F_depth + u + 16);" in on
+    assert "if ((u & 15) == 15 && u >= 16) gs_prefetch_l2(gs.F_depth + u - 16);" in on
     widest = generate_source(_widest_spec(), gs.Config({"l2_prefetch": True}), True).source
-    assert "gs_prefetch_next_line(gs.F_width, u, gs.n);" in widest
+    assert "if ((u & 31) == 0 && u + 32 < gs.n) gs_prefetch_l2(gs.F_width + u + 32);" in widest
     off = generate_source(by_name["hops64"], gs.Config(), False)
     assert "#define GS_L2_PREFETCH 0" in off.source
     assert off.key != generate_source(by_name["hops64"], gs.Config({"l2_prefetch": True}),

@@ -124,22 +124,3 @@ template <> __device__ __forceinline__ float gs_type_max<float>() { return __int
 template <> __device__ __forceinline__ float gs_type_lowest<float>() { return -__int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ double gs_type_max<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
 template <> __device__ __forceinline__ double gs_type_lowest<double>() { return -__longlong_as_double(0x7ff0000000000000LL); }
-
-// l2_prefetch: a hint that the 128-byte line holding p is wanted soon (moved into L2 only).
-__device__ __forceinline__ void gs_prefetch_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];" :: "l"(p));
-}
-// Item i of base[0, size): the line after i's when i starts a line, the line before when
-// i ends one, so a wave over consecutive ids finds its next line in L2 either way. The
-// `else` states that the cases exclude each other; with two plain ifs nvcc 13 emitted
-// three times the prefetches and 46 instead of 38 registers in a persistent BFS kernel.
-template <typename T>
-__device__ __forceinline__ void gs_prefetch_next_line(const T* base, int i, long long size) {
-  constexpr int k = 128 / (int)sizeof(T);
-  const int r = i & (k - 1);
-  if (r == 0 && i + k < size) {
-    gs_prefetch_l2(base + i + k);
-  } else if (r == k - 1 && i >= k) {
-    gs_prefetch_l2(base + i - k);
-  }
-}

@@ -63,7 +63,9 @@ __device__ __forceinline__ void gs_activate(GsStep& st, gs_vid u) {
     gs_wl_push(st, u);
 #if GS_L2_PREFETCH
     gs_prefetch_l2(gs.row + u);  // the next step reads u's row: from L2, not DRAM
-    gs_prefetch_next_line(gs.row, u, gs.n);
+    // and the neighbouring line on the side a wave over consecutive ids reaches next
+    if ((u & 31) == 0 && u + 32 < gs.n) gs_prefetch_l2(gs.row + u + 32);
+    if ((u & 31) == 31 && u >= 32) gs_prefetch_l2(gs.row + u - 32);
     gs_prefetch_node(u);
 #endif
   }
@@ -90,7 +92,8 @@ __device__ __forceinline__ void gs_visit(GsStep& st, gs_vid v, const GsSrc& s, g
   const gs_vid u = __ldg(gs.col + e);
   st.edges += 1;
 #if GS_L2_PREFETCH
-  gs_prefetch_next_line(gs.col, e, gs.m);  // the edges of the coming steps
+  if ((e & 31) == 0 && e + 32 < gs.m) gs_prefetch_l2(gs.col + e + 32);  // edges steps ahead
+  if ((e & 31) == 31 && e >= 32) gs_prefetch_l2(gs.col + e - 32);
 #endif
 #if GS_ATOMIC_FREE
   const bool act = st.mode == GS_MODE_TOPOLOGY ? gs_edge_op_plain(v, s, u, e, st.it)
