@@ -22,6 +22,28 @@ def require_gpu(script: str) -> None:
         raise SystemExit(2)
 
 
+TINY_EDGES = ([0, 1, 2], [1, 2, 3])
+
+
+def tiny_bfs_times(config, calls: int, warmup: int = 50):
+    """End-to-end seconds of ``calls`` GPU BFS runs on the 4-node path (sorted), after
+    ``warmup`` runs, and the last result (its depths checked).
+    """
+    import gswitch as gs
+
+    tiny = gs.Graph.from_edges(*TINY_EDGES)
+    for _ in range(warmup):
+        gs.run("bfs", tiny, source=0, backend="gpu", config=config)
+    ts = []
+    for _ in range(calls):
+        t = time.perf_counter()
+        r = gs.run("bfs", tiny, source=0, backend="gpu", config=config)
+        ts.append(time.perf_counter() - t)
+    assert r.fields["depth"].tolist() == [0, 1, 2, 3]
+    ts.sort()
+    return ts, r
+
+
 def median_time(fn, repeats: int = 5, warmup: int = 1) -> tuple[float, list[float]]:
     for _ in range(warmup):
         fn()

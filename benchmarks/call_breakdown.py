@@ -19,7 +19,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from _common import require_gpu
+from _common import TINY_EDGES, require_gpu, tiny_bfs_times
 
 TOTALS: dict[str, float] = defaultdict(float)
 
@@ -65,21 +65,13 @@ def main() -> None:
     from gswitch import runner
     from gswitch.engine import gpu
 
-    tiny = gs.Graph.from_edges([0, 1, 2], [1, 2, 3])
+    tiny = gs.Graph.from_edges(*TINY_EDGES)
     conf = gs.Config({"launch": args.launch})
     launch_cls = type(conf.strategies()["launch"])
-    for _ in range(50):
-        gs.run("bfs", tiny, source=0, backend="gpu", config=conf)
-    floor = host_floor(cp, 500)
     # plain end-to-end time first, with nothing wrapped
-    ts = []
-    for _ in range(args.calls):
-        t = time.perf_counter()
-        r = gs.run("bfs", tiny, source=0, backend="gpu", config=conf)
-        ts.append(time.perf_counter() - t)
-    assert r.fields["depth"].tolist() == [0, 1, 2, 3]
-    ts.sort()
+    ts, r = tiny_bfs_times(conf, args.calls)
     median = ts[len(ts) // 2]
+    floor = host_floor(cp, 500)
     wrap(runner, "prepare", "runner.prepare")
     wrap(runner, "check_combination", "runner.check_combination")
     wrap(runner, "resolve_backend", "runner.resolve_backend")

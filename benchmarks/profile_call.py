@@ -12,7 +12,7 @@ import cProfile
 import pstats
 import time
 
-from _common import require_gpu
+from _common import TINY_EDGES, require_gpu, tiny_bfs_times
 
 
 def main() -> None:
@@ -26,22 +26,15 @@ def main() -> None:
     require_gpu("profile_call.py")
     import gswitch as gs
 
-    tiny = gs.Graph.from_edges([0, 1, 2], [1, 2, 3])
     conf = gs.Config({"launch": args.launch})
-    for _ in range(20):
-        gs.run("bfs", tiny, source=0, backend="gpu", config=conf)
     if args.no_profile:
-        ts = []
-        for _ in range(args.calls):
-            t = time.perf_counter()
-            r = gs.run("bfs", tiny, source=0, backend="gpu", config=conf)
-            ts.append(time.perf_counter() - t)
-        assert r.fields["depth"].tolist() == [0, 1, 2, 3]
-        ts.sort()
+        ts, r = tiny_bfs_times(conf, args.calls)
         print(f"{args.launch}: median {ts[len(ts) // 2] * 1e6:.1f} us, p90 "
               f"{ts[int(len(ts) * 0.9)] * 1e6:.1f} us end to end, device "
               f"{r.stats['device_time_s'] * 1e6:.1f} us")
         return
+    tiny = gs.Graph.from_edges(*TINY_EDGES)
+    tiny_bfs_times(conf, 0)  # warm up
     prof = cProfile.Profile()
     t = time.perf_counter()
     prof.enable()
