@@ -373,7 +373,7 @@ class LaunchContext:
         """A dictionary kept for every later run of the same algorithm, configuration
         and resident graph: a launch strategy keeps what it built once there (a captured
         CUDA graph, say). Kernel arguments live in the parameter block, which every run
-        writes afresh, so what is kept must not capture them.
+        brings up to date before its first launch, so what is kept must not capture them.
         """
         return self.plan.memo
 
