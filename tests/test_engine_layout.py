@@ -53,3 +53,12 @@ def test_fields_of_mixed_dtypes_land_where_the_copy_puts_them():
         assert got.tolist() == (np.arange(n) + 10 * k).astype(dt).tolist()
     # views are kept: the same request returns the same array
     assert core.field(offsets[1], dtypes[1], n) is core.field(offsets[1], dtypes[1], n)
+
+
+def test_a_block_grows_to_hold_what_it_held_and_what_is_asked():
+    alloc = lambda words: np.zeros(words, dtype=np.uint32)  # noqa: E731
+    first = _CoreBlock.grown(None, alloc, 100, 4096)
+    assert _CoreBlock.grown(first, alloc, 3, 256) is first  # room enough: kept
+    bigger = _CoreBlock.grown(first, alloc, 10, 8192)  # more fields, fewer ids
+    assert bigger is not first
+    assert bigger.cap >= 100 and bigger.field_bytes >= 8192

@@ -100,8 +100,17 @@ class _CoreBlock:
         fb = _align(field_bytes)
         return cls(alloc(cap + _CTL_ROOM + fb // 4 + 2 * _TRACE_CAP), cap, fb)
 
-    def fits(self, n_start: int, field_bytes: int) -> bool:
-        return self.cap >= n_start and self.field_bytes >= field_bytes
+    @classmethod
+    def grown(cls, old: _CoreBlock | None, alloc: Any, n_start: int,
+              field_bytes: int) -> _CoreBlock:
+        """``old`` when it has room for ``n_start`` ids and ``field_bytes`` of fields,
+        else a new block from ``alloc`` with room for those and for what ``old`` held.
+        """
+        if old is not None:
+            if old.cap >= n_start and old.field_bytes >= field_bytes:
+                return old
+            n_start, field_bytes = max(n_start, old.cap), max(field_bytes, old.field_bytes)
+        return cls.new(alloc, n_start, field_bytes)
 
     def start(self, n_start: int) -> Any:
         """The last ``n_start`` slots of the start region, as ``int32``."""
@@ -167,15 +176,10 @@ class _Resident:
 
     def core(self, n_start: int, field_bytes: int) -> _CoreBlock:
         """The device start ids, control block, fields and trace, grown as needed."""
-        core = self._core
-        if core is None or not core.fits(n_start, field_bytes):
-            if core is not None:
-                n_start = max(n_start, core.cap)
-                field_bytes = max(field_bytes, core.field_bytes)
-            self._core = None  # free the old block first
-            core = self._core = _CoreBlock.new(
-                lambda words: self.cp.zeros(words, dtype=np.uint32), n_start, field_bytes)
-        return core
+        self._core = _CoreBlock.grown(
+            self._core, lambda words: self.cp.zeros(words, dtype=np.uint32), n_start,
+            field_bytes)
+        return self._core
 
     @property
     def graph(self) -> Graph:
@@ -765,15 +769,10 @@ class GpuEngine:
         """The page-locked start ids, control block, fields and trace, grown as needed.
         Whoever fills it must know that no copy from or into it is still in flight.
         """
-        core = self._core_host
-        if not core.fits(n_start, field_bytes):
-            n_start = max(n_start, core.cap)
-            field_bytes = max(field_bytes, core.field_bytes)
-            self._core_host = None
-            core = self._core_host = _CoreBlock.new(
-                lambda words: self._cupyx.empty_pinned(words, dtype=np.uint32), n_start,
-                field_bytes)
-        return core
+        self._core_host = _CoreBlock.grown(
+            self._core_host, lambda words: self._cupyx.empty_pinned(words, dtype=np.uint32),
+            n_start, field_bytes)
+        return self._core_host
 
     def _pinned(self, name: str, dtype: np.dtype, size: int) -> tuple[np.ndarray, int]:
         """A page-locked host array of ``size`` items and its address, one per name and
@@ -892,7 +891,6 @@ class GpuEngine:
         host = ctx.core_host = self.core_host(n_ids, fbytes)
         ctx.ctl, ctx.ctl_host = core.ctl, host.ctl
         bind("ctl", core.ctl_ptr)
-        ctx.buffers[("core", "trace")] = core.trace
         bind("trace", core.trace_ptr)
         staged = {}
         for name, offset, dt, member in plan.fields:
