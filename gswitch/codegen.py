@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -477,7 +478,26 @@ def generate_source(spec: AlgorithmSpec, config: Config, weighted: bool,
     return gen
 
 
+def reads_weights(spec: AlgorithmSpec) -> bool:
+    """Whether the edge operator reads edge weights (a raw one: names ``gs_weight``).
+
+    An operator that does not compiles to the same module on weighted and unweighted
+    graphs, so BFS on a weighted graph reuses the module of an unweighted one and the
+    compile suite covers what the GPU runs whatever the graph carries.
+    """
+    op = spec.edge
+    if op.raw is not None:
+        return re.search(r"\bgs_r?weight\s*\(|\bgs\.r?weights\b",
+                         op.raw.cuda_body) is not None
+    lowered = []
+    for st in op.statements:
+        lowered += (_lower_reduction(st, False) if isinstance(st, ex.Reduction)
+                    else _lower_assign(st))
+    return re.search(r"\bgs_w\b", "\n".join(lowered)) is not None
+
+
 def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedModule:
+    weighted = weighted and reads_weights(spec)
     strategies = config.strategies()
     block = int(config["block_size"])
     atomic_free = strategies["driving"].atomic_free()

@@ -11,15 +11,20 @@ reported by :func:`uncoverable_pairs`.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
 
 from .algorithm import AlgorithmSpec
-from .config import Config
+from .config import GLOBAL_KEYS, Config
 from .plugins import AXES, get_registry
 from .runner import check_combination
-from .strategy import Categorical
+from .strategy import Categorical, FloatRange, IntRange, ParamSpace
 
-__all__ = ["axis_options", "iter_configs", "valid_configs", "pairwise_configs"]
+__all__ = ["axis_options", "iter_configs", "valid_configs", "pairwise_configs",
+           "sampled_configs"]
 
 Option = tuple[tuple[str, object], ...]
 
@@ -124,3 +129,83 @@ def _completable(spec: AlgorithmSpec, options: list[list[Option]], chosen: dict[
         if _valid(spec, tuple(options[ax][full[ax]] for ax in range(len(options))), backend):
             return True
     return False
+
+
+#: Largest initial worklist capacity :func:`sampled_configs` draws (small capacities make
+#: the worklist overflow and grow, which is what a sweep should exercise).
+SAMPLED_CAPACITY_MAX = 1 << 16
+
+
+def _draw(space: ParamSpace, rng: np.random.Generator, high: float | None = None) -> Any:
+    """A value of ``space``: uniform over choices, log-uniform over ranges wider than 10x."""
+    if isinstance(space, Categorical):
+        return space.choices[int(rng.integers(len(space.choices)))]
+    lo = space.low
+    hi = space.high if high is None else min(space.high, high)
+    if isinstance(space, IntRange):
+        if space.step > 1:
+            return lo + space.step * int(rng.integers((hi - lo) // space.step + 1))
+        if lo >= 1 and hi > 10 * lo:
+            return min(hi, int(math.exp(rng.uniform(math.log(lo), math.log(hi + 1)))))
+        return int(rng.integers(lo, hi + 1))
+    if isinstance(space, FloatRange):
+        if lo > 0 and hi > 10 * lo:
+            return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
+        return float(rng.uniform(lo, hi))
+    raise TypeError(f"unknown parameter space {space!r}")
+
+
+def sampled_configs(spec: AlgorithmSpec, n: int, seed: int = 0,
+                    backend: str = "gpu") -> list[Config]:
+    """``n`` distinct valid configurations drawn at random from the whole space.
+
+    Unlike :func:`pairwise_configs`, every declared parameter is drawn too: numeric and
+    runtime ones (thresholds, ``alpha``/``beta``, captured steps, blocks per
+    multiprocessor) from their declared ranges, and the global keys (``block_size``,
+    a small ``worklist_capacity`` or the estimate, ``read_before_atomic``,
+    ``l2_prefetch``). The draw is deterministic for a given ``seed`` and set of
+    installed strategies, so a suite and the compile suite can walk the same sample.
+
+    Parameters
+    ----------
+    spec : AlgorithmSpec
+        The algorithm every configuration must accept.
+    n : int
+        How many configurations.
+    seed : int
+        Seed of the draw.
+    backend : str
+        ``"gpu"`` or ``"cpu"``.
+
+    Returns
+    -------
+    list[Config]
+        ``n`` configurations (fewer only if the space holds fewer distinct ones).
+
+    """
+    reg = get_registry()
+    rng = np.random.default_rng(seed)
+    names = {axis: sorted(reg.strategies[axis]) for axis in AXES}
+    out: dict[str, Config] = {}
+    for _ in range(50 * max(n, 1)):
+        if len(out) >= n:
+            break
+        values: dict[str, Any] = {}
+        for axis in AXES:
+            name = names[axis][int(rng.integers(len(names[axis])))]
+            values[axis] = name
+            for pname, space in reg.strategies[axis][name].params.items():
+                values[f"{axis}.{pname}"] = _draw(space, rng)
+        for key, space in GLOBAL_KEYS.items():
+            if key == "worklist_capacity":
+                values[key] = 0 if rng.random() < 0.5 else _draw(
+                    space, rng, high=SAMPLED_CAPACITY_MAX)
+            else:
+                values[key] = _draw(space, rng)
+        try:
+            cfg = Config(values)
+        except Exception:  # noqa: BLE001 - a draw Config refuses is simply not a candidate
+            continue
+        if check_combination(spec, None, cfg, backend) is None:
+            out.setdefault(cfg.key(), cfg)
+    return list(out.values())

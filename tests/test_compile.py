@@ -1,10 +1,10 @@
 """Compile suite: generated CUDA compiles for sm_90 with nvcc (no GPU needed).
 
 The whole matrix (marker ``compile_all``: all pairs of strategy options for each of the
-four algorithms, plus the user-operator algorithms, deduplicated by source hash and
-compiled in parallel) runs in ``.ci/run`` after the README's test command, which
-deselects it to stay under five minutes; ``python -m pytest -m compile_all`` runs it
-locally. The quick checks below always run.
+four algorithms, the GPU sweep's drawn configurations, plus the user-operator
+algorithms, deduplicated by source hash and compiled in parallel) runs in ``.ci/run``
+after the README's test command, which deselects it to stay under five minutes;
+``python -m pytest -m compile_all`` runs it locally. The quick checks below always run.
 """
 
 import os
@@ -18,6 +18,7 @@ from gswitch.combinations import pairwise_configs
 from gswitch.plugins import get_registry
 from gswitch.testing.nvcc import compile_source, find_nvcc
 from gswitch.testing.user_algorithms import USER_ALGORITHMS, USER_CONFIGS
+from gswitch.testing.zoo import sweep_configs
 
 ALGORITHMS = ["bfs", "sssp", "cc", "pagerank"]
 SPECS = {a: get_registry().algorithm(a) for a in ALGORITHMS}
@@ -33,6 +34,8 @@ CASES += [(a, gs.Config({"l2_prefetch": True, "launch": launch}))
           for a in ALGORITHMS for launch in ("host_loop", "persistent")]
 CASES += [(u.name, gs.Config({"l2_prefetch": True, "launch": "persistent"}))
           for u in USER_ALGORITHMS]
+# the GPU sweep's drawn configurations (every parameter drawn, block_size included)
+CASES += [(a, c) for a in ALGORITHMS for c in sweep_configs(SPECS[a])]
 # weighted matters only for weight-reading operators
 WEIGHTED = {"sssp", "widest", "dist64"}
 

@@ -462,6 +462,30 @@ def test_l2_prefetch_prefetches_each_updated_field_a_line_ahead():
     assert "(void)u;" in raw[start:raw.index("}", start)]  # a raw operator names no field
 
 
+def test_module_reads_weights_only_when_the_operator_does():
+    """An operator that reads no weight compiles to one module on weighted and unweighted
+    graphs; one that reads weights (expression or raw) keeps GS_WEIGHTED from the graph."""
+    from gswitch.codegen import reads_weights
+
+    reg = gs.plugins.get_registry()
+    for name in ("bfs", "cc", "pagerank"):
+        spec = reg.algorithm(name)
+        assert not reads_weights(spec)
+        assert (generate_source(spec, gs.Config(), True).key
+                == generate_source(spec, gs.Config(), False).key)
+    for spec in (reg.algorithm("sssp"), _widest_spec()):
+        assert reads_weights(spec)
+        weighted = generate_source(spec, gs.Config(), True)
+        assert "#define GS_WEIGHTED 1" in weighted.source
+        assert weighted.key != generate_source(spec, gs.Config(), False).key
+    raw = _raw_bfs_spec([])
+    assert not reads_weights(raw)
+    assert "#define GS_WEIGHTED 0" in generate_source(raw, gs.Config(), True).source
+    heavy = RAW_CUDA.replace("+ 1;", "+ (int)gs_weight(e);")
+    assert heavy != RAW_CUDA
+    assert reads_weights(_raw_bfs_spec([], heavy))
+
+
 # ---------------------------------------------------------------------- raw operators
 RAW_CUDA = """  // raw relax: integer hop counts with an explicit atomicMin
   const int cand = gs.F_hops[v] + 1;
@@ -469,7 +493,7 @@ RAW_CUDA = """  // raw relax: integer hop counts with an explicit atomicMin
   return cand < old;"""
 
 
-def _raw_bfs_spec(calls):
+def _raw_bfs_spec(calls, cuda_body=RAW_CUDA):
     def relax_numpy(fields, src, dst, weight, params):
         calls.append(src.size)
         hops = fields["hops"]
@@ -484,7 +508,7 @@ def _raw_bfs_spec(calls):
 
         hops = gs.NodeField("int32", init=gs.INF, at_source=0)
         start = gs.from_source()
-        relax = gs.raw_edge_op(RAW_CUDA, relax_numpy, "min")
+        relax = gs.raw_edge_op(cuda_body, relax_numpy, "min")
 
     return RawBFS
 

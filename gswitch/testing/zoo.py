@@ -5,7 +5,9 @@ test builds only the graphs it needs, and each graph is small (< 20k stored edge
 CPU suite stays fast. The zoo covers the corner cases (no nodes, one node, a lone self
 loop, isolated nodes, parallel edges), the power-law shape that stresses load balancing
 (RMAT, a star with a hub of degree 2000) and the high-diameter shape that stresses
-iteration counts (a long directed path, grids, a road-like grid).
+iteration counts (a long directed path, grids, a road-like grid). The GPU sweep
+(``tests/test_gpu_sweep.py``) runs over :data:`SWEEP` instead: graphs of 10^5 to 10^6
+edges with shapes the zoo has only small.
 
 All zoo graphs carry positive float32 weights (seeded integers in ``[1, 64)`` where the
 base generator has none), so weighted algorithms such as SSSP run on every one of them,
@@ -15,6 +17,7 @@ and every graph's ``name`` is its zoo key.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +25,8 @@ from ..errors import InvalidInput
 from ..generators import WEIGHT_HIGH, WEIGHT_LOW, grid2d, path, rmat, road, star, uniform_random
 from ..graph import Graph
 
-__all__ = ["ZOO", "ZOO_NAMES", "zoo_graph"]
+__all__ = ["ZOO", "ZOO_NAMES", "zoo_graph", "SWEEP", "SWEEP_NAMES", "sweep_graph",
+           "sweep_configs"]
 
 
 def _weighted(graph: Graph, name: str, seed: int) -> Graph:
@@ -177,3 +181,124 @@ def zoo_graph(name: str) -> Graph:
             f"unknown zoo graph {name!r}; choose one of {', '.join(ZOO_NAMES)}"
         ) from None
     return factory()
+
+
+# --------------------------------------------------------------------------- the sweep
+# Larger graphs (10^5 to 10^6 stored edges) for the GPU sweep, with shapes the zoo lacks
+# at scale: a hub of degree 10^5 both as an out-hub and as an in-hub (pull), a sparse
+# graph of mostly tiny components, a path that runs into a dense clique (frontiers that
+# jump from one node to thousands: direction and temporal switches), a directed
+# power-law graph and a road-like grid of 65k nodes. Node counts are not multiples of 32.
+
+
+def _sweep_rmat() -> Graph:
+    return _weighted(rmat(15, 16, seed=21, weighted=True, directed=False), "sweep_rmat", 21)
+
+
+def _sweep_rmat_directed() -> Graph:
+    return _weighted(rmat(14, 8, seed=22, weighted=True), "sweep_rmat_directed", 22)
+
+
+def _sweep_road() -> Graph:
+    return _weighted(road(255, 257, seed=23), "sweep_road", 23)
+
+
+def _sweep_wide_star() -> Graph:
+    return _weighted(star(100_003), "sweep_wide_star", 24)
+
+
+def _sweep_in_star() -> Graph:
+    # every leaf points at the hub, the hub points back at leaf 1 only
+    n = 100_003
+    leaves = np.arange(1, n)
+    src = np.concatenate([leaves, [0]])
+    dst = np.concatenate([np.zeros(n - 1, dtype=np.int64), [1]])
+    return _edges("sweep_in_star", src, dst, n, seed=25)
+
+
+def _sweep_sparse() -> Graph:
+    return _weighted(uniform_random(200_003, 150_000, seed=26, weighted=True), "sweep_sparse", 26)
+
+
+def _sweep_broom() -> Graph:
+    # an undirected path of 3,000 nodes whose end joins a clique of 400 nodes
+    tail, k = 3000, 400
+    a = np.arange(tail - 1)
+    ci, cj = np.triu_indices(k, 1)
+    src = np.concatenate([a, ci + tail - 1])
+    dst = np.concatenate([a + 1, cj + tail - 1])
+    return _edges("sweep_broom", src, dst, tail - 1 + k, directed=False, seed=27)
+
+
+#: Sweep key -> (factory, source node for BFS and SSSP).
+SWEEP: dict[str, tuple[Callable[[], Graph], int]] = {
+    "sweep_rmat": (_sweep_rmat, -1),
+    "sweep_rmat_directed": (_sweep_rmat_directed, -1),
+    "sweep_road": (_sweep_road, 0),
+    "sweep_wide_star": (_sweep_wide_star, 5),
+    "sweep_in_star": (_sweep_in_star, 1),
+    "sweep_sparse": (_sweep_sparse, -1),
+    "sweep_broom": (_sweep_broom, 0),
+}
+
+#: Sweep keys in a stable order.
+SWEEP_NAMES: tuple[str, ...] = tuple(SWEEP)
+
+
+def sweep_graph(name: str) -> tuple[Graph, int]:
+    """Build the sweep graph called ``name`` and its source node.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`SWEEP_NAMES`.
+
+    Returns
+    -------
+    tuple[Graph, int]
+        The graph (positive float32 weights, ``graph.name == name``) and the source for
+        source-based algorithms: the node of highest out-degree where the entry says
+        ``-1``.
+
+    Raises
+    ------
+    InvalidInput
+        If ``name`` is not a sweep graph; the message lists the valid names.
+
+    """
+    try:
+        factory, source = SWEEP[name]
+    except KeyError:
+        raise InvalidInput(
+            f"unknown sweep graph {name!r}; choose one of {', '.join(SWEEP_NAMES)}"
+        ) from None
+    graph = factory()
+    if source < 0:
+        source = int(np.argmax(np.diff(graph.indptr)))
+    return graph, source
+
+
+#: Configurations the GPU sweep draws per algorithm (the compile suite compiles them too).
+SWEEP_CONFIGS = 32
+#: Seed of the sweep's draw.
+SWEEP_SEED = 2026
+
+
+def sweep_configs(spec: Any) -> list[Any]:
+    """The sweep's configurations for ``spec``: :data:`SWEEP_CONFIGS` valid ones drawn with
+    every parameter by :func:`gswitch.combinations.sampled_configs`.
+
+    Parameters
+    ----------
+    spec : AlgorithmSpec
+        The algorithm.
+
+    Returns
+    -------
+    list[Config]
+        The same list for the same installed strategies, in CI and on the device.
+
+    """
+    from ..combinations import sampled_configs
+
+    return sampled_configs(spec, SWEEP_CONFIGS, seed=SWEEP_SEED)
