@@ -100,7 +100,7 @@ def main() -> None:
     g = rmat(args.scale, 16, seed=1).symmetrize()
     print(f"RMAT-{args.scale}: {g.n_nodes} nodes, {g.n_edges} edges")
     out["speed"] = _speed(variants, g, args.rounds)
-    write_json("ab_pagerank_residual.json", out)
+    write_json("ab_pagerank_residual", out)
 
 
 if __name__ == "__main__":
