@@ -188,7 +188,8 @@ def zoo_graph(name: str) -> Graph:
 # at scale: a hub of degree 10^5 both as an out-hub and as an in-hub (pull), a sparse
 # graph of mostly tiny components, a path that runs into a dense clique (frontiers that
 # jump from one node to thousands: direction and temporal switches), a directed
-# power-law graph and a road-like grid of 65k nodes. Node counts are not multiples of 32.
+# power-law graph, a road-like grid of 65k nodes, zero-weight edges with many ties, and
+# 10^5 nodes almost all isolated. Node counts are not multiples of 32.
 
 
 def _sweep_rmat() -> Graph:
@@ -230,6 +231,23 @@ def _sweep_broom() -> Graph:
     return _edges("sweep_broom", src, dst, tail - 1 + k, directed=False, seed=27)
 
 
+def _sweep_zero_weights() -> Graph:
+    # directed power-law graph whose weights are 0, 1 or 2: zero-weight edges and ties
+    g = rmat(13, 8, seed=28)
+    w = np.random.default_rng(28).integers(0, 3, size=g.n_edges).astype(np.float32)
+    out = g.with_weights(w)
+    out.name = "sweep_zero_weights"
+    return out
+
+
+def _sweep_isolated() -> Graph:
+    # 100,003 nodes, all but 64 of them isolated: a directed ring of 64 with chords
+    ring = np.arange(64)
+    src = np.concatenate([ring, ring[::4]])
+    dst = np.concatenate([(ring + 1) % 64, (ring[::4] + 17) % 64])
+    return _edges("sweep_isolated", src, dst, 100_003, seed=29)
+
+
 #: Sweep key -> (factory, source node for BFS and SSSP).
 SWEEP: dict[str, tuple[Callable[[], Graph], int]] = {
     "sweep_rmat": (_sweep_rmat, -1),
@@ -239,6 +257,8 @@ SWEEP: dict[str, tuple[Callable[[], Graph], int]] = {
     "sweep_in_star": (_sweep_in_star, 1),
     "sweep_sparse": (_sweep_sparse, -1),
     "sweep_broom": (_sweep_broom, 0),
+    "sweep_zero_weights": (_sweep_zero_weights, -1),
+    "sweep_isolated": (_sweep_isolated, 3),
 }
 
 #: Sweep keys in a stable order.
