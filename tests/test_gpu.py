@@ -81,6 +81,23 @@ def test_tiny_worklist_overflows_without_loss(launch, algorithm, driving):
     assert compare(algorithm, r.fields[OUTPUT[algorithm]], _reference(algorithm, "rmat")) is None
 
 
+def test_persistent_overflow_compaction_stays_within_the_cooperative_grid():
+    """A persistent run whose worklist overflows on a graph of more nodes than a
+    co-resident grid covers compacts with a capped grid: no grid-reduction warning,
+    the reference answer."""
+    import warnings
+
+    from gswitch.generators import star
+
+    g = star(300_001)
+    cfg = {"launch": "persistent", "worklist_capacity": 64, "block_size": 1024}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = gs.run("bfs", g, source=5, backend="gpu", config=cfg)
+    assert r.stats["overflows"] > 0
+    assert compare("bfs", r.fields["depth"], reference("bfs", g, source=5)) is None
+
+
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_gpu_agrees_with_cpu_engine(algorithm):
     """The GPU engine's answer equals the CPU engine's on a larger power-law graph."""

@@ -513,8 +513,15 @@ class LaunchContext:
         self.engine.work += 1
 
     def launch_kernel(self, name: str, grid: int, args: tuple) -> None:
-        """Launch a kernel of the module over ``grid`` blocks (timed)."""
+        """Launch a kernel of the module over ``grid`` blocks (timed).
+
+        Every kernel of a cooperative module is launched cooperatively, so a helper
+        kernel's grid (a worklist's compaction after an overflow, say) is capped at the
+        blocks that can be co-resident; kernels loop over their items with a grid stride.
+        """
         f = self.function(name)
+        if self.gen.cooperative:
+            grid = min(grid, self.engine.persistent_grid(f, self.block))
         self._timed(lambda: f((max(1, grid),), (self.block,), args))
 
     def nodes_grid(self) -> int:
