@@ -111,6 +111,8 @@ def main() -> None:
     ap.add_argument("--parts", default="cold,warm",
                     help="cold (the eight cases), warm (warm start and --config auto, with "
                          "their own cold RMAT studies when the cold part does not run)")
+    ap.add_argument("--algorithms", default=",".join(ALGORITHMS),
+                    help="algorithms of the cold part (default all four)")
     ap.add_argument("--budget-s", type=float, default=420.0,
                     help="total time for all studies; each gets an equal share (default 420)")
     ap.add_argument("--repeats", type=int, default=3)
@@ -125,6 +127,9 @@ def main() -> None:
     if not parts or not parts <= {"cold", "warm"}:
         ap.error(f"--parts takes cold and/or warm; got {args.parts!r}")
     warm_algos = [a for a in args.warm.split(",") if a] if "warm" in parts else []
+    cold_algos = [a for a in args.algorithms.split(",") if a]
+    if not cold_algos or not set(cold_algos) <= set(ALGORITHMS):
+        ap.error(f"--algorithms takes some of {','.join(ALGORITHMS)}; got {args.algorithms!r}")
     budget = Budget(args.budget_s)
     t_gen = time.perf_counter()
     graphs = {"rmat": rmat(scale, 16, seed=1, weighted=True),
@@ -136,7 +141,7 @@ def main() -> None:
     cold_store = f"journal://{(work / 'cold.journal').resolve()}"
     warm_store = f"journal://{(work / 'warm.journal').resolve()}"
     own_store = f"journal://{(work / 'own.journal').resolve()}"
-    cold_cases = [(a, k) for a in ALGORITHMS for k in ("rmat", "road")] if "cold" in parts \
+    cold_cases = [(a, k) for a in cold_algos for k in ("rmat", "road")] if "cold" in parts \
         else [(a, "rmat") for a in warm_algos]
     n_studies = len(cold_cases) + 3 * len(warm_algos)
     print(f"backend {args.backend}; {trials} trials per cold study (the issue's 200 do not fit "
