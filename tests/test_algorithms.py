@@ -5,7 +5,7 @@ import pytest
 
 import gswitch as gs
 from gswitch.testing.reference import compare, reference
-from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
+from gswitch.testing.zoo import SWEEP_NAMES, ZOO_NAMES, sweep_graph, zoo_graph
 
 ALGORITHMS = ["bfs", "sssp", "cc", "pagerank"]
 DRIVING = ["data", "topology", "temporal"]
@@ -174,3 +174,19 @@ def test_fill_initial_matches_initial():
         out = np.full(5, 9, dtype=f.dtype)
         f.fill_initial(out, {"n_nodes": 5})
         assert np.array_equal(out, f.initial(5, {"n_nodes": 5}))
+
+
+@pytest.mark.parametrize("name", SWEEP_NAMES)
+def test_sweep_graphs_are_what_the_gpu_sweep_expects(name):
+    """Each sweep graph is named, weighted (nonnegative) and has a source with out-edges
+    (RMAT's node counts are powers of two, the others' not multiples of 32); BFS and SSSP
+    from it match scipy on the CPU engine."""
+    g, source = sweep_graph(name)
+    assert g.name == name and g.weights is not None and (g.weights >= 0).all()
+    assert 0 <= source < g.n_nodes
+    assert (g.n_nodes % 32 != 0) == ("rmat" not in name and "zero_weights" not in name)
+    assert g.indptr[source + 1] > g.indptr[source]
+    for algorithm in ("bfs", "sssp"):
+        r = gs.run(algorithm, g, source=source, backend="cpu")
+        ref = reference(algorithm, g, source=source)
+        assert compare(algorithm, r.fields[OUTPUT[algorithm]], ref) is None

@@ -104,6 +104,37 @@ def test_pairs_cover_every_option_pair():
                     assert check_combination(spec, None, trial, "gpu") is not None, merged
 
 
+def test_sampled_configs_are_valid_distinct_deterministic_and_drawn_widely():
+    """The sweep's draw: valid for the algorithm, no two alike, the same for the same seed,
+    another for another seed, every value inside its declared space, and spread over
+    every option of every axis and over non-default numeric parameters."""
+    from gswitch.combinations import sampled_configs
+    from gswitch.config import GLOBAL_KEYS
+    from gswitch.runner import check_combination
+
+    reg = get_registry()
+    spec = SPECS["sssp"]
+    draw = sampled_configs(spec, 64, seed=7)
+    assert len(draw) == 64 and len({c.key() for c in draw}) == 64
+    assert [c.key() for c in draw] == [c.key() for c in sampled_configs(spec, 64, seed=7)]
+    assert [c.key() for c in draw] != [c.key() for c in sampled_configs(spec, 64, seed=8)]
+    for cfg in draw:
+        assert check_combination(spec, None, cfg, "gpu") is None
+        for axis in reg.strategies:
+            for pname, space in reg.strategies[axis][cfg[axis]].params.items():
+                space.validate(pname, cfg[f"{axis}.{pname}"])
+        for key, space in GLOBAL_KEYS.items():
+            space.validate(key, cfg[key])
+    for axis, strategies in reg.strategies.items():
+        for name, cls in strategies.items():
+            if "gpu" in cls.backends and not check_combination(
+                    spec, None, gs.Config({axis: name}), "gpu"):
+                assert any(c[axis] == name for c in draw), (axis, name)
+    assert len({c["block_size"] for c in draw}) > 16
+    assert any(0 < c["worklist_capacity"] for c in draw)
+    assert any(c["worklist_capacity"] == 0 for c in draw)
+
+
 def test_enumeration_covers_every_strategy():
     """Each registered GPU strategy appears in at least one compiled combination."""
     reg = get_registry()

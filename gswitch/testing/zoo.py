@@ -155,6 +155,15 @@ ZOO: dict[str, Callable[[], Graph]] = {
 ZOO_NAMES: tuple[str, ...] = tuple(ZOO)
 
 
+def _entry(table: dict[str, Any], name: str, what: str) -> Any:
+    try:
+        return table[name]
+    except KeyError:
+        raise InvalidInput(
+            f"unknown {what} {name!r}; choose one of {', '.join(table)}"
+        ) from None
+
+
 def zoo_graph(name: str) -> Graph:
     """Build the zoo graph called ``name``.
 
@@ -174,13 +183,7 @@ def zoo_graph(name: str) -> Graph:
         If ``name`` is not in the zoo; the message lists the valid names.
 
     """
-    try:
-        factory = ZOO[name]
-    except KeyError:
-        raise InvalidInput(
-            f"unknown zoo graph {name!r}; choose one of {', '.join(ZOO_NAMES)}"
-        ) from None
-    return factory()
+    return _entry(ZOO, name, "zoo graph")()
 
 
 # --------------------------------------------------------------------------- the sweep
@@ -189,7 +192,8 @@ def zoo_graph(name: str) -> Graph:
 # graph of mostly tiny components, a path that runs into a dense clique (frontiers that
 # jump from one node to thousands: direction and temporal switches), a directed
 # power-law graph, a road-like grid of 65k nodes, zero-weight edges with many ties, and
-# 10^5 nodes almost all isolated. Node counts are not multiples of 32.
+# 10^5 nodes almost all isolated. Apart from the RMAT graphs no node count is a
+# multiple of 32 (bitmap words and warps end part-full).
 
 
 def _sweep_rmat() -> Graph:
@@ -276,7 +280,7 @@ def sweep_graph(name: str) -> tuple[Graph, int]:
     Returns
     -------
     tuple[Graph, int]
-        The graph (positive float32 weights, ``graph.name == name``) and the source for
+        The graph (nonnegative float32 weights, ``graph.name == name``) and the source for
         source-based algorithms: the node of highest out-degree where the entry says
         ``-1``.
 
@@ -286,12 +290,7 @@ def sweep_graph(name: str) -> tuple[Graph, int]:
         If ``name`` is not a sweep graph; the message lists the valid names.
 
     """
-    try:
-        factory, source = SWEEP[name]
-    except KeyError:
-        raise InvalidInput(
-            f"unknown sweep graph {name!r}; choose one of {', '.join(SWEEP_NAMES)}"
-        ) from None
+    factory, source = _entry(SWEEP, name, "sweep graph")
     graph = factory()
     if source < 0:
         source = int(np.argmax(np.diff(graph.indptr)))
