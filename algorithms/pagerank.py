@@ -12,6 +12,18 @@ def pagerank_spec(residual_dtype: str = "float64", name: str = "pagerank") -> gs
 
     The registered ``pagerank`` holds it in float64; ``benchmarks/ab_pagerank_residual.py``
     builds the float32 variant under another name to measure what that costs.
+
+    Parameters
+    ----------
+    residual_dtype : str
+        Field dtype of the unpushed mass (``"float64"`` or ``"float32"``).
+    name : str
+        Registry name of the returned algorithm.
+
+    Returns
+    -------
+    AlgorithmSpec
+        The algorithm, not registered (the module's hook registers ``SPEC``).
     """
 
     @gs.algorithm(name=name, max_iterations_param="max_iterations",
