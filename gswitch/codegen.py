@@ -191,16 +191,20 @@ def _walk(e: ex.Expr):
             yield from _walk(child)
 
 
+def _operator_exprs(op: Operator):
+    """Every expression node of an (expression) operator's statements."""
+    for st in op.statements:
+        yield from _walk(st.value)
+        if getattr(st, "activate_above", None) is not None:
+            yield from _walk(st.activate_above)
+
+
 def _src_fields(op: Operator) -> list[str]:
     """Fields of the source node the edge operator reads (preloaded once per node)."""
     names: list[str] = []
-    for st in op.statements:
-        roots = [st.value] + ([st.activate_above] if getattr(st, "activate_above", None)
-                              is not None else [])
-        for root in roots:
-            for e in _walk(root):
-                if isinstance(e, ex.FieldLoad) and e.node == "src" and e.field not in names:
-                    names.append(e.field)
+    for e in _operator_exprs(op):
+        if isinstance(e, ex.FieldLoad) and e.node == "src" and e.field not in names:
+            names.append(e.field)
     return names
 
 
@@ -489,11 +493,7 @@ def reads_weights(spec: AlgorithmSpec) -> bool:
     if op.raw is not None:
         return re.search(r"\bgs_r?weight\s*\(|\bgs\.r?weights\b",
                          op.raw.cuda_body) is not None
-    lowered = []
-    for st in op.statements:
-        lowered += (_lower_reduction(st, False) if isinstance(st, ex.Reduction)
-                    else _lower_assign(st))
-    return re.search(r"\bgs_w\b", "\n".join(lowered)) is not None
+    return any(isinstance(e, ex.EdgeWeight) for e in _operator_exprs(op))
 
 
 def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedModule:
