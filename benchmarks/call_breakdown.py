@@ -85,6 +85,11 @@ def main() -> None:
     wrap(gpu.LaunchContext, "launch_step", "    launch")
     wrap(gpu.LaunchContext, "record", "    launch")
     wrap(gpu.LaunchContext, "control", "    wait (control read)")
+    wrap(gpu.LaunchContext, "phase_grid", "    phase_grid")
+    wrap(gpu.LaunchContext, "report", "    report")
+    wrap(gpu.LaunchContext, "check_deadline", "    check_deadline")
+    wrap(gpu.GpuEngine, "_pinned", "    _pinned")
+    wrap(gpu.LaunchContext, "write_state", "    write_state")
     TOTALS.clear()
     t0 = time.perf_counter()
     for _ in range(args.calls):

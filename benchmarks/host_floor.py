@@ -11,6 +11,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import ctypes
 import time
 
 from _common import require_gpu
@@ -62,6 +63,16 @@ extern "C" __global__ void coop(int* x) {
         "kernel launch": lambda: k((1,), (32,), (x,), stream=stream),
         "cooperative launch, 1 block": lambda: coop((1,), (32,), (x,), stream=stream),
     }
+    # the same work through the runtime and driver entry points, with the kernel's
+    # argument array packed once (what a wrapper object does on every call)
+    fptr = k.kernel.ptr
+    arg = ctypes.c_void_p(x.data.ptr)
+    params = (ctypes.c_void_p * 1)(ctypes.addressof(arg))
+    pptr = ctypes.addressof(params)
+    drv = cp.cuda.driver
+    calls["runtime.eventRecord"] = lambda: rt.eventRecord(ev.ptr, sp)
+    calls["driver.launchKernel, packed args"] = lambda: drv.launchKernel(
+        fptr, 1, 1, 1, 32, 1, 1, 0, sp, pptr, 0)
     for name, call in calls.items():
         for _ in range(50):
             call()
@@ -74,6 +85,39 @@ extern "C" __global__ void coop(int* x) {
         stream.synchronize()
         rows[name] = per * 1e6
         print(f"{name}: {rows[name]:.2f} us host time a call")
+    # four host-loop steps (record, launch, record, read back 64 bytes, wait), through the
+    # wrappers and through the raw entry points: the floor of a 4-step host-loop call
+    ctl = cp.zeros(16, dtype=cp.int32)
+    hctl = cp.cuda.alloc_pinned_memory(64)
+    ev2 = cp.cuda.Event()
+
+    def steps_wrapped() -> None:
+        for _ in range(4):
+            ev.record(stream)
+            k((1,), (32,), (x,), stream=stream)
+            ev2.record(stream)
+            rt.memcpyAsync(hctl.ptr, ctl.data.ptr, 64, 2, sp)
+            stream.synchronize()
+
+    def steps_raw() -> None:
+        for _ in range(4):
+            rt.eventRecord(ev.ptr, sp)
+            drv.launchKernel(fptr, 1, 1, 1, 32, 1, 1, 0, sp, pptr, 0)
+            rt.eventRecord(ev2.ptr, sp)
+            rt.memcpyAsync(hctl.ptr, ctl.data.ptr, 64, 2, sp)
+            rt.streamSynchronize(sp)
+
+    for name, fn in (("4 host-loop steps, wrappers", steps_wrapped),
+                     ("4 host-loop steps, raw calls", steps_raw)):
+        ts = []
+        for i in range(args.calls + 50):
+            t = time.perf_counter()
+            fn()
+            if i >= 50:
+                ts.append(time.perf_counter() - t)
+        ts.sort()
+        rows[name] = ts[len(ts) // 2] * 1e6
+        print(f"{name}: median {rows[name]:.1f} us")
 
 
 if __name__ == "__main__":
