@@ -184,19 +184,12 @@ def _lower_assign(s: ex.Assign) -> list[str]:
             f"gs.F_{s.field}[{_ROLE_VAR[s.node]}] = s{s.index};"]
 
 
-def _walk(e: ex.Expr):
-    yield e
-    for child in vars(e).values():
-        if isinstance(child, ex.Expr):
-            yield from _walk(child)
-
-
 def _operator_exprs(op: Operator):
     """Every expression node of an (expression) operator's statements."""
     for st in op.statements:
-        yield from _walk(st.value)
+        yield from ex.walk(st.value)
         if getattr(st, "activate_above", None) is not None:
-            yield from _walk(st.activate_above)
+            yield from ex.walk(st.activate_above)
 
 
 def _src_fields(op: Operator) -> list[str]:
