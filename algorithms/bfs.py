@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 import gswitch as gs
 from gswitch.algorithm import int_inf
 
@@ -52,7 +54,13 @@ class BFS:
     @staticmethod
     def finalize(fields, params):
         d = fields["depth"]
-        d[d >= int_inf("int32")] = -1
+        # unreached (INF) -> -1, branch-free: or in -(d >= INF). A boolean-mask assignment
+        # costs about 10 ns per unreached node (19 ms for RMAT-21's million unreached
+        # nodes on the GPU host, longer than the BFS); this takes three vector passes.
+        m = np.empty_like(d)
+        np.greater_equal(d, int_inf("int32"), out=m, casting="unsafe")
+        np.negative(m, out=m)
+        np.bitwise_or(d, m, out=d)
         return fields
 
 

@@ -9,6 +9,12 @@ a synchronise). Stages nest: ``engine.run`` contains ``setup``, ``drive`` and
 Usage::
 
     python benchmarks/call_breakdown.py [--calls 2000] [--launch persistent] [--json F]
+        [--grid N | --rmat SCALE] [--config JSON]
+
+``--grid N`` splits a call on the NxN grid instead (BFS from a corner, the persistent
+settings of the level-synchronous suggestion, or ``--config``), where copying fields in
+and out counts; ``--rmat SCALE`` on a symmetrised RMAT graph (edge factor 16) from its
+hub.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
 from _common import TINY_EDGES, require_gpu, tiny_bfs_times
 
 TOTALS: dict[str, float] = defaultdict(float)
@@ -57,6 +64,9 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--launch", default="persistent")
     ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--grid", type=int, default=0, help="BFS on the NxN grid instead")
+    ap.add_argument("--rmat", type=int, default=0, help="BFS on RMAT of this scale instead")
+    ap.add_argument("--config", default="", help="configuration as JSON (--grid, --rmat)")
     args = ap.parse_args()
     require_gpu("call_breakdown.py")
     import cupy as cp
@@ -64,12 +74,37 @@ def main() -> None:
     import gswitch as gs
     from gswitch import runner
     from gswitch.engine import gpu
+    from gswitch.plugins import get_registry
 
     tiny = gs.Graph.from_edges(*TINY_EDGES)
     conf = gs.Config({"launch": args.launch})
+    source = 0
+    if args.grid or args.rmat:
+        from gswitch.generators import grid2d, rmat
+
+        if args.grid:
+            tiny = grid2d(args.grid, args.grid)
+            conf = gs.Config({"worklist": "warp_aggregated", "load_balance": "virtual_warp",
+                              "load_balance.size": 4, "launch": "persistent",
+                              "block_size": 128, "read_before_atomic": False,
+                              "l2_prefetch": True})
+        else:
+            tiny = rmat(args.rmat, 16, seed=1).symmetrize()
+            source = int(np.argmax(tiny.out_degree))
+            conf = gs.Config({})
+        if args.config:
+            conf = gs.Config(json.loads(args.config))
+        ts = []
+        for i in range(args.calls + 2):
+            t = time.perf_counter()
+            r = gs.run("bfs", tiny, source=source, backend="gpu", config=conf)
+            if i >= 2:
+                ts.append(time.perf_counter() - t)
+        ts.sort()
+    else:
+        # plain end-to-end time first, with nothing wrapped
+        ts, r = tiny_bfs_times(conf, args.calls)
     launch_cls = type(conf.strategies()["launch"])
-    # plain end-to-end time first, with nothing wrapped
-    ts, r = tiny_bfs_times(conf, args.calls)
     median = ts[len(ts) // 2]
     floor = host_floor(cp, 500)
     wrap(runner, "prepare", "runner.prepare")
@@ -89,13 +124,27 @@ def main() -> None:
     wrap(gpu.LaunchContext, "report", "    report")
     wrap(gpu.LaunchContext, "check_deadline", "    check_deadline")
     wrap(gpu.GpuEngine, "_pinned", "    _pinned")
+    wrap(gpu.GpuEngine, "_known", "  _known (resident lookup)")
+    wrap(gpu.GpuEngine, "resident", "  resident (upload)")
+    wrap(gpu._Plan, "__init__", "  plan (new)")
+    wrap(gpu.LaunchContext, "__init__", "  LaunchContext")
+    wrap(gpu.LaunchContext, "grow", "      grow")
+    wrap(gpu.GpuEngine, "_fill_on_device", "      fill on device")
     wrap(gpu.LaunchContext, "write_state", "    write_state")
+    spec = get_registry().algorithm("bfs")
+    wrap(type(spec), "fill_fields", "    fill_fields")
+    wrap(spec, "finalize", "runner.finalize")
     TOTALS.clear()
     t0 = time.perf_counter()
     for _ in range(args.calls):
-        r = gs.run("bfs", tiny, source=0, backend="gpu", config=conf)
+        r = gs.run("bfs", tiny, source=source, backend="gpu", config=conf)
     wall = (time.perf_counter() - t0) / args.calls
-    assert r.fields["depth"].tolist() == [0, 1, 2, 3]
+    if args.grid and not args.config:
+        assert int(r.fields["depth"].max()) == 2 * (args.grid - 1)
+    elif args.rmat:
+        print("overflows", r.stats["overflows"], "iterations", r.iterations)
+    elif not args.grid:
+        assert r.fields["depth"].tolist() == [0, 1, 2, 3]
     out = {"launch": args.launch, "device": gpu.GpuEngine.instance().device_name,
            "median_end_to_end_us": median * 1e6, "mean_wrapped_us": wall * 1e6,
            "host_floor_us": floor * 1e6,

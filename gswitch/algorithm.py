@@ -107,13 +107,22 @@ class NodeField:
         dtype, one item per node), without allocating: the GPU engine fills its pinned
         staging buffer directly.
         """
-        init = self.init
+        init = self.initial_value(params)
         if init is NODE_ID:
             out[:] = np.arange(out.size, dtype=out.dtype)
             return
+        out.fill(init)
+
+    def initial_value(self, params: Mapping[str, Any]) -> Any:
+        """The value every node starts with (infinity as this dtype stores it), or
+        :data:`NODE_ID` when each node starts with its own id.
+        """
+        init = self.init
+        if init is NODE_ID:
+            return NODE_ID
         if callable(init):
             init = init(params)
-        out.fill(self._number(init))
+        return self._number(init)
 
     def _number(self, value: Any) -> Any:
         if isinstance(value, float) and math.isinf(value) and self.dtype not in ("float32",
@@ -460,6 +469,16 @@ class AlgorithmSpec:
             f.fill_initial(a, params)
             if sources is not None and f.at_source is not None and sources.size:
                 a[int(sources[0]) if sources.size == 1 else sources] = f._number(f.at_source)
+
+    def initial_values(self, params: Mapping[str, Any], sources: bool
+                       ) -> list[tuple[str, Any, Any]]:
+        """What :meth:`fill_fields` writes, for an engine that fills fields itself:
+        ``(field, value of every node or NODE_ID, value at the sources or None)`` for
+        each field; ``sources`` says whether the run has start nodes.
+        """
+        return [(name, f.initial_value(params),
+                 f._number(f.at_source) if sources and f.at_source is not None else None)
+                for name, f in self.fields.items()]
 
     def describe(self) -> str:
         """Human-readable listing of fields, parameters and traced operators."""

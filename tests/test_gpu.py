@@ -501,3 +501,65 @@ def test_resident_graph_is_freed_with_its_graph():
     del g
     gc.collect()
     assert len(engine._graphs) == before - 1
+
+
+def test_resident_copy_of_an_equal_graph_follows_the_graph_in_use():
+    """Graphs compare by content, so a run finds the copy uploaded for an equal graph:
+    the copy is then tied to the graph in use, and outlives the first one (which may be
+    freed by the collector during that run) instead of losing its graph.
+    """
+    import gc
+
+    from gswitch.engine.gpu import GpuEngine
+
+    engine = GpuEngine.instance()
+    first = gs.Graph.from_edges([0, 1, 2, 3], [1, 2, 3, 4])
+    second = gs.Graph.from_edges([0, 1, 2, 3], [1, 2, 3, 4])
+    assert first == second and first is not second
+    gs.run("bfs", first, source=0, backend="gpu")
+    res = engine._graphs[first]
+    r = gs.run("bfs", second, source=0, backend="gpu", config={"launch": "persistent"})
+    assert r.fields["depth"].tolist() == [0, 1, 2, 3, 4]
+    assert engine._graphs[second] is res and res.graph is second  # no second upload
+    del first
+    gc.collect()
+    assert engine._graphs[second] is res and res.graph is second
+    r = gs.run("bfs", second, source=1, backend="gpu", config={"direction": "pull"})
+    assert r.fields["depth"].tolist() == [-1, 0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("launch", ["host_loop", "persistent"])
+@pytest.mark.parametrize("name", ALGORITHMS + sorted(USER))
+def test_fields_of_a_large_graph_start_on_the_device(name, launch, monkeypatch):
+    """Fields larger than the engine's threshold are initialised by fill kernels on the
+    device (every node's value, then the sources'): the answers equal those of the host
+    path (the threshold raised so that the host fills them) for every field dtype, node
+    ids as initial labels and several sources.
+    """
+    from gswitch.engine import gpu
+    from gswitch.generators import rmat
+
+    spec = USER.get(name) or get_registry().algorithm(name)
+    g = rmat(15, 4, seed=11, weighted=True)
+    assert 4 * g.n_nodes > gpu._DEVICE_FILL_BYTES  # the device path is taken
+    kw = {"source": [0, 7, 1234]} if spec.start.kind == "source" else {}
+    cfg = gs.Config({"launch": launch, "worklist.dedup": True})
+    on_device = gs.run(spec, g, backend="gpu", config=cfg, **kw).fields
+    monkeypatch.setattr(gpu, "_DEVICE_FILL_BYTES", 1 << 40)
+    on_host = gs.run(spec, g, backend="gpu", config=cfg, **kw).fields
+    assert on_device.keys() == on_host.keys()
+    for field in on_host:
+        if on_host[field].dtype.kind == "f":
+            assert np.allclose(on_device[field], on_host[field], rtol=1e-5), field
+        else:
+            assert np.array_equal(on_device[field], on_host[field]), field
+    if name in OUTPUT:
+        if kw:  # several sources: the nearest of them, as scipy measures it
+            from scipy.sparse import csgraph
+
+            d = csgraph.dijkstra(g.deduplicate("min").to_scipy(), indices=kw["source"],
+                                 min_only=True, unweighted=name == "bfs")
+            want = np.where(np.isinf(d), -1, d).astype(np.int64) if name == "bfs" else d
+        else:
+            want = reference(name, g)
+        assert compare(name, on_device[OUTPUT[name]], want) is None

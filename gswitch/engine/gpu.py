@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..algorithm import AlgorithmSpec
+from ..algorithm import NODE_ID, AlgorithmSpec
 from ..codegen import GeneratedModule, generate_source, numbered, state_dtype
 from ..config import Config
 from ..errors import DeadlineExceeded, DeviceError, InvalidConfig, KernelCompileError
@@ -47,6 +47,10 @@ _PLANS_PER_GRAPH = 64
 _EARLY_READ_BYTES = 1 << 20
 #: Steps of the trace read with them.
 _EARLY_READ_STEPS = 64
+#: Fields of more bytes than this start on the device (a fill kernel per field) instead
+#: of being written on the host and copied up with the control block: for a graph of 4M
+#: nodes that saves filling 16 MB of page-locked memory and copying it (about 2 ms).
+_DEVICE_FILL_BYTES = 1 << 16
 #: Results of at most this many bytes come back with every read of the control block,
 #: whatever the launch: the read that finds the run over brought them, so reading them
 #: costs no extra round trip (a few hundred bytes more a step).
@@ -794,9 +798,26 @@ class GpuEngine:
         self._modules[gen.key] = mod
         return mod
 
-    def resident(self, graph: Graph) -> _Resident:
-        """The graph's device arrays, uploaded once per :class:`Graph` object."""
+    def _known(self, graph: Graph) -> _Resident | None:
+        """The resident copy of ``graph`` or of an equal graph (graphs compare by content),
+        tied to ``graph`` from now on.
+
+        A copy uploaded for an equal graph that is unreachable but not yet collected (held
+        by a reference cycle, say) would otherwise lose its graph, and its dictionary entry,
+        when the collector frees that graph in the middle of this run.
+        """
         res = self._graphs.get(graph)
+        if res is not None and res._graph() is not graph:
+            del self._graphs[graph]
+            res._graph = weakref.ref(graph)
+            self._graphs[graph] = res
+        return res
+
+    def resident(self, graph: Graph) -> _Resident:
+        """The graph's device arrays, uploaded once per :class:`Graph` object (or for an
+        equal one that is still alive).
+        """
+        res = self._known(graph)
         if res is None:
             # upload on the engine's stream and wait: a copy on the legacy default stream is
             # not ordered before work on a non-blocking stream, and under load (several
@@ -898,7 +919,7 @@ class GpuEngine:
             stats.update(iterations=0, converged=True, time_s=time.perf_counter() - t_start,
                          device_time_s=0.0, kernel_time_s=0.0, compile_time_s=0.0)
             return Result(spec.name, fields0, stats, backend="gpu", config=config)
-        res = self._graphs.get(graph)
+        res = self._known(graph)
         if res is None:
             need = estimate_bytes(graph, spec, config)
             free, _total = cp.cuda.runtime.memGetInfo()
@@ -971,7 +992,9 @@ class GpuEngine:
             staged[name] = host.field(offset, dt, n)
             bind(member, core.fields_ptr + offset)
         ctx.fields_host = staged
-        plan.spec.fill_fields(staged, params, sources)
+        on_device = fbytes > _DEVICE_FILL_BYTES
+        if not on_device:
+            plan.spec.fill_fields(staged, params, sources)
         for axis, name, key, dt, size, zero, member in plan.buffers:
             arr = res.pool.get(key)
             if arr is None or arr.size < size or arr.dtype != dt:
@@ -999,20 +1022,20 @@ class GpuEngine:
         h[_MODE] = ctx.mode
         h[_PULL] = ctx.pull
         # the start ids end where the control block begins and the fields follow it:
-        # one copy takes all three
+        # one copy takes all three (the first two when the fields start on the device)
         lead = 4 * n_ids
         if sources is None:
-            start = res.pool.get(("core", "all_nodes"))
-            if start is None:
-                start = res.pool[("core", "all_nodes")] = self.cp.arange(n, dtype=np.int32)
+            start = self._all_nodes(res, n)
         else:
             host.start(n_ids)[:] = sources
             start = core.start(n_ids)
             ctx._start_dev, ctx._start_pinned = core.ctl_ptr - lead, host.ctl_ptr - lead
         ctx.start_host = sources
         rt.memcpyAsync(core.ctl_ptr - lead, host.ctl_ptr - lead,
-                       lead + 4 * _CTL_ROOM + fbytes, _H2D, sp)
+                       lead + 4 * _CTL_ROOM + (0 if on_device else fbytes), _H2D, sp)
         self.work += 1
+        if on_device:
+            self._fill_on_device(ctx, plan, params, None if sources is None else start)
         ctx.strategies["worklist"].seed(ctx, start, sources is None)
         ctx.write_state()
         small = core.field_bytes <= _EVERY_READ_BYTES
@@ -1025,6 +1048,32 @@ class GpuEngine:
             word = host.cap + _CTL_ROOM + core.field_bytes // 4
             ctx._early_trace = host.array[word : word + 2 * _EARLY_READ_STEPS].view(_I32)
             ctx._early_every = small
+
+    def _all_nodes(self, res: _Resident, n: int) -> Any:
+        """Every node id in order, on the device (kept with the resident graph)."""
+        ids = res.pool.get(("core", "all_nodes"))
+        if ids is None:
+            ids = res.pool[("core", "all_nodes")] = self.cp.arange(n, dtype=np.int32)
+        return ids
+
+    def _fill_on_device(self, ctx: LaunchContext, plan: _Plan, params: dict[str, Any],
+                        start: Any) -> None:
+        """Write the initial fields on the device, as :meth:`AlgorithmSpec.fill_fields`
+        does on the host: every node's value, then the sources' (``start``, the device
+        start ids, or ``None``), on the engine's stream after the start ids' copy.
+        """
+        core, n = ctx.core, ctx.n_nodes
+        where = {name: (offset, dt) for name, offset, dt, _m in plan.fields}
+        for name, value, at_source in plan.spec.initial_values(params, start is not None):
+            offset, dt = where[name]
+            dev = core.field(offset, dt, n)
+            if value is NODE_ID:
+                dev[...] = self._all_nodes(ctx.res, n)
+            else:
+                dev.fill(value)
+            if at_source is not None:
+                dev[start] = at_source
+        self.work += 1
 
     def _read_back(self, ctx: LaunchContext, plan: _Plan
                    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
