@@ -235,6 +235,7 @@ class CpuEngine:
                    "in": graph.in_degree.astype(np.int32)}
         all_nodes = np.arange(n, dtype=np.int32)
         all_src: np.ndarray | None = None
+        node_mask: np.ndarray | None = None
         rev = None
         if spec.start.kind == "all":
             active = all_nodes
@@ -272,10 +273,23 @@ class CpuEngine:
                     src, dst, w = rev.indices, rev_dst, rev.weights
                 stats["edges_processed"] += rev.n_edges
             else:
-                if mode == "data":
+                if mode == "data" and 4 * nodes.size < n:
                     eidx, src = _expand(graph.indptr, nodes)
                     dst = graph.indices[eidx]
                     w = None if graph.weights is None else graph.weights[eidx]
+                elif mode == "data":
+                    # a dense frontier: filtering the whole edge list is cheaper than
+                    # expanding the nodes' ranges, and keeps the same edge order (the
+                    # frontier is sorted)
+                    if all_src is None:
+                        all_src = graph.sources()
+                    if node_mask is None:
+                        node_mask = np.zeros(n, dtype=bool)
+                    node_mask[nodes] = True
+                    keep = node_mask[all_src]
+                    node_mask[nodes] = False
+                    src, dst = all_src[keep], graph.indices[keep]
+                    w = None if graph.weights is None else graph.weights[keep]
                 else:
                     if all_src is None:
                         all_src = graph.sources()
