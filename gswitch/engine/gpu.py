@@ -264,8 +264,9 @@ class _Plan:
         self.const_ptr = int(module.get_global("gs").ptr)
         #: kernel name -> CuPy kernel, ("ptr", name) -> its driver handle
         self.functions: dict[Any, Any] = {}
-        #: ``(mode, pull)`` (or ``None`` for every phase) -> ``[(phase, kernel args)]``
-        self.steps: dict[Any, list[tuple[Phase, tuple]]] = {}
+        #: ``(mode, pull)`` (or ``None`` for every phase) -> ``[(phase, kernel args, the
+        #: same packed for the driver)]``
+        self.steps: dict[Any, list[tuple[Phase, tuple, _PackedInts]]] = {}
         #: what strategies keep between runs of this plan (see :attr:`LaunchContext.memo`)
         self.memo: dict[Any, Any] = {}
         self.dtype = engine.state_dtype(gen)
