@@ -170,12 +170,19 @@ def _combine(kind: str, old: np.ndarray, val: np.ndarray) -> np.ndarray:
 
 
 _AT = {"min": np.minimum, "max": np.maximum, "or": np.bitwise_or}
+#: An integer min/max/or over at least ``n / _WHOLE_REDUCTION`` edges reduces them all at
+#: once and compares the field before and after (see :func:`_apply_reduction`).
+_WHOLE_REDUCTION = 8
+#: A data-driven step whose frontier holds more than ``n / _DENSE_FRONTIER`` nodes filters
+#: the whole edge list instead of expanding the nodes' ranges.
+_DENSE_FRONTIER = 4
 
 
 def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.ndarray,
                      thr: Any, activated: np.ndarray) -> None:
     kind = s.kind.name
-    if kind in ("min", "max", "or") and f.dtype.kind in "iu" and 8 * dst.size >= f.size:
+    whole = _WHOLE_REDUCTION * dst.size >= f.size
+    if kind in ("min", "max", "or") and f.dtype.kind in "iu" and whole:
         # integers and many edges: one unbuffered reduction over every edge, then the
         # nodes whose value changed. These are the nodes the per-edge test below finds
         # (an integer min, max or or changes a node exactly when some edge improves it),
@@ -286,7 +293,7 @@ class CpuEngine:
                     src, dst, w = rev.indices, rev_dst, rev.weights
                 stats["edges_processed"] += rev.n_edges
             else:
-                if mode == "data" and 4 * nodes.size < n:
+                if mode == "data" and _DENSE_FRONTIER * nodes.size <= n:
                     eidx, src = _expand(graph.indptr, nodes)
                     dst = graph.indices[eidx]
                     w = None if graph.weights is None else graph.weights[eidx]
