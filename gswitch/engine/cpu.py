@@ -303,13 +303,16 @@ class CpuEngine:
                     # frontier is sorted)
                     if all_src is None:
                         all_src = graph.sources()
-                    if node_mask is None:
-                        node_mask = np.zeros(n, dtype=bool)
-                    node_mask[nodes] = True
-                    keep = node_mask[all_src]
-                    node_mask[nodes] = False
-                    src, dst = all_src[keep], graph.indices[keep]
-                    w = None if graph.weights is None else graph.weights[keep]
+                    if nodes.size == n:  # every node: every edge, nothing to filter
+                        src, dst, w = all_src, graph.indices, graph.weights
+                    else:
+                        if node_mask is None:
+                            node_mask = np.zeros(n, dtype=bool)
+                        node_mask[nodes] = True
+                        keep = node_mask[all_src]
+                        node_mask[nodes] = False
+                        src, dst = all_src[keep], graph.indices[keep]
+                        w = None if graph.weights is None else graph.weights[keep]
                 else:
                     if all_src is None:
                         all_src = graph.sources()
