@@ -361,6 +361,31 @@ def test_trial_finished_by_another_process_is_dropped(tmp_path):
     assert session.new_trials == 0
 
 
+def test_trial_finished_by_another_process_while_recording_is_dropped(tmp_path,
+                                                                      monkeypatch):
+    """The other process may finish the trial after this one set its attributes and before
+    it tells the value (Optuna then refuses the second ``tell``): the result is dropped
+    and the study goes on, as when the trial was finished before recording began."""
+    from gswitch.tuner.study import _Session
+
+    url = f"sqlite:///{tmp_path / 'race.db'}"
+    mine = optuna.create_study(study_name="race", storage=open_storage(url))
+    other = optuna.load_study(study_name="race", storage=open_storage(url))
+    trial = mine.ask()
+    real_tell = mine.tell
+
+    def tell_after_the_other(t, *args, **kwargs):
+        other.tell(trial.number, 2.0)  # the other process gets there first
+        return real_tell(t, *args, **kwargs)
+
+    monkeypatch.setattr(mine, "tell", tell_after_the_other)
+    session = _Session(mine, None, None, None, "cpu", 4, None, 0, 1, 3.0, 0.05, 10.0, None)
+    session._tell(trial, None, {"outcome": "ok", "value_s": 1.0}, time.perf_counter())
+    (t,) = optuna.load_study(study_name="race", storage=open_storage(url)).trials
+    assert t.value == 2.0
+    assert session.new_trials == 0
+
+
 def test_graph_features_are_cached_by_fingerprint(tmp_path, monkeypatch):
     """Features are computed once per graph; a damaged cache file is recomputed."""
     from gswitch.tuner.storage import FEATURES, graph_features

@@ -389,11 +389,18 @@ class _Session:
         from optuna.exceptions import UpdateFinishedTrialError
 
         with self.lock:
+            # SQLite has no row locks: two processes can pop the same enqueued trial; the
+            # first to finish records it, and the other's identical run is dropped, whether
+            # it finds the trial finished before recording or while (Optuna refuses a
+            # finished trial's attributes with UpdateFinishedTrialError and its second
+            # ``tell`` with ValueError)
+            if self._finished_elsewhere(trial):
+                return
             try:
                 self._record(trial, attrs, answer, outcome, attempt, transient)
-            except UpdateFinishedTrialError:
-                # SQLite has no row locks: two processes can pop the same enqueued trial;
-                # the first to finish records it, the other's identical run is dropped
+            except (UpdateFinishedTrialError, ValueError):
+                if not self._finished_elsewhere(trial):
+                    raise
                 return
             self.new_trials += 1
             if self.progress is not None:
@@ -401,6 +408,10 @@ class _Session:
                 self.progress({"outcome": outcome, "number": trial.number,
                                "best_s": None if best is None else best.value,
                                "counts": self.counts()})
+
+    def _finished_elsewhere(self, trial: Any) -> bool:
+        """Whether another process already finished this trial (see :meth:`_tell`)."""
+        return self.study._storage.get_trial(trial._trial_id).state.is_finished()
 
     def _record(self, trial: Any, attrs: dict[str, Any], answer: dict[str, Any],
                 outcome: str, attempt: int, transient: bool) -> None:
