@@ -46,3 +46,44 @@ def test_fast_paths_are_taken():
     r = gs.run("cc", g, backend="cpu")
     assert max(r.stats["active"]) * cpu._DENSE_FRONTIER > g.n_nodes
     assert max(r.stats["active"]) * 4 * cpu._WHOLE_REDUCTION >= g.n_nodes
+
+
+@gs.algorithm(name="nan_values", reference="the CPU engine's per-edge path")
+class NanValues:
+    """The heavier edges offer NaN (0/0): the reduction passes them over."""
+
+    dist = gs.NodeField("float32", init=gs.INF, at_source=0.0)
+    start = gs.from_source()
+
+    @gs.edge_op
+    def relax(e):
+        zero = e.src.dist - e.src.dist
+        e.dst.dist.reduce_min(gs.where(e.weight > 32, zero / zero, e.src.dist + e.weight))
+
+
+@gs.algorithm(name="nan_field", reference="the CPU engine's per-edge path")
+class NanField:
+    """Every node starts at NaN but the sources: NaN never compares worse, so it stays."""
+
+    level = gs.NodeField("float64", init=float("nan"), at_source=1.0)
+    start = gs.from_source()
+
+    @gs.edge_op
+    def relax(e):
+        e.dst.level.reduce_max(gs.minimum(e.src.level + 1.0, 4.0))
+
+
+@pytest.mark.parametrize("spec", [NanValues, NanField], ids=lambda s: s.name)
+def test_fast_float_path_treats_nan_as_the_plain_path(spec, monkeypatch):
+    g = GRAPHS["rmat"]()
+    # the 32 busiest nodes as sources: the first step reduces over enough edges for the
+    # fast path
+    sources = np.argsort(g.out_degree)[-32:].tolist()
+    assert g.out_degree[sources].sum() * cpu._WHOLE_REDUCTION >= g.n_nodes
+    fast = gs.run(spec, g, source=sources, backend="cpu").fields
+    monkeypatch.setattr(cpu, "_WHOLE_REDUCTION", 0)
+    monkeypatch.setattr(cpu, "_DENSE_FRONTIER", 0)
+    plain = gs.run(spec, g, source=sources, backend="cpu").fields
+    for name, want in plain.items():
+        assert np.array_equal(fast[name], want, equal_nan=True), name
+    assert not np.isnan(plain[list(plain)[0]]).all()

@@ -170,8 +170,9 @@ def _combine(kind: str, old: np.ndarray, val: np.ndarray) -> np.ndarray:
 
 
 _AT = {"min": np.minimum, "max": np.maximum, "or": np.bitwise_or}
-#: An integer min/max/or over at least ``n / _WHOLE_REDUCTION`` edges reduces them all at
-#: once and compares the field before and after (see :func:`_apply_reduction`).
+_FAT = {"min": np.fmin, "max": np.fmax}
+#: A min/max/or over at least ``n / _WHOLE_REDUCTION`` edges reduces them all at once and
+#: compares the field before and after (see :func:`_apply_reduction`).
 _WHOLE_REDUCTION = 8
 #: A data-driven step whose frontier holds more than ``n / _DENSE_FRONTIER`` nodes filters
 #: the whole edge list instead of expanding the nodes' ranges.
@@ -187,9 +188,17 @@ def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.nd
         # nodes whose value changed. These are the nodes the per-edge test below finds
         # (an integer min, max or or changes a node exactly when some edge improves it),
         # at a fraction of its passes over the edges (2 to 9 times faster on 4 edges a
-        # node). Floats keep the test: it never lets a NaN in, as the GPU's does not.
+        # node).
         old = f.copy()
         _AT[kind].at(f, dst, val)
+        activated |= f != old
+        return
+    if kind in ("min", "max") and f.dtype.kind == "f" and whole and not np.isnan(f).any():
+        # floats alike through fmin/fmax, which pass a NaN value over as the per-edge
+        # test does (NaN never compares better); a field already holding a NaN keeps the
+        # test, which never replaces it where fmin would
+        old = f.copy()
+        _FAT[kind].at(f, dst, val)
         activated |= f != old
         return
     if kind in ("min", "max"):
