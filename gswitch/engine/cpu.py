@@ -179,26 +179,31 @@ _WHOLE_REDUCTION = 8
 _DENSE_FRONTIER = 4
 
 
+def _whole_reduction(kind: str, f: np.ndarray) -> Any:
+    """The ufunc that reduces every edge at once and changes exactly the nodes the
+    per-edge test below would, or ``None`` where there is none.
+
+    An integer min, max or or changes a node exactly when some edge improves it. For
+    floats, fmin/fmax pass a NaN value over as the test does (NaN never compares
+    better); a field already holding a NaN keeps the test, which never replaces it.
+    """
+    if f.dtype.kind in "iu":
+        return _AT.get(kind)
+    if f.dtype.kind == "f" and kind in _FAT and not np.isnan(f).any():
+        return _FAT[kind]
+    return None
+
+
 def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.ndarray,
                      thr: Any, activated: np.ndarray) -> None:
     kind = s.kind.name
-    whole = _WHOLE_REDUCTION * dst.size >= f.size
-    if kind in ("min", "max", "or") and f.dtype.kind in "iu" and whole:
-        # integers and many edges: one unbuffered reduction over every edge, then the
-        # nodes whose value changed. These are the nodes the per-edge test below finds
-        # (an integer min, max or or changes a node exactly when some edge improves it),
-        # at a fraction of its passes over the edges (2 to 9 times faster on 4 edges a
-        # node).
+    whole = _whole_reduction(kind, f) if _WHOLE_REDUCTION * dst.size >= f.size else None
+    if whole is not None:
+        # many edges: one unbuffered reduction over every edge, then the nodes whose value
+        # changed, at a fraction of the per-edge test's passes over the edges (2 to 9
+        # times faster on 4 edges a node)
         old = f.copy()
-        _AT[kind].at(f, dst, val)
-        activated |= f != old
-        return
-    if kind in ("min", "max") and f.dtype.kind == "f" and whole and not np.isnan(f).any():
-        # floats alike through fmin/fmax, which pass a NaN value over as the per-edge
-        # test does (NaN never compares better); a field already holding a NaN keeps the
-        # test, which never replaces it where fmin would
-        old = f.copy()
-        _FAT[kind].at(f, dst, val)
+        whole.at(f, dst, val)
         activated |= f != old
         return
     if kind in ("min", "max"):
