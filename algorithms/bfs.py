@@ -9,7 +9,7 @@ from gswitch.algorithm import int_inf
 
 
 @gs.algorithm(name="bfs", reference="scipy.sparse.csgraph.shortest_path(unweighted=True)",
-              first_hit_final=True)
+              first_hit_final=True, finalize_on_device=True)
 class BFS:
     """Breadth-first search: number of hops from the source to every node.
 

@@ -27,7 +27,7 @@ def pagerank_spec(residual_dtype: str = "float64", name: str = "pagerank") -> gs
     """
 
     @gs.algorithm(name=name, max_iterations_param="max_iterations",
-                  reference="networkx.pagerank")
+                  reference="networkx.pagerank", finalize_on_device=True)
     class PageRank:
         """PageRank computed by pushing residuals (Gauss-Seidel style push PageRank).
 
@@ -103,7 +103,7 @@ def pagerank_spec(residual_dtype: str = "float64", name: str = "pagerank") -> gs
             rank += fields["residual"]  # in place: a third of the passes of the plain form
             total = rank.sum()
             if total > 0:
-                out = np.empty(rank.size, dtype=np.float32)
+                out = np.empty_like(rank, dtype=np.float32)
                 np.multiply(rank, 1.0 / total, out=out, casting="same_kind")
                 fields["rank"] = out
             return fields

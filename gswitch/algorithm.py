@@ -432,6 +432,7 @@ class AlgorithmSpec:
     first_hit_final: bool = False
     finalize: Callable | None = None
     outputs: list[str] = field(default_factory=list)
+    finalize_on_device: bool = False
 
     @property
     def summary(self) -> str:
@@ -533,7 +534,8 @@ def trace_operator(marker: _OpMarker, fields: dict[str, NodeField],
 
 def algorithm(cls: type | None = None, *, name: str | None = None,
               symmetric: bool = False, weights: str = "any", reference: str = "",
-              max_iterations_param: str | None = None, first_hit_final: bool = False) -> Any:
+              max_iterations_param: str | None = None, first_hit_final: bool = False,
+              finalize_on_device: bool = False) -> Any:
     """Class decorator turning a declarative class into an :class:`AlgorithmSpec`.
 
     Parameters
@@ -558,6 +560,14 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         whose target still holds its initial value is the only candidate
         (level-synchronous traversals such as BFS). Pull traversal then checks only
         such nodes and stops at the first hit: bottom-up BFS.
+    finalize_on_device : bool
+        ``finalize`` calls only NumPy functions that dispatch on their array
+        arguments (ufuncs with ``out=``, ``empty_like`` and the like, array methods;
+        no ``np.empty(n)``, no Python loop over elements), so the GPU engine may run it
+        on the CuPy arrays of the fields before copying the outputs back. On a large
+        graph that saves host passes over every field and the copy of the fields that
+        are not outputs (RMAT-22 BFS: about 7 ms of a 11 ms call). The result is the
+        same; where it ran is in ``stats["finalized_on"]``.
 
     Returns
     -------
@@ -627,6 +637,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             max_iterations_param=max_iterations_param,
             first_hit_final=first_hit_final,
             finalize=fin,
+            finalize_on_device=bool(finalize_on_device and fin is not None),
             outputs=[n for n, f in fields.items() if f.output],
         )
 

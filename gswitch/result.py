@@ -26,7 +26,8 @@ class Result:
     stats : dict
         ``iterations``, ``active`` (active-set size per iteration), ``modes`` (driving
         mode per iteration), ``edges_processed``, ``time_s`` (end to end) and, on the
-        GPU, ``kernel_time_s`` and ``compile_time_s``.
+        GPU, ``kernel_time_s`` and ``compile_time_s``; ``finalized_on`` (``host`` or
+        ``device``) when the algorithm has a ``finalize`` step.
     backend : str
         ``cpu`` or ``gpu``.
     config : Config

@@ -268,7 +268,8 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         raise InvalidInput(f"deadline_s must be a positive number of seconds; got {deadline_s!r}")
     result = engine.run(spec, graph, resolved, sources, cfg, max_it, progress=progress,
                         deadline_s=deadline_s)
-    if spec.finalize is not None:
+    if spec.finalize is not None and "finalized_on" not in result.stats:
         result.fields = spec.finalize(result.fields, resolved) or result.fields
+        result.stats["finalized_on"] = "host"
     result.fields = {k: v for k, v in result.fields.items() if k in spec.outputs}
     return result

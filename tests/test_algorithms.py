@@ -190,3 +190,33 @@ def test_sweep_graphs_are_what_the_gpu_sweep_expects(name):
         r = gs.run(algorithm, g, source=source, backend="cpu")
         ref = reference(algorithm, g, source=source)
         assert compare(algorithm, r.fields[OUTPUT[algorithm]], ref) is None
+
+
+def test_finalize_on_device_is_declared_and_runs_on_the_host_here():
+    """``finalize_on_device`` is kept only with a ``finalize``; on the CPU the runner
+    finalises on the host and says so, with the declared result (a new float64 output
+    computed from a field that is not an output)."""
+    from gswitch.plugins import get_registry
+    from gswitch.testing.user_algorithms import HALF_HOPS
+
+    assert HALF_HOPS.finalize_on_device
+    assert get_registry().algorithm("bfs").finalize_on_device
+
+    @gs.algorithm(name="no_finalize", finalize_on_device=True)
+    class NoFinalize:
+        depth = gs.NodeField("int32", init=gs.INF, at_source=0)
+        start = gs.from_source()
+
+        @gs.edge_op
+        def visit(e):
+            e.dst.depth.reduce_min(e.src.depth + 1)
+
+    assert not NoFinalize.finalize_on_device
+    g = zoo_graph("rmat")
+    r = gs.run(HALF_HOPS, g, source=0, backend="cpu")
+    assert r.stats["finalized_on"] == "host" and list(r.fields) == ["half"]
+    depth = gs.run("bfs", g, source=0, backend="cpu").fields["depth"]
+    want = np.where(depth < 0, np.nan, depth / 2.0)
+    assert r.fields["half"].dtype == np.float64
+    assert np.array_equal(r.fields["half"], want, equal_nan=True)
+    assert "finalized_on" not in gs.run(NoFinalize, g, source=0, backend="cpu").stats

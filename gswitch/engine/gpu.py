@@ -55,6 +55,10 @@ _DEVICE_FILL_BYTES = 1 << 16
 #: whatever the launch: the read that finds the run over brought them, so reading them
 #: costs no extra round trip (a few hundred bytes more a step).
 _EVERY_READ_BYTES = 4096
+#: Fields of more bytes than this are finalised on the device when the algorithm allows
+#: it (``finalize_on_device``): a few kernels instead of host passes over every field,
+#: and only the outputs come back.
+_DEVICE_FINALIZE_BYTES = 1 << 20
 _NP_CTYPES = {"int": np.int32, "gs_vid": np.int32, "unsigned": np.uint32,
               "unsigned char": np.uint8, "float": np.float32, "long long": np.int64,
               "gs_eid": np.int32, "double": np.float64}
@@ -948,7 +952,13 @@ class GpuEngine:
                                     deadline_s, progress, self.stream)
                 self._setup(ctx, plan, params, uniq, n_start)
                 ctx.strategies["launch"].drive(ctx)
-                out, trace = self._read_back(ctx, plan)
+                on_device = (spec.finalize_on_device
+                             and plan.field_bytes > _DEVICE_FINALIZE_BYTES)
+                if on_device:
+                    out, trace = self._finalize_and_read_back(ctx, plan, params)
+                    stats["finalized_on"] = "device"
+                else:
+                    out, trace = self._read_back(ctx, plan)
             except BaseException:
                 # nothing may still be copying into pooled or staging memory that the
                 # next run reuses
@@ -1075,6 +1085,42 @@ class GpuEngine:
             if at_source is not None:
                 dev[start] = at_source
         self.work += 1
+
+    def _finalize_and_read_back(self, ctx: LaunchContext, plan: _Plan,
+                                params: dict[str, Any]
+                                ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Run the algorithm's ``finalize`` on the device fields, then read back the
+        control block, the trace and the outputs only: each into page-locked staging
+        (an output finalised in place into its own staging region), then one wait.
+        """
+        cp, rt, sp = self.cp, self.runtime, self.stream.ptr
+        core, host, n = ctx.core, ctx.core_host, ctx.n_nodes
+        dev = {name: core.field(offset, dt, n) for name, offset, dt, _m in plan.fields}
+        dev = plan.spec.finalize(dev, params) or dev
+        if ctx._ctl_read_at != self.work:
+            rt.memcpyAsync(host.ctl_ptr, core.ctl_ptr, 4 * _CTL_ROOM, _D2H, sp)
+        steps = min(ctx.it, _TRACE_CAP)
+        if steps:
+            rt.memcpyAsync(host.trace_ptr, core.trace_ptr, 8 * steps, _D2H, sp)
+        staged: dict[str, np.ndarray] = {}
+        for name in plan.spec.outputs:
+            arr = dev[name]
+            if not isinstance(arr, cp.ndarray):  # finalize gave a host array
+                staged[name] = np.asarray(arr)
+                continue
+            arr = cp.ascontiguousarray(arr)
+            mine = ctx.fields_host.get(name)
+            if (mine is not None and mine.dtype == arr.dtype and mine.size == arr.size
+                    and arr.data.ptr - core.fields_ptr == mine.ctypes.data - host.fields_ptr):
+                to = mine  # finalised in place: its own staging region
+            else:
+                to = self._pinned("final:" + name, arr.dtype, arr.size)[0].reshape(arr.shape)
+            rt.memcpyAsync(to.ctypes.data, arr.data.ptr, arr.nbytes, _D2H, sp)
+            staged[name] = to
+        rt.streamSynchronize(sp)
+        ctx._synced_at = self.work
+        trace = host.trace[: 2 * steps]
+        return {name: np.array(a, copy=True) for name, a in staged.items()}, trace
 
     def _read_back(self, ctx: LaunchContext, plan: _Plan
                    ) -> tuple[dict[str, np.ndarray], np.ndarray]:

@@ -8,9 +8,12 @@ non-idempotent node operator that shows the worklist's duplicate rule.
 
 from __future__ import annotations
 
-import gswitch as gs
+import numpy as np
 
-__all__ = ["USER_ALGORITHMS", "USER_CONFIGS", "NODE_RUNS"]
+import gswitch as gs
+from gswitch.algorithm import int_inf
+
+__all__ = ["USER_ALGORITHMS", "USER_CONFIGS", "NODE_RUNS", "HALF_HOPS"]
 
 
 @gs.algorithm(name="widest", reference="gswitch cpu engine")
@@ -95,8 +98,34 @@ class NodeRuns:
         e.dst.mass.reduce_add(1.0)
 
 
+@gs.algorithm(name="half_hops", reference="gswitch cpu engine", finalize_on_device=True)
+class HalfHops:
+    """Half the hop count as float64, NaN where unreached: a ``finalize`` that the GPU
+    engine may run on the device, reading a field that is not an output and replacing
+    the output by a new array of another dtype.
+    """
+
+    depth = gs.NodeField("int32", init=gs.INF, at_source=0, output=False)
+    half = gs.NodeField("float32", init=0.0)
+    start = gs.from_source()
+
+    @gs.edge_op
+    def visit(e):
+        e.dst.depth.reduce_min(e.src.depth + 1)
+
+    @staticmethod
+    def finalize(fields, params):
+        d = fields["depth"]
+        half = np.empty_like(d, dtype=np.float64)
+        np.multiply(d, 0.5, out=half)
+        np.copyto(half, np.nan, where=d >= int_inf("int32"))
+        fields["half"] = half
+        return fields
+
+
 USER_ALGORITHMS = [WidestPath, Hops64, ReachBits, Dist64, MaxLabel]
 NODE_RUNS = NodeRuns
+HALF_HOPS = HalfHops
 
 #: The configurations the compile and GPU suites run the user algorithms under: one per
 #: launch mode and direction.
