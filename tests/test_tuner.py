@@ -4,6 +4,7 @@ start and the ``tune`` / ``report`` / ``run --config auto|tuned`` commands.
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -403,3 +404,27 @@ def test_graph_features_are_cached_by_fingerprint(tmp_path, monkeypatch):
     assert graph_features(g)["n_nodes"] == 1.0
     path.write_text("{not json")
     assert graph_features(g) == first
+
+
+@pytest.mark.parametrize("devices,names,message", [
+    ([0, 2], ["H100", "H100"], "--devices names GPU 2 but this machine has 2 (0 to 1)"),
+    ([0, 1], ["H100", "A100"], "--devices lists GPUs of different models (A100, H100)"),
+    ([1, 0], ["H200", "H200"], None),
+])
+def test_device_key_checks_the_listed_gpus(monkeypatch, devices, names, message):
+    """The study's device key: listed GPUs must exist and be of one model."""
+    import types
+
+    from gswitch.tuner.storage import device_key
+
+    runtime = types.SimpleNamespace(
+        getDeviceCount=lambda: len(names), getDevice=lambda: 0,
+        getDeviceProperties=lambda i: {"name": names[i].encode()})
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    if message is None:
+        assert device_key("gpu", devices) == "gpu:H200"
+    else:
+        with pytest.raises(gs.InvalidInput, match=re.escape(message)):
+            device_key("gpu", devices)
+    assert device_key("cpu", devices) == "cpu"

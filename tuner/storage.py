@@ -137,16 +137,34 @@ def open_storage(url: str | None = None, *, create: bool | None = None) -> Any:
 
 
 def device_key(backend: str, devices: list[int] | None = None) -> str:
-    """``cpu``, or ``gpu:<device name>`` of the first listed (or current) GPU."""
+    """``cpu``, or ``gpu:<device name>`` of the listed (or current) GPUs.
+
+    Raises
+    ------
+    InvalidInput
+        A listed GPU that this machine does not have, or listed GPUs of different
+        models (a study holds the times of one kind of device).
+    """
     if backend != "gpu":
         return "cpu"
     import cupy
 
-    index = devices[0] if devices else cupy.cuda.runtime.getDevice()
-    name = cupy.cuda.runtime.getDeviceProperties(index)["name"]
-    if isinstance(name, bytes):
-        name = name.decode()
-    return f"gpu:{name}"
+    rt = cupy.cuda.runtime
+    count = rt.getDeviceCount()
+    indices = devices or [rt.getDevice()]
+    missing = [d for d in indices if d >= count]
+    if missing:
+        raise InvalidInput(f"--devices names GPU {missing[0]} but this machine has {count} "
+                           f"(0 to {count - 1}); list GPUs that exist, e.g. --devices 0")
+    names = []
+    for d in indices:
+        name = rt.getDeviceProperties(d)["name"]
+        names.append(name.decode() if isinstance(name, bytes) else name)
+    if len(set(names)) > 1:
+        models = ", ".join(sorted(set(names)))
+        raise InvalidInput(f"--devices lists GPUs of different models ({models}); a study "
+                           "times one model: tune each model with its own --devices")
+    return f"gpu:{names[0]}"
 
 
 def study_name(algorithm: str, fingerprint: str, device: str, version: str) -> str:

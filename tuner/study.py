@@ -336,6 +336,8 @@ class _Session:
                     trial = self.study.ask()
                     trial.set_user_attr("host", self.host)
                     trial.set_user_attr("pid", self.pid)
+                    if worker.setup.device is not None:
+                        trial.set_user_attr("gpu", worker.setup.device)
                     limit = self.limit()
                 self._one(trial, worker, limit)
         except BaseException as exc:  # noqa: BLE001 - reported by the caller
@@ -631,9 +633,9 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     prepared, _ = prepare(spec, graph, source)
     spec.resolve_params(dict(params), prepared.n_nodes)  # refuse bad parameters up front
     space = build_space(spec, prepared, backend)
+    device = device_key(backend, devices)  # refuses absent or mixed GPUs before any file
     url = storage or default_storage_url()
     store = open_storage(storage)
-    device = device_key(backend, devices)
     name = name or study_name(spec.name, graph.fingerprint, device, space.version)
     try:
         study = optuna.create_study(study_name=name, storage=store, direction="minimize",
