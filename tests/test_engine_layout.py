@@ -62,3 +62,30 @@ def test_a_block_grows_to_hold_what_it_held_and_what_is_asked():
     bigger = _CoreBlock.grown(first, alloc, 10, 8192)  # more fields, fewer ids
     assert bigger is not first
     assert bigger.cap >= 100 and bigger.field_bytes >= 8192
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_results_are_fresh_copies_in_one_thread_or_many(monkeypatch, threads):
+    """Results come out of the reused staging as new arrays equal to it, whether copied
+    whole or in chunks by host threads (sizes that do not divide into chunks, mixed
+    dtypes, a field smaller than one chunk)."""
+    import types
+
+    from gswitch.engine import gpu
+
+    monkeypatch.setattr(gpu, "_PARALLEL_COPY_BYTES", 1000)
+    monkeypatch.setattr(gpu, "_COPY_CHUNK_BYTES", 4096)
+    monkeypatch.setattr(gpu.os, "cpu_count", lambda: 2 * threads)
+    rng = np.random.default_rng(0)
+    staged = {"a": rng.integers(0, 1 << 30, 10_007).astype(np.int32),
+              "b": rng.random(3_001),
+              "c": rng.integers(0, 255, 100).astype(np.uint8)}
+    engine = types.SimpleNamespace(_copier=None)
+    out = gpu.GpuEngine._fresh_copies(engine, staged)
+    assert (engine._copier is None) == (threads == 1)
+    assert out.keys() == staged.keys()
+    for name, a in staged.items():
+        assert out[name].dtype == a.dtype and np.array_equal(out[name], a)
+        assert not np.shares_memory(out[name], a)
+    if engine._copier is not None:
+        engine._copier.shutdown()
