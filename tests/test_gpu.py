@@ -602,3 +602,37 @@ def test_finalize_on_device_matches_the_host(name, config, monkeypatch):
     else:
         cpu = gs.run(spec, g, backend="cpu", **kw).fields["half"]
         assert np.array_equal(runs["device"]["half"], cpu, equal_nan=True)
+
+
+def test_finalize_that_cannot_run_on_the_device_is_named(monkeypatch):
+    """A finalize declared ``finalize_on_device`` that converts to NumPy fails with one
+    error naming the algorithm and the rule; the engine stays usable and the CPU runs it.
+    """
+    from gswitch.engine import gpu
+    from gswitch.generators import rmat
+
+    @gs.algorithm(name="host_only_finalize", finalize_on_device=True)
+    class HostOnly:
+        depth = gs.NodeField("int32", init=gs.INF, at_source=0)
+        start = gs.from_source()
+
+        @gs.edge_op
+        def visit(e):
+            e.dst.depth.reduce_min(e.src.depth + 1)
+
+        @staticmethod
+        def finalize(fields, params):
+            d = np.asarray(fields["depth"])  # a host conversion: not for the device
+            fields["depth"] = np.where(d > 1 << 20, -1, d)
+            return fields
+
+    monkeypatch.setattr(gpu, "_DEVICE_FINALIZE_BYTES", 0)
+    g = rmat(10, 8, seed=1)
+    with pytest.raises(gs.AlgorithmError, match="host_only_finalize: finalize failed on the "
+                       "device arrays .*drop finalize_on_device"):
+        gs.run(HostOnly, g, source=0, backend="gpu")
+    want = reference("bfs", g, source=0)
+    assert compare("bfs", gs.run("bfs", g, source=0, backend="gpu").fields["depth"],
+                   want) is None
+    assert compare("bfs", gs.run(HostOnly, g, source=0, backend="cpu").fields["depth"],
+                   want) is None

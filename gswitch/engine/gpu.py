@@ -26,7 +26,13 @@ import numpy as np
 from ..algorithm import NODE_ID, AlgorithmSpec
 from ..codegen import GeneratedModule, generate_source, numbered, state_dtype
 from ..config import Config
-from ..errors import DeadlineExceeded, DeviceError, InvalidConfig, KernelCompileError
+from ..errors import (
+    AlgorithmError,
+    DeadlineExceeded,
+    DeviceError,
+    InvalidConfig,
+    KernelCompileError,
+)
 from ..graph import Graph
 from ..plugins import AXES
 from ..result import Result
@@ -1104,7 +1110,16 @@ class GpuEngine:
         cp, rt, sp = self.cp, self.runtime, self.stream.ptr
         core, host, n = ctx.core, ctx.core_host, ctx.n_nodes
         dev = {name: core.field(offset, dt, n) for name, offset, dt, _m in plan.fields}
-        dev = plan.spec.finalize(dev, params) or dev
+        try:
+            dev = plan.spec.finalize(dev, params) or dev
+        except Exception as exc:  # noqa: BLE001 - any failure of user code, named
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise AlgorithmError(
+                f"{plan.spec.name}: finalize failed on the device arrays "
+                f"({type(exc).__name__}: {first}); it is declared finalize_on_device=True, so "
+                "it may call only NumPy functions that dispatch on their arrays (ufuncs with "
+                "out=, empty_like, array methods); fix it or drop finalize_on_device"
+            ) from exc
         if ctx._ctl_read_at != self.work:
             rt.memcpyAsync(host.ctl_ptr, core.ctl_ptr, 4 * _CTL_ROOM, _D2H, sp)
         steps = min(ctx.it, _TRACE_CAP)
@@ -1112,7 +1127,9 @@ class GpuEngine:
             rt.memcpyAsync(host.trace_ptr, core.trace_ptr, 8 * steps, _D2H, sp)
         staged: dict[str, np.ndarray] = {}
         for name in plan.spec.outputs:
-            arr = dev[name]
+            arr = dev.get(name)
+            if arr is None:  # finalize dropped it: so does the host path
+                continue
             if not isinstance(arr, cp.ndarray):  # finalize gave a host array
                 staged[name] = np.asarray(arr)
                 continue
