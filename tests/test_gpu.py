@@ -636,3 +636,21 @@ def test_finalize_that_cannot_run_on_the_device_is_named(monkeypatch):
                    want) is None
     assert compare("bfs", gs.run(HostOnly, g, source=0, backend="cpu").fields["depth"],
                    want) is None
+
+
+def test_finalize_runs_on_the_host_without_room_on_the_device(monkeypatch):
+    """Device finalisation needs room for its temporaries; without it the host runs
+    ``finalize``, with the same answer."""
+    from gswitch.engine import gpu
+    from gswitch.generators import rmat
+
+    engine = gpu.GpuEngine.instance()
+    assert engine._room_for(1) and not engine._room_for(1 << 60)
+    monkeypatch.setattr(gpu, "_DEVICE_FINALIZE_BYTES", 0)
+    g = rmat(10, 8, seed=1)
+    want = reference("bfs", g, source=0)
+    r = gs.run("bfs", g, source=0, backend="gpu")
+    assert r.stats["finalized_on"] == "device" and compare("bfs", r["depth"], want) is None
+    monkeypatch.setattr(gpu.GpuEngine, "_room_for", lambda self, nbytes: False)
+    r = gs.run("bfs", g, source=0, backend="gpu")
+    assert r.stats["finalized_on"] == "host" and compare("bfs", r["depth"], want) is None

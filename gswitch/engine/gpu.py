@@ -65,6 +65,9 @@ _EVERY_READ_BYTES = 4096
 #: it (``finalize_on_device``): a few kernels instead of host passes over every field,
 #: and only the outputs come back.
 _DEVICE_FINALIZE_BYTES = 1 << 20
+#: ... when the device has this many times the fields' bytes free for the temporaries of
+#: ``finalize`` (else it runs on the host, as for a small graph).
+_FINALIZE_ROOM = 3
 #: Results of more bytes than this are copied out of page-locked staging into fresh
 #: arrays by several host threads, in chunks of ``_COPY_CHUNK_BYTES``: one thread copies
 #: (and faults in) well under the memory's bandwidth, about 2 ms for 16 MB.
@@ -967,7 +970,8 @@ class GpuEngine:
                 self._setup(ctx, plan, params, uniq, n_start)
                 ctx.strategies["launch"].drive(ctx)
                 on_device = (spec.finalize_on_device
-                             and plan.field_bytes > _DEVICE_FINALIZE_BYTES)
+                             and plan.field_bytes > _DEVICE_FINALIZE_BYTES
+                             and self._room_for(_FINALIZE_ROOM * plan.field_bytes))
                 if on_device:
                     out, trace = self._finalize_and_read_back(ctx, plan, params)
                     stats["finalized_on"] = "device"
@@ -1100,6 +1104,13 @@ class GpuEngine:
                 dev[start] = at_source
         self.work += 1
 
+    def _room_for(self, nbytes: int) -> bool:
+        """Whether ``nbytes`` more fit on the device: free memory plus what CuPy's pool
+        holds unused.
+        """
+        free, _total = self.runtime.memGetInfo()
+        return free + self.cp.get_default_memory_pool().free_bytes() > nbytes
+
     def _finalize_and_read_back(self, ctx: LaunchContext, plan: _Plan,
                                 params: dict[str, Any]
                                 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -1112,6 +1123,10 @@ class GpuEngine:
         dev = {name: core.field(offset, dt, n) for name, offset, dt, _m in plan.fields}
         try:
             dev = plan.spec.finalize(dev, params) or dev
+        except cp.cuda.memory.OutOfMemoryError as exc:
+            raise DeviceError(
+                f"{plan.spec.name}: the GPU ran out of memory in finalize ({exc}); free "
+                "device memory, use a smaller graph or --backend cpu") from exc
         except Exception as exc:  # noqa: BLE001 - any failure of user code, named
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise AlgorithmError(
