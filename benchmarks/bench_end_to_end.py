@@ -6,9 +6,10 @@ no ``finalize``, on a symmetrised RMAT graph (default scale 22, edge factor 16; 
 the hub). Each is run in rotation under three engine settings, in the same process on
 the same resident graph:
 
-- ``new``: ``finalize`` on the device, results copied out of staging by host threads;
-- ``one-thread copy``: the same with the copy in one thread;
-- ``previous``: ``finalize`` on the host and the copy in one thread, as before both.
+- ``new``: ``finalize`` on the device, results brought back in chunks, each copied out
+  of the staging by a host thread once it has landed;
+- ``whole copy``: the same with the results copied back whole, then out in one thread;
+- ``previous``: ``finalize`` on the host and the whole copy, as before both.
 
 Every answer is checked (BFS and components against scipy, PageRank across the
 settings within a float tolerance). Prints the median end-to-end and device time of
@@ -52,7 +53,7 @@ def main() -> None:
 
     settings = {  # name -> (_DEVICE_FINALIZE_BYTES, _PARALLEL_COPY_BYTES)
         "new": (gpu._DEVICE_FINALIZE_BYTES, gpu._PARALLEL_COPY_BYTES),
-        "one-thread copy": (gpu._DEVICE_FINALIZE_BYTES, NEVER),
+        "whole copy": (gpu._DEVICE_FINALIZE_BYTES, NEVER),
         "previous": (NEVER, NEVER),
     }
     g = rmat(args.scale, 16, seed=1).symmetrize()

@@ -64,28 +64,18 @@ def test_a_block_grows_to_hold_what_it_held_and_what_is_asked():
     assert bigger.cap >= 100 and bigger.field_bytes >= 8192
 
 
-@pytest.mark.parametrize("threads", [1, 4])
-def test_results_are_fresh_copies_in_one_thread_or_many(monkeypatch, threads):
-    """Results come out of the reused staging as new arrays equal to it, whether copied
-    whole or in chunks by host threads (sizes that do not divide into chunks, mixed
-    dtypes, a field smaller than one chunk)."""
-    import types
+@pytest.mark.parametrize("chunk", [1, 3, 4, 4096, 1 << 20])
+def test_read_back_chunks_cover_every_result_in_whole_items(chunk):
+    """The chunks that bring large results back cover each array's bytes exactly once,
+    in order, cut between items, never longer than the chunk (or one item)."""
+    from gswitch.engine.gpu import _chunks
 
-    from gswitch.engine import gpu
-
-    monkeypatch.setattr(gpu, "_PARALLEL_COPY_BYTES", 1000)
-    monkeypatch.setattr(gpu, "_COPY_CHUNK_BYTES", 4096)
-    monkeypatch.setattr(gpu.os, "cpu_count", lambda: 2 * threads)
-    rng = np.random.default_rng(0)
-    staged = {"a": rng.integers(0, 1 << 30, 10_007).astype(np.int32),
-              "b": rng.random(3_001),
-              "c": rng.integers(0, 255, 100).astype(np.uint8)}
-    engine = types.SimpleNamespace(_copier=None)
-    out = gpu.GpuEngine._fresh_copies(engine, staged)
-    assert (engine._copier is None) == (threads == 1)
-    assert out.keys() == staged.keys()
-    for name, a in staged.items():
-        assert out[name].dtype == a.dtype and np.array_equal(out[name], a)
-        assert not np.shares_memory(out[name], a)
-    if engine._copier is not None:
-        engine._copier.shutdown()
+    sizes = [(4 * 10_007, 4), (8 * 3_001, 8), (100, 1), (0, 4), (4, 4)]
+    chunks = _chunks(sizes, chunk)
+    for i, (nbytes, item) in enumerate(sizes):
+        mine = [(lo, hi) for j, lo, hi in chunks if j == i]
+        assert [lo for lo, _ in mine] == ([0] if nbytes else []) + [hi for _, hi in mine[:-1]]
+        assert (mine[-1][1] if mine else 0) == nbytes
+        for lo, hi in mine:
+            assert lo % item == 0 and hi % item == 0 and 0 < hi - lo <= max(chunk, item)
+    assert [j for j, _, _ in chunks] == sorted(j for j, _, _ in chunks)
