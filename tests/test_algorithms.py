@@ -197,20 +197,11 @@ def test_finalize_on_device_is_declared_and_runs_on_the_host_here():
     finalises on the host and says so, with the declared result (a new float64 output
     computed from a field that is not an output)."""
     from gswitch.plugins import get_registry
-    from gswitch.testing.user_algorithms import HALF_HOPS
+    from gswitch.testing.user_algorithms import HALF_HOPS, hop_count
 
     assert HALF_HOPS.finalize_on_device
     assert get_registry().algorithm("bfs").finalize_on_device
-
-    @gs.algorithm(name="no_finalize", finalize_on_device=True)
-    class NoFinalize:
-        depth = gs.NodeField("int32", init=gs.INF, at_source=0)
-        start = gs.from_source()
-
-        @gs.edge_op
-        def visit(e):
-            e.dst.depth.reduce_min(e.src.depth + 1)
-
+    NoFinalize = hop_count("no_finalize", finalize_on_device=True)
     assert not NoFinalize.finalize_on_device
     g = zoo_graph("rmat")
     r = gs.run(HALF_HOPS, g, source=0, backend="cpu")

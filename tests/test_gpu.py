@@ -610,22 +610,14 @@ def test_finalize_that_cannot_run_on_the_device_is_named(monkeypatch):
     """
     from gswitch.engine import gpu
     from gswitch.generators import rmat
+    from gswitch.testing.user_algorithms import hop_count
 
-    @gs.algorithm(name="host_only_finalize", finalize_on_device=True)
-    class HostOnly:
-        depth = gs.NodeField("int32", init=gs.INF, at_source=0)
-        start = gs.from_source()
+    def finalize(fields, params):
+        d = np.asarray(fields["depth"])  # a host conversion: not for the device
+        fields["depth"] = np.where(d > 1 << 20, -1, d)
+        return fields
 
-        @gs.edge_op
-        def visit(e):
-            e.dst.depth.reduce_min(e.src.depth + 1)
-
-        @staticmethod
-        def finalize(fields, params):
-            d = np.asarray(fields["depth"])  # a host conversion: not for the device
-            fields["depth"] = np.where(d > 1 << 20, -1, d)
-            return fields
-
+    HostOnly = hop_count("host_only_finalize", finalize, finalize_on_device=True)
     monkeypatch.setattr(gpu, "_DEVICE_FINALIZE_BYTES", 0)
     g = rmat(10, 8, seed=1)
     with pytest.raises(gs.AlgorithmError, match="host_only_finalize: finalize failed on the "

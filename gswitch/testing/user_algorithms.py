@@ -8,12 +8,15 @@ non-idempotent node operator that shows the worklist's duplicate rule.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 import gswitch as gs
 from gswitch.algorithm import int_inf
 
-__all__ = ["USER_ALGORITHMS", "USER_CONFIGS", "NODE_RUNS", "HALF_HOPS"]
+__all__ = ["USER_ALGORITHMS", "USER_CONFIGS", "NODE_RUNS", "HALF_HOPS", "hop_count"]
 
 
 @gs.algorithm(name="widest", reference="gswitch cpu engine")
@@ -98,29 +101,53 @@ class NodeRuns:
         e.dst.mass.reduce_add(1.0)
 
 
-@gs.algorithm(name="half_hops", reference="gswitch cpu engine", finalize_on_device=True)
-class HalfHops:
-    """Half the hop count as float64, NaN where unreached: a ``finalize`` that the GPU
-    engine may run on the device, reading a field that is not an output and replacing
-    the output by a new array of another dtype.
+def _visit(e):
+    e.dst.depth.reduce_min(e.src.depth + 1)
+
+
+def hop_count(name: str, finalize: Callable | None = None, *,
+              finalize_on_device: bool = False, depth_output: bool = True,
+              extra: dict[str, gs.NodeField] | None = None) -> gs.AlgorithmSpec:
+    """A hop-count algorithm (int32 ``depth`` from the sources, ``INF`` unreached) with
+    the given ``finalize``: the test algorithms of finalisation are built from it.
+
+    Parameters
+    ----------
+    name : str
+        Algorithm name.
+    finalize : callable, optional
+        ``finalize(fields, params)``.
+    finalize_on_device : bool
+        Passed to :func:`gswitch.algorithm`.
+    depth_output : bool
+        Whether ``depth`` is an output.
+    extra : dict, optional
+        More node fields, by name.
     """
+    body: dict[str, Any] = {
+        "__doc__": f"Hop count from the sources ({name}).",
+        "depth": gs.NodeField("int32", init=gs.INF, at_source=0, output=depth_output),
+        "start": gs.from_source(), "visit": gs.edge_op(_visit), **(extra or {})}
+    if finalize is not None:
+        body["finalize"] = staticmethod(finalize)
+    return gs.algorithm(type(name, (), body), name=name, reference="gswitch cpu engine",
+                        finalize_on_device=finalize_on_device)
 
-    depth = gs.NodeField("int32", init=gs.INF, at_source=0, output=False)
-    half = gs.NodeField("float32", init=0.0)
-    start = gs.from_source()
 
-    @gs.edge_op
-    def visit(e):
-        e.dst.depth.reduce_min(e.src.depth + 1)
+def _half(fields: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    d = fields["depth"]
+    half = np.empty_like(d, dtype=np.float64)
+    np.multiply(d, 0.5, out=half)
+    np.copyto(half, np.nan, where=d >= int_inf("int32"))
+    fields["half"] = half
+    return fields
 
-    @staticmethod
-    def finalize(fields, params):
-        d = fields["depth"]
-        half = np.empty_like(d, dtype=np.float64)
-        np.multiply(d, 0.5, out=half)
-        np.copyto(half, np.nan, where=d >= int_inf("int32"))
-        fields["half"] = half
-        return fields
+
+#: Half the hop count as float64, NaN where unreached: a ``finalize`` that the GPU engine
+#: may run on the device, reading a field that is not an output and replacing the output
+#: by a new array of another dtype.
+HalfHops = hop_count("half_hops", _half, finalize_on_device=True, depth_output=False,
+                     extra={"half": gs.NodeField("float32", init=0.0)})
 
 
 USER_ALGORITHMS = [WidestPath, Hops64, ReachBits, Dist64, MaxLabel]
