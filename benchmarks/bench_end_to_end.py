@@ -3,13 +3,14 @@
 BFS (direction-optimizing, host loop) and PageRank (pull, topology-driven), which
 declare ``finalize_on_device``, and connected components (bitmap, persistent), which has
 no ``finalize``, on a symmetrised RMAT graph (default scale 22, edge factor 16; BFS from
-the hub). Each is run in rotation under three engine settings, in the same process on
+the hub). Each is run in rotation under four settings, in the same process on
 the same resident graph:
 
 - ``new``: ``finalize`` on the device, results brought back in chunks, each copied out
   of the staging by a host thread once it has landed;
 - ``whole copy``: the same with the results copied back whole, then out in one thread;
-- ``previous``: ``finalize`` on the host and the whole copy, as before both.
+- ``previous``: ``finalize`` on the host and the whole copy, as before both;
+- ``cupy arrays``: ``run(..., arrays="cupy")``, the outputs left on the device.
 
 Every answer is checked (BFS and components against scipy, PageRank across the
 settings within a float tolerance). Prints the median end-to-end and device time of
@@ -51,10 +52,11 @@ def main() -> None:
     from gswitch.generators import rmat
     from gswitch.testing.reference import compare, reference
 
-    settings = {  # name -> (_DEVICE_FINALIZE_BYTES, _PARALLEL_COPY_BYTES)
-        "new": (gpu._DEVICE_FINALIZE_BYTES, gpu._PARALLEL_COPY_BYTES),
-        "whole copy": (gpu._DEVICE_FINALIZE_BYTES, NEVER),
-        "previous": (NEVER, NEVER),
+    settings = {  # name -> (_DEVICE_FINALIZE_BYTES, _PARALLEL_COPY_BYTES, arrays)
+        "new": (gpu._DEVICE_FINALIZE_BYTES, gpu._PARALLEL_COPY_BYTES, "numpy"),
+        "whole copy": (gpu._DEVICE_FINALIZE_BYTES, NEVER, "numpy"),
+        "previous": (NEVER, NEVER, "numpy"),
+        "cupy arrays": (gpu._DEVICE_FINALIZE_BYTES, gpu._PARALLEL_COPY_BYTES, "cupy"),
     }
     g = rmat(args.scale, 16, seed=1).symmetrize()
     hub = int(np.argmax(g.out_degree))
@@ -67,15 +69,17 @@ def main() -> None:
         times: dict[str, list[tuple[float, float]]] = {k: [] for k in names}
         answers = {}
         for r_ in range(args.rounds + 1):  # round 0 warms every setting up
-            for name in names[r_ % 3:] + names[: r_ % 3]:
-                gpu._DEVICE_FINALIZE_BYTES, gpu._PARALLEL_COPY_BYTES = settings[name]
+            k = r_ % len(names)
+            for name in names[k:] + names[:k]:
+                gpu._DEVICE_FINALIZE_BYTES, gpu._PARALLEL_COPY_BYTES, arrays = settings[name]
                 t = time.perf_counter()
-                r = gs.run(alg, g, backend="gpu", config=cfg, **kw)
+                r = gs.run(alg, g, backend="gpu", config=cfg, arrays=arrays, **kw)
                 wall = time.perf_counter() - t
-                answers[name] = r.fields[OUTPUT[alg]]
+                a = r.fields[OUTPUT[alg]]
+                answers[name] = a if isinstance(a, np.ndarray) else a.get()
                 if r_:
                     times[name].append((wall, r.stats["device_time_s"]))
-        gpu._DEVICE_FINALIZE_BYTES, gpu._PARALLEL_COPY_BYTES = settings["new"]
+        gpu._DEVICE_FINALIZE_BYTES, gpu._PARALLEL_COPY_BYTES, _a = settings["new"]
         if alg == "pagerank":
             base = answers["previous"]
             same = all(np.allclose(a, base, rtol=1e-5, atol=1e-12) for a in answers.values())

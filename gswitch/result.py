@@ -22,7 +22,8 @@ class Result:
     algorithm : str
         Algorithm name.
     fields : dict[str, numpy.ndarray]
-        Output node fields (host arrays), after the algorithm's finalisation.
+        Output node fields, after the algorithm's finalisation: NumPy arrays, or CuPy
+        arrays on the device for ``run(..., arrays="cupy")``.
     stats : dict
         ``iterations``, ``active`` (active-set size per iteration), ``modes`` (driving
         mode per iteration), ``edges_processed``, ``time_s`` (end to end) and, on the

@@ -199,7 +199,7 @@ def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
 def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = None,
         backend: str = "auto", config: Config | Mapping[str, Any] | None = None,
         progress: Callable[[int, int], None] | None = None, deadline_s: float | None = None,
-        **params: Any) -> Result:
+        arrays: str = "numpy", **params: Any) -> Result:
     """Run an algorithm on a graph.
 
     Parameters
@@ -226,6 +226,11 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         Stop the run with :class:`~gswitch.errors.DeadlineExceeded` once it has taken
         this many seconds (checked by the host between steps and, in a persistent
         kernel, against the device clock). The tuner uses it to cut slow trials short.
+    arrays : {"numpy", "cupy"}
+        Type of the result arrays. ``cupy`` (``backend="gpu"`` only) leaves the outputs
+        on the device as fresh CuPy arrays, for further GPU work: no copy to the host,
+        and ``finalize`` runs on the device when the algorithm declares
+        ``finalize_on_device`` (otherwise on the host, and its result goes up again).
     **params
         Algorithm parameters (e.g. ``alpha=0.9`` for PageRank).
 
@@ -247,7 +252,13 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
     """
     spec = _spec(algorithm)
     cfg = config if isinstance(config, Config) else Config(config)
+    if arrays not in ("numpy", "cupy"):
+        raise InvalidInput(f"arrays must be 'numpy' or 'cupy'; got {arrays!r}")
     backend = resolve_backend(backend)
+    if arrays == "cupy" and backend != "gpu":
+        raise InvalidInput("arrays='cupy' keeps the results on the GPU, so it needs "
+                           f"backend='gpu' (this run's backend is {backend!r}); use "
+                           "arrays='numpy' on the CPU")
     graph, sources = prepare(spec, graph, source)
     resolved = spec.resolve_params(params, graph.n_nodes)
     reason = check_combination(spec, graph, cfg, backend)
@@ -266,10 +277,15 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         engine = CpuEngine()
     if deadline_s is not None and not deadline_s > 0:
         raise InvalidInput(f"deadline_s must be a positive number of seconds; got {deadline_s!r}")
+    extra = {"device_arrays": True} if arrays == "cupy" else {}
     result = engine.run(spec, graph, resolved, sources, cfg, max_it, progress=progress,
-                        deadline_s=deadline_s)
+                        deadline_s=deadline_s, **extra)
     if spec.finalize is not None and "finalized_on" not in result.stats:
         result.fields = spec.finalize(result.fields, resolved) or result.fields
         result.stats["finalized_on"] = "host"
     result.fields = {k: v for k, v in result.fields.items() if k in spec.outputs}
+    if arrays == "cupy":  # host arrays (a host finalize, an empty graph) go up
+        import cupy
+
+        result.fields = {k: cupy.asarray(v) for k, v in result.fields.items()}
     return result

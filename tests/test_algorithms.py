@@ -211,3 +211,19 @@ def test_finalize_on_device_is_declared_and_runs_on_the_host_here():
     assert r.fields["half"].dtype == np.float64
     assert np.array_equal(r.fields["half"], want, equal_nan=True)
     assert "finalized_on" not in gs.run(NoFinalize, g, source=0, backend="cpu").stats
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"arrays": "cupy", "backend": "cpu"}, "arrays='cupy' keeps the results on the GPU, so it "
+                                           "needs backend='gpu'"),
+    ({"arrays": "torch"}, "arrays must be 'numpy' or 'cupy'; got 'torch'"),
+])
+def test_bad_arrays_argument_is_one_clear_error(kwargs, message):
+    """``arrays`` takes numpy or cupy, and cupy only with the GPU backend."""
+    import re
+
+    g = zoo_graph("rmat")
+    with pytest.raises(gs.InvalidInput, match=re.escape(message)):
+        gs.run("bfs", g, source=0, **kwargs)
+    assert isinstance(gs.run("bfs", g, source=0, backend="cpu", arrays="numpy")["depth"],
+                      np.ndarray)

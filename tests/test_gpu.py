@@ -678,3 +678,47 @@ def test_results_in_chunks_equal_results_in_one_copy(name, launch, monkeypatch):
                 assert np.allclose(got, want, rtol=1e-6, equal_nan=True), field
             else:
                 assert np.array_equal(got, want), field
+
+
+def _host_only_hops():
+    from gswitch.testing.user_algorithms import hop_count
+
+    def finalize(fields, params):
+        d = np.asarray(fields["depth"])  # host only: the runner finalises, then uploads
+        fields["depth"] = np.where(d > 1 << 20, -1, d)
+        return fields
+
+    return hop_count("host_finalize_hops", finalize)
+
+
+@pytest.mark.parametrize("launch", ["host_loop", "persistent", "cuda_graph"])
+@pytest.mark.parametrize("name", ALGORITHMS + ["half_hops", "host_finalize_hops", "widest"])
+def test_cupy_arrays_equal_numpy_results_and_stay_put(name, launch, monkeypatch):
+    """``arrays="cupy"`` gives fresh CuPy arrays equal to the NumPy results (finalised on
+    the device where declared, on the host and uploaded otherwise); a later run does not
+    change them; a graph whose results come with every control read, and a larger one."""
+    import cupy
+
+    from gswitch.generators import rmat
+    from gswitch.testing.user_algorithms import HALF_HOPS
+
+    spec = ({"half_hops": HALF_HOPS, "host_finalize_hops": _host_only_hops()}.get(name)
+            or USER.get(name) or get_registry().algorithm(name))
+    cfg = gs.Config({"launch": launch, "worklist": "bitmap"})
+    for g in (rmat(6, 4, seed=2, weighted=True), rmat(14, 8, seed=3, weighted=True)):
+        kw = {"source": [0, 3]} if spec.start.kind == "source" else {}
+        want = gs.run(spec, g, backend="gpu", config=cfg, **kw)
+        got = gs.run(spec, g, backend="gpu", config=cfg, arrays="cupy", **kw)
+        assert got.fields.keys() == want.fields.keys()
+        assert got.stats.get("finalized_on") == want.stats.get("finalized_on") or \
+            got.stats.get("finalized_on") == "device"
+        kept = {k: v.copy() for k, v in got.fields.items()}
+        gs.run(spec, g, backend="gpu", config=cfg, **({"source": [1]} if kw else {}))
+        for field, host in want.fields.items():
+            dev = got.fields[field]
+            assert isinstance(dev, cupy.ndarray) and dev.dtype == host.dtype, field
+            assert cupy.array_equal(dev, kept[field], equal_nan=True), field  # untouched
+            if host.dtype.kind == "f":
+                assert np.allclose(dev.get(), host, rtol=1e-6, equal_nan=True), field
+            else:
+                assert np.array_equal(dev.get(), host), field

@@ -930,7 +930,12 @@ class GpuEngine:
     # ------------------------------------------------------------------ run
     def run(self, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
             sources: np.ndarray | None, config: Config, max_iterations: int,
-            progress: Any = None, deadline_s: float | None = None) -> Result:
+            progress: Any = None, deadline_s: float | None = None,
+            device_arrays: bool = False) -> Result:
+        """Run ``spec`` on ``graph``; with ``device_arrays`` the output fields stay on the
+        device as fresh CuPy arrays (finalised there when the algorithm allows it; else
+        they come back for the host's ``finalize``).
+        """
         cp = self.cp
         t_start = time.perf_counter()
         n, m = graph.n_nodes, graph.n_edges
@@ -983,14 +988,22 @@ class GpuEngine:
                                     deadline_s, progress, self.stream)
                 self._setup(ctx, plan, params, uniq, n_start)
                 ctx.strategies["launch"].drive(ctx)
-                on_device = (spec.finalize_on_device
-                             and plan.field_bytes > _DEVICE_FINALIZE_BYTES
-                             and self._room_for(_FINALIZE_ROOM * plan.field_bytes))
-                if on_device:
-                    out, trace = self._finalize_and_read_back(ctx, plan, params)
-                    stats["finalized_on"] = "device"
+                fbytes = plan.field_bytes
+                if device_arrays:
+                    finalize = spec.finalize is not None
+                    here = not finalize or (spec.finalize_on_device and self._room_for(
+                        _FINALIZE_ROOM * fbytes))
                 else:
+                    finalize = here = (spec.finalize_on_device and fbytes > _DEVICE_FINALIZE_BYTES
+                                       and self._room_for(_FINALIZE_ROOM * fbytes))
+                if device_arrays and here:
+                    out, trace = self._device_results(ctx, plan, params, finalize)
+                elif here:
+                    out, trace = self._finalize_and_read_back(ctx, plan, params)
+                else:  # host arrays; a host finalize follows in the runner
                     out, trace = self._read_back(ctx, plan)
+                if finalize and here:
+                    stats["finalized_on"] = "device"
             except BaseException:
                 # nothing may still be copying into pooled or staging memory that the
                 # next run reuses
@@ -1132,28 +1145,10 @@ class GpuEngine:
         control block, the trace and the outputs only: each into page-locked staging
         (an output finalised in place into its own staging region), then one wait.
         """
-        cp, rt, sp = self.cp, self.runtime, self.stream.ptr
-        core, host, n = ctx.core, ctx.core_host, ctx.n_nodes
-        dev = {name: core.field(offset, dt, n) for name, offset, dt, _m in plan.fields}
-        try:
-            dev = plan.spec.finalize(dev, params) or dev
-        except cp.cuda.memory.OutOfMemoryError as exc:
-            raise DeviceError(
-                f"{plan.spec.name}: the GPU ran out of memory in finalize ({exc}); free "
-                "device memory, use a smaller graph or --backend cpu") from exc
-        except Exception as exc:  # noqa: BLE001 - any failure of user code, named
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            raise AlgorithmError(
-                f"{plan.spec.name}: finalize failed on the device arrays "
-                f"({type(exc).__name__}: {first}); it is declared finalize_on_device=True, so "
-                "it may call only NumPy functions that dispatch on their arrays (ufuncs with "
-                "out=, empty_like, array methods); fix it or drop finalize_on_device"
-            ) from exc
-        if ctx._ctl_read_at != self.work:
-            rt.memcpyAsync(host.ctl_ptr, core.ctl_ptr, 4 * _CTL_ROOM, _D2H, sp)
-        steps = min(ctx.it, _TRACE_CAP)
-        if steps:
-            rt.memcpyAsync(host.trace_ptr, core.trace_ptr, 8 * steps, _D2H, sp)
+        cp = self.cp
+        core, host = ctx.core, ctx.core_host
+        dev = self._device_finalize(ctx, plan, params)
+        steps = self._queue_control_and_trace(ctx)
         items: list[tuple[str, np.ndarray, int]] = []
         for name in plan.spec.outputs:
             arr = dev.get(name)
@@ -1171,6 +1166,66 @@ class GpuEngine:
                 to = self._pinned("final:" + name, arr.dtype, arr.size)[0].reshape(arr.shape)
             items.append((name, to, arr.data.ptr))
         return self._bring_back(ctx, items, True), host.trace[: 2 * steps]
+
+    def _device_fields(self, ctx: LaunchContext, plan: _Plan) -> dict[str, Any]:
+        """CuPy views of this run's fields in the device core block."""
+        core, n = ctx.core, ctx.n_nodes
+        return {name: core.field(offset, dt, n) for name, offset, dt, _m in plan.fields}
+
+    def _device_finalize(self, ctx: LaunchContext, plan: _Plan,
+                         params: dict[str, Any]) -> dict[str, Any]:
+        """The algorithm's ``finalize`` run on the device fields (CuPy arrays), with a
+        failure named: out of memory, or a function that does not dispatch on CuPy.
+        """
+        cp = self.cp
+        dev = self._device_fields(ctx, plan)
+        try:
+            return plan.spec.finalize(dev, params) or dev
+        except cp.cuda.memory.OutOfMemoryError as exc:
+            raise DeviceError(
+                f"{plan.spec.name}: the GPU ran out of memory in finalize ({exc}); free "
+                "device memory, use a smaller graph or --backend cpu") from exc
+        except Exception as exc:  # noqa: BLE001 - any failure of user code, named
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise AlgorithmError(
+                f"{plan.spec.name}: finalize failed on the device arrays "
+                f"({type(exc).__name__}: {first}); it is declared finalize_on_device=True, so "
+                "it may call only NumPy functions that dispatch on their arrays (ufuncs with "
+                "out=, empty_like, array methods); fix it or drop finalize_on_device"
+            ) from exc
+
+    def _queue_control_and_trace(self, ctx: LaunchContext) -> int:
+        """Queue the copies of the control block (unless the last read is current) and
+        of the step trace into page-locked memory; the number of steps traced.
+        """
+        rt, sp = self.runtime, self.stream.ptr
+        core, host = ctx.core, ctx.core_host
+        if ctx._ctl_read_at != self.work:
+            rt.memcpyAsync(host.ctl_ptr, core.ctl_ptr, 4 * _CTL_ROOM, _D2H, sp)
+        steps = min(ctx.it, _TRACE_CAP)
+        if steps:
+            rt.memcpyAsync(host.trace_ptr, core.trace_ptr, 8 * steps, _D2H, sp)
+        return steps
+
+    def _device_results(self, ctx: LaunchContext, plan: _Plan, params: dict[str, Any],
+                        finalize: bool) -> tuple[dict[str, Any], np.ndarray]:
+        """The outputs as fresh CuPy arrays (the core block is reused by the next run),
+        finalised on the device first when ``finalize``; only the control block and the
+        trace come back to the host.
+        """
+        cp = self.cp
+        dev = (self._device_finalize(ctx, plan, params) if finalize
+               else self._device_fields(ctx, plan))
+        out = {}
+        for name in plan.spec.outputs:
+            arr = dev.get(name)
+            if arr is not None:  # copied on the engine's stream, waited for below
+                out[name] = cp.array(arr, copy=True) if isinstance(arr, cp.ndarray) \
+                    else cp.asarray(arr)
+        steps = self._queue_control_and_trace(ctx)
+        self.runtime.streamSynchronize(self.stream.ptr)
+        ctx._synced_at = self.work
+        return out, ctx.core_host.trace[: 2 * steps]
 
     def _read_back(self, ctx: LaunchContext, plan: _Plan
                    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
