@@ -1194,14 +1194,18 @@ class GpuEngine:
                 "out=, empty_like, array methods); fix it or drop finalize_on_device"
             ) from exc
 
-    def _queue_control_and_trace(self, ctx: LaunchContext) -> int:
-        """Queue the copies of the control block (unless the last read is current) and
-        of the step trace into page-locked memory; the number of steps traced.
+    def _queue_control_and_trace(self, ctx: LaunchContext, field_bytes: int = 0) -> int:
+        """Queue the copies of the control block (unless the last read is current), of
+        the first ``field_bytes`` of the fields that follow it (in the same copy when the
+        control block goes too) and of the step trace into page-locked memory; the
+        number of steps traced.
         """
         rt, sp = self.runtime, self.stream.ptr
         core, host = ctx.core, ctx.core_host
-        if ctx._ctl_read_at != self.work:
-            rt.memcpyAsync(host.ctl_ptr, core.ctl_ptr, 4 * _CTL_ROOM, _D2H, sp)
+        if ctx._ctl_read_at != self.work:  # the control block and the fields after it
+            rt.memcpyAsync(host.ctl_ptr, core.ctl_ptr, 4 * _CTL_ROOM + field_bytes, _D2H, sp)
+        elif field_bytes:
+            rt.memcpyAsync(host.fields_ptr, core.fields_ptr, field_bytes, _D2H, sp)
         steps = min(ctx.it, _TRACE_CAP)
         if steps:
             rt.memcpyAsync(host.trace_ptr, core.trace_ptr, 8 * steps, _D2H, sp)
@@ -1239,21 +1243,13 @@ class GpuEngine:
         if ctx._early_read_at == self.work and steps <= _EARLY_READ_STEPS:
             return self._bring_back(ctx, [(k, v, 0) for k, v in staged.items()], False), \
                 ctx._early_trace[: 2 * steps]
-        rt, sp = self.runtime, self.stream.ptr
-        fbytes = plan.field_bytes
-        if self._pipelined(fbytes):  # the fields come in chunks, copied out as they land
+        if self._pipelined(plan.field_bytes):  # the fields come in chunks, copied out as they land
             items = [(name, staged[name], core.fields_ptr + offset)
                      for name, offset, _dt, _m in plan.fields]
-            if ctx._ctl_read_at != self.work:
-                rt.memcpyAsync(host.ctl_ptr, core.ctl_ptr, 4 * _CTL_ROOM, _D2H, sp)
+            steps = self._queue_control_and_trace(ctx)
         else:
             items = [(k, v, 0) for k, v in staged.items()]
-            if ctx._ctl_read_at != self.work:  # the control block and the fields after it
-                rt.memcpyAsync(host.ctl_ptr, core.ctl_ptr, 4 * _CTL_ROOM + fbytes, _D2H, sp)
-            else:
-                rt.memcpyAsync(host.fields_ptr, core.fields_ptr, fbytes, _D2H, sp)
-        if steps:
-            rt.memcpyAsync(host.trace_ptr, core.trace_ptr, 8 * steps, _D2H, sp)
+            steps = self._queue_control_and_trace(ctx, plan.field_bytes)
         return self._bring_back(ctx, items, True), host.trace[: 2 * steps]
 
     @staticmethod
