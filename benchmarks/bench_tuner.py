@@ -75,7 +75,8 @@ def _study(label: str, algorithm: str, graph: gs.Graph, storage: str, trials: in
         return {"label": label, "skipped": "time budget spent"}
     t0 = time.perf_counter()
     r = tune(algorithm, graph, trials=trials, timeout_s=share, storage=storage,
-             backend=args.backend, seed=args.seed, repeats=args.repeats, warm_start=warm_start,
+             backend=args.backend, devices=args.devices, seed=args.seed, repeats=args.repeats,
+             warm_start=warm_start,
              source=_source(algorithm, graph), trial_timeout_s=min(120.0, max(share, 10.0)))
     wall = time.perf_counter() - t0
     finished = len(r.history)
@@ -113,6 +114,11 @@ def main() -> None:
                          "their own cold RMAT studies when the cold part does not run)")
     ap.add_argument("--algorithms", default=",".join(ALGORITHMS),
                     help="algorithms of the cold part (default all four)")
+    ap.add_argument("--graphs", default="rmat,road",
+                    help="graph kinds of the cold part (default rmat,road)")
+    ap.add_argument("--devices", default=None,
+                    help="GPUs that share each study, one worker each, e.g. 0,1 (default: "
+                         "the current one)")
     ap.add_argument("--budget-s", type=float, default=420.0,
                     help="total time for all studies; each gets an equal share (default 420)")
     ap.add_argument("--repeats", type=int, default=3)
@@ -130,6 +136,14 @@ def main() -> None:
     cold_algos = [a for a in args.algorithms.split(",") if a]
     if not cold_algos or not set(cold_algos) <= set(ALGORITHMS):
         ap.error(f"--algorithms takes some of {','.join(ALGORITHMS)}; got {args.algorithms!r}")
+    kinds = [k for k in args.graphs.split(",") if k]
+    if not kinds or not set(kinds) <= {"rmat", "road"}:
+        ap.error(f"--graphs takes rmat and/or road; got {args.graphs!r}")
+    try:
+        args.devices = ([int(d) for d in args.devices.split(",") if d.strip()]
+                        if args.devices else None)
+    except ValueError:
+        ap.error(f"--devices takes GPU numbers such as 0,1; got {args.devices!r}")
     budget = Budget(args.budget_s)
     t_gen = time.perf_counter()
     graphs = {"rmat": rmat(scale, 16, seed=1, weighted=True),
@@ -141,12 +155,14 @@ def main() -> None:
     cold_store = f"journal://{(work / 'cold.journal').resolve()}"
     warm_store = f"journal://{(work / 'warm.journal').resolve()}"
     own_store = f"journal://{(work / 'own.journal').resolve()}"
-    cold_cases = [(a, k) for a in cold_algos for k in ("rmat", "road")] if "cold" in parts \
+    cold_cases = [(a, k) for a in cold_algos for k in kinds] if "cold" in parts \
         else [(a, "rmat") for a in warm_algos]
     n_studies = len(cold_cases) + 3 * len(warm_algos)
-    print(f"backend {args.backend}; {trials} trials per cold study (the issue's 200 do not fit "
-          f"a {args.budget_s:.0f} s budget); {n_studies} studies; graphs generated in "
-          f"{gen_s:.1f} s")
+    fits = "" if trials >= 200 else (f" (the issue's 200 do not fit a {args.budget_s:.0f} s "
+                                     "budget)")
+    print(f"backend {args.backend}; {trials} trials per cold study{fits}; {n_studies} studies"
+          f" on {'GPUs ' + ','.join(map(str, args.devices)) if args.devices else 'one device'};"
+          f" graphs generated in {gen_s:.1f} s")
     cases = []
     done = 0
     warm: list[dict] = []
@@ -199,6 +215,7 @@ def main() -> None:
     to5 = [c["trials_to_5pct"] for c in cases if c.get("trials_to_5pct")]
     summary = {
         "backend": args.backend, "trials_per_cold_study": trials, "budget_s": args.budget_s,
+        "devices": args.devices,
         "total_wall_s": time.perf_counter() - budget.t0, "generate_s": gen_s,
         "speedup_median": statistics.median(speedups) if speedups else None,
         "speedup_worst": min(speedups) if speedups else None,
@@ -207,7 +224,8 @@ def main() -> None:
                         for w in warm},
         "auto_ratio": {w["algorithm"]: w["auto"].get("ratio") for w in warm},
         "skipped": [c["label"] for c in cases if c.get("skipped")],
-        "note": f"{trials} trials per cold study instead of 200, to fit the time budget",
+        "note": (f"{trials} trials per cold study instead of 200, to fit the time budget"
+                 if trials < 200 else f"{trials} trials per cold study"),
     }
     path = write_json("tuner", {"summary": summary, "cases": cases, "warm": warm})
     print("summary:", {k: v for k, v in summary.items() if k != "note"})
