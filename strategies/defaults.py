@@ -41,6 +41,23 @@ _BITMAP_PERSISTENT = {  # bit frontier, degree bins, one kernel: SSSP- and CC-li
     "worklist": "bitmap", "load_balance": "twc", "driving": "data",
     "direction": "push", "launch": "persistent", "block_size": 544,
 }
+# 200-trial studies on two H200s (benchmarks/results/h200x2_tuner_200_*): the best of CC on
+# a 1024x1024 road grid (24.1 ms, 10x the default; the sampler needed 82 trials to come
+# within 5% of it) and of PageRank on RMAT-20 (25.3 ms, 18.5x; 38 trials) were persistent
+# kernels with as many blocks as fit on a multiprocessor (blocks_per_sm 0), where the
+# suggestions above keep the default of one block: steps with thousands of active nodes
+# want the occupancy more than a cheaper grid barrier.
+_FULL_PERSISTENT_PUSH = {
+    "worklist": "bitmap", "load_balance": "virtual_warp", "load_balance.size": 4,
+    "driving": "data", "direction": "push", "launch": "persistent",
+    "launch.blocks_per_sm": 0, "block_size": 544, "read_before_atomic": False,
+}
+_FULL_PERSISTENT_PULL = {
+    "worklist": "warp_aggregated", "load_balance": "virtual_warp", "load_balance.size": 16,
+    "driving": "temporal", "driving.threshold": 0.0125, "direction": "pull",
+    "launch": "persistent", "launch.blocks_per_sm": 0, "block_size": 512,
+    "read_before_atomic": False, "l2_prefetch": True,
+}
 _GRAPH_REPLAY = {  # steps captured in a CUDA graph, replayed in batches
     "worklist": "bitmap", "load_balance": "virtual_warp", "load_balance.size": 4,
     "driving": "data", "direction": "push", "launch": "cuda_graph",
@@ -84,7 +101,13 @@ def gswitch_suggested_configs(algorithm: Any, features: dict,
     # orders from the tuner's studies on an H100 (benchmarks/results/h100_tuner_cold.log):
     # each entry was the best, or within a few percent of it, for one algorithm there
     if float(features.get("diameter_estimate", 0)) > HIGH_DIAMETER:
-        level = [_LEVEL_PERSISTENT, _LEVEL_REPLAY] if algorithm.first_hit_final else []
-        return level + [_PERSISTENT, _GRAPH_REPLAY, _BITMAP_PERSISTENT, _POWER_LAW_TRAVERSAL]
+        if algorithm.first_hit_final:
+            return [_LEVEL_PERSISTENT, _LEVEL_REPLAY, _PERSISTENT, _GRAPH_REPLAY,
+                    _FULL_PERSISTENT_PUSH, _BITMAP_PERSISTENT, _POWER_LAW_TRAVERSAL]
+        return [_FULL_PERSISTENT_PUSH, _PERSISTENT, _GRAPH_REPLAY, _BITMAP_PERSISTENT,
+                _POWER_LAW_TRAVERSAL]
+    if algorithm.start.kind == "all":  # every node starts active: sweeps, pull pays
+        return [_POWER_LAW_PERSISTENT, _FULL_PERSISTENT_PULL, _DEDUP_PUSH, _BITMAP_PERSISTENT,
+                _POWER_LAW_TRAVERSAL, _PULL_SWEEP]
     return [_POWER_LAW_PERSISTENT, _DEDUP_PUSH, _BITMAP_PERSISTENT, _POWER_LAW_TRAVERSAL,
-            _PULL_SWEEP]
+            _PULL_SWEEP, _FULL_PERSISTENT_PULL]
