@@ -132,6 +132,9 @@ def test_tune_cpu_end_to_end(storage, tmp_path):
     assert [t.user_attrs["source"] for t in trials[:len(result.warm_start)]] == \
         result.warm_start
     assert trials[0].user_attrs["config"] == gs.Config().to_dict()
+    assert result.history[0]["config"] == gs.Config().to_dict()
+    assert [h["config"] for h in result.history if h["outcome"] == "ok" and
+            h["value_s"] == result.best_time_s][0] == result.best_config
     ok = [t for t in trials if t.user_attrs.get("outcome") == "ok"]
     assert len([t for t in trials if t.state.name in ("COMPLETE", "PRUNED")]) == 8
     measured = [t for t in ok if not t.user_attrs.get("reused")]

@@ -96,7 +96,8 @@ class TuneResult:
     wall_s : float
         Seconds this session took.
     history : list of dict
-        Per trial: ``number``, ``outcome``, ``value_s``, ``source``.
+        Per trial: ``number``, ``outcome``, ``value_s``, ``source`` and ``config`` (the
+        configuration it ran, ``None`` where none was built).
     warm_start : list of str
         What was enqueued first (``default``, ``similar:<study>``).
     space : dict
@@ -708,7 +709,8 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     default_s = _default_time(trials_all)
     history = [{"number": t.number, "outcome": t.user_attrs.get("outcome", t.state.name.lower()),
                 "value_s": t.value if t.user_attrs.get("outcome") == "ok" else None,
-                "source": t.user_attrs.get("source", "sampler")}
+                "source": t.user_attrs.get("source", "sampler"),
+                "config": t.user_attrs.get("config")}
                for t in trials_all if t.state.name in ("COMPLETE", "PRUNED")]
     result = TuneResult(
         study_name=name, storage=url, algorithm=spec.name, backend=backend, device=device,
