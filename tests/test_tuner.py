@@ -207,6 +207,22 @@ def test_warm_start_and_config_auto_use_the_nearest_tuned_graph(storage):
         resolve_config("cc", fresh, "tuned", backend="cpu", storage=storage)
 
 
+def test_the_default_trial_is_never_pruned(storage, monkeypatch):
+    """Every other trial gets the engine deadline; the default's runs to its end, so the
+    study always knows its speedup over the default.
+    """
+    import gswitch.tuner.study as study_mod
+
+    monkeypatch.setattr(study_mod._Session, "limit", lambda self: 1e-9)  # prunes any run
+    g = parse_generator_spec("road:12x12")
+    result = tune("cc", g, trials=3, backend="cpu", storage=storage, seed=0)
+    by_source = {h["source"]: h["outcome"] for h in result.history}
+    assert by_source["default"] == "ok" and result.default_time_s is not None
+    assert [h["outcome"] for h in result.history if h["source"] != "default"] == \
+        ["pruned"] * (len(result.history) - 1)
+    assert result.speedup == pytest.approx(1.0)
+
+
 # ---------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("args,message", [
     (["--trials", "0"], "--trials must be at least 1; got 0"),

@@ -10,6 +10,8 @@ outcome            meaning                                     recorded as
 =================  ==========================================  =====================
 ``ok``             correct answer, median time measured        COMPLETE, feasible
 ``pruned``         passed ``prune_factor`` x the best time     PRUNED (time reached)
+                   (never the default configuration's trial,
+                   so the speedup over it is always known)
 ``refused``        a strategy's ``check()`` refused it         COMPLETE, infeasible
 ``compile_error``  the generated kernel did not compile        COMPLETE, infeasible
 ``wrong_answer``   the answer differs from the reference       COMPLETE, infeasible
@@ -339,7 +341,10 @@ class _Session:
                     trial.set_user_attr("pid", self.pid)
                     if worker.setup.device is not None:
                         trial.set_user_attr("gpu", worker.setup.device)
-                    limit = self.limit()
+                    # the default runs to the end (within the trial limit) even after a
+                    # similar graph's best: the study reports its speedup over it
+                    limit = None if trial.user_attrs.get("source") == "default" \
+                        else self.limit()
                 self._one(trial, worker, limit)
         except BaseException as exc:  # noqa: BLE001 - reported by the caller
             with self.lock:
