@@ -282,16 +282,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import resolve_backend, run
 
     values: dict[str, Any] = {}
+    given: dict[str, Any] = {}  # what the user chose, for the note on GPU-only settings
     tuned_mode = args.config if args.config in ("auto", "tuned") else None  # tuner
     if args.config and not tuned_mode:
         values.update(Config.from_file(args.config).to_dict())
-    values.update(parse_set_options(args.sets))
+        # a file (an exported tuning result, say) spells out every key: only those it
+        # changes from the default were chosen
+        default = Config().to_dict()
+        given.update({k: v for k, v in values.items() if default.get(k) != v})
+    sets = parse_set_options(args.sets)
+    values.update(sets)
+    given.update(sets)
     config = Config(values)
     if args.output:
         _check_output(args.output)  # refuse before running, not after
     backend = resolve_backend(args.backend)
     if backend == "cpu":
-        ignored = _gpu_only_settings(config, values)
+        ignored = _gpu_only_settings(config, given)
         if ignored:
             print(f"note: {', '.join(ignored)} {'has' if len(ignored) == 1 else 'have'} no "
                   "effect on the cpu backend (GPU-only); they apply with --backend gpu",

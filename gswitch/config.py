@@ -46,6 +46,16 @@ GLOBAL_KEYS = {
 }
 
 
+def _checked(space: Any, key: str, value: Any) -> Any:
+    """``space.validate``, but a JSON ``true``/``false`` is not a number (Python counts it as
+    1 or 0, so ``"block_size": true`` would become 1 and a threshold of ``true`` 1.0).
+    """
+    if isinstance(value, bool) and not isinstance(space, Categorical):
+        kind = "an integer" if isinstance(space, IntRange) else "a number"
+        raise InvalidConfig(f"{key} must be {kind}; got {str(value).lower()}")
+    return space.validate(key, value)
+
+
 class Config(Mapping[str, Any]):
     """Validated strategy configuration.
 
@@ -71,6 +81,15 @@ class Config(Mapping[str, Any]):
     """
 
     def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        if values is not None and not isinstance(values, Mapping):
+            hint = (" (to read a JSON file use Config.from_file(path); on the command line "
+                    "--config FILE.json)" if isinstance(values, (str, Path)) else "")
+            raise InvalidConfig(f"a strategy config must be a mapping of keys to values, got "
+                                f"{type(values).__name__} {values!r}"[:200] + hint)
+        bad = [k for k in (values or {}) if not isinstance(k, str)]
+        if bad:
+            raise InvalidConfig(f"config keys must be strings like 'driving' or "
+                                f"'driving.threshold', got {bad[0]!r}")
         self._data = self._validate(dict(values or {}))
 
     @staticmethod
@@ -88,9 +107,9 @@ class Config(Mapping[str, Any]):
             out[axis] = name
             for pname, space in cls.params.items():
                 key = f"{axis}.{pname}"
-                out[key] = space.validate(key, given[key]) if key in given else space.default
+                out[key] = _checked(space, key, given[key]) if key in given else space.default
         for key, space in GLOBAL_KEYS.items():
-            out[key] = space.validate(key, given[key]) if key in given else space.default
+            out[key] = _checked(space, key, given[key]) if key in given else space.default
         for key in given:
             if key in out:
                 continue

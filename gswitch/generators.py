@@ -399,9 +399,13 @@ _BOOL_WORDS = {"1": True, "true": True, "yes": True, "on": True,
                "0": False, "false": False, "no": False, "off": False}
 
 
+class _SpecError(InvalidInput):
+    """A spec refused with the list of valid forms already in its message."""
+
+
 def _spec_error(spec: str, why: str) -> InvalidInput:
     forms = ", ".join(form for _, _, form in _SPEC_FORMS.values())
-    return InvalidInput(
+    return _SpecError(
         f"bad generator spec {spec!r}: {why}; expected one of {forms}, optionally followed "
         "by options like ',seed=3,weighted'"
     )
@@ -539,6 +543,8 @@ def parse_generator_spec(spec: str) -> Graph:
         graph = build[name]()
     except _TooLarge as exc:
         raise InvalidInput(f"generator spec {spec!r}: {exc}") from None
+    except _SpecError:
+        raise  # an option the builder read was malformed; the message is complete
     except InvalidInput as exc:
         raise _spec_error(spec, str(exc)) from None
     graph.name = text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import operator
 from typing import Any, Literal
 
 import numpy as np
@@ -24,6 +25,67 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     a.flags.writeable = False
     return a
+
+
+_DUPLICATE_POLICIES = ("keep", "drop", "sum", "min", "reject")
+_SELF_LOOP_POLICIES = ("keep", "drop", "reject")
+
+
+def _check_policy(what: str, value: object, choices: tuple[str, ...]) -> None:
+    """Refuse a policy name that is not one of ``choices`` (a typo would silently keep all)."""
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidGraph(f"{what} must be one of {', '.join(map(repr, choices))}; "
+                           f"got {value!r}")
+
+
+def _as_ids(what: str, values: Any) -> np.ndarray:
+    """``values`` as a flat int64 array of node ids; fractional, non-finite, non-numeric
+    or out-of-int64 ids are refused rather than truncated or wrapped.
+    """
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError) as exc:  # ragged nested sequences
+        raise InvalidGraph(f"{what} must be a 1-d array of integer node ids ({exc})") from None
+    kind = arr.dtype.kind
+    if kind in "ib":
+        return arr.astype(np.int64, copy=False).ravel()
+    if kind == "u":
+        if arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+            raise InvalidGraph(f"node id {int(arr.max())} in {what} is too large; ids must "
+                               "be below 2**63 (node ids are int32 unless renumbered)")
+        return arr.astype(np.int64).ravel()
+    if kind == "f":
+        arr = arr.ravel()
+        bad = ~np.isfinite(arr) | (arr != np.floor(arr)) | (np.abs(arr) >= 2.0**63)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InvalidGraph(f"{what}[{i}] = {float(arr[i])!r} is not an integer node id")
+        return arr.astype(np.int64)
+    if kind == "O":
+        try:
+            return np.asarray(arr, dtype=np.int64).ravel()
+        except (TypeError, ValueError, OverflowError):
+            pass
+    sample = arr.ravel()[:1].tolist()
+    shown = f" such as {sample[0]!r}" if sample else ""
+    raise InvalidGraph(f"{what} must hold integer node ids, got {arr.dtype.name} values{shown}; "
+                       "map names to ids first (Graph.from_networkx keeps the names)")
+
+
+def _as_weights(values: Any) -> np.ndarray:
+    """``values`` as a flat float64 array of real, non-NaN edge weights."""
+    try:
+        w = np.asarray(values)
+        if w.dtype.kind not in "biuf":
+            raise TypeError(w.dtype.name)
+        w = w.astype(np.float64, copy=False).ravel()
+    except (TypeError, ValueError) as exc:
+        raise InvalidGraph(f"weights must be real numbers, one per edge ({exc})") from None
+    nan = np.isnan(w)
+    if nan.any():
+        raise InvalidGraph(f"weights[{int(np.flatnonzero(nan)[0])}] is NaN; weights must be "
+                           "numbers (drop the edge or give it a weight)")
+    return w
 
 
 def _memory_fix(src: np.ndarray, dst: np.ndarray, n_nodes: int, renumber: bool) -> str:
@@ -190,16 +252,24 @@ class Graph:
         Raises
         ------
         InvalidGraph
-            On negative or out-of-range ids, mismatched lengths, or a ``reject`` policy hit.
+            On negative, out-of-range, fractional or non-numeric ids, mismatched lengths,
+            NaN or non-real weights, an unknown policy name, or a ``reject`` policy hit.
 
         """
-        src = np.asarray(src, dtype=np.int64).ravel()
-        dst = np.asarray(dst, dtype=np.int64).ravel()
+        _check_policy("duplicates", duplicates, _DUPLICATE_POLICIES)
+        _check_policy("self_loops", self_loops, _SELF_LOOP_POLICIES)
+        src = _as_ids("src", src)
+        dst = _as_ids("dst", dst)
         if src.shape != dst.shape:
             raise InvalidGraph(f"src has {src.size} entries but dst has {dst.size}")
+        if n_nodes is not None:
+            try:
+                n_nodes = operator.index(n_nodes)
+            except TypeError:
+                raise InvalidGraph(f"n_nodes must be an integer, got {n_nodes!r}") from None
         w = None
         if weights is not None:
-            w = np.asarray(weights, dtype=np.float64).ravel()
+            w = _as_weights(weights)
             if w.shape != src.shape:
                 raise InvalidGraph(f"weights has {w.size} entries, expected {src.size}")
         labels = None
@@ -661,6 +731,7 @@ class Graph:
 
     def deduplicate(self, policy: DuplicatePolicy = "drop") -> Graph:
         """Copy with parallel edges merged by ``policy`` (drop, sum, min or reject)."""
+        _check_policy("policy", policy, _DUPLICATE_POLICIES)
         src, dst = self.edges()
         w = None if self._weights is None else self._weights.astype(np.float64)
         g = Graph._from_coo(src.astype(np.int64), dst.astype(np.int64), w, self.n_nodes,

@@ -29,7 +29,14 @@ import numpy as np
 from ._hints import option
 from ._memory import MemoryRefused, available_bytes, check_memory, format_bytes, graph_bytes
 from .errors import GraphFormatError, InvalidGraph
-from .graph import DuplicatePolicy, Graph, SelfLoopPolicy
+from .graph import (
+    _DUPLICATE_POLICIES,
+    _SELF_LOOP_POLICIES,
+    DuplicatePolicy,
+    Graph,
+    SelfLoopPolicy,
+    _check_policy,
+)
 
 __all__ = ["load_graph", "save_graph", "save_npz", "FORMATS", "WRITE_FORMATS", "EXTENSIONS",
            "NPZ_FORMAT_VERSION"]
@@ -246,24 +253,28 @@ def _read_bytes(path: Path) -> bytes:
     return _read_stream(path, lambda f: f.read())  # type: ignore[return-value]
 
 
-def _read_after_header(path: Path, markers: bytes) -> tuple[bytes, int]:
-    """Read a file from its first data line on: ``(data, number of that line)``.
+def _read_after_header(path: Path, markers: bytes) -> tuple[bytes, int, bytes]:
+    """Read a file from its first data line on: ``(data, number of that line, first line)``.
 
     Leading blank and comment lines are skipped with ``readline`` and the rest is read in
-    one call, so the big buffer is never copied to drop a header.
+    one call, so the big buffer is never copied to drop a header. The file's first line
+    comes back too (a header gswitch wrote says what the data cannot).
     """
 
-    def read(f: BinaryIO) -> tuple[bytes, int]:
+    def read(f: BinaryIO) -> tuple[bytes, int, bytes]:
         lineno = 1
+        first = b""
         while True:
             pos = f.tell()
             line = f.readline()
+            if lineno == 1:
+                first = line
             if not line:
-                return b"", lineno
+                return b"", lineno, first
             s = line.strip()
             if s and s[:1] not in markers:
                 f.seek(pos)
-                return f.read(), lineno
+                return f.read(), lineno, first
             lineno += 1
 
     return _read_stream(path, read)  # type: ignore[return-value]
@@ -558,20 +569,48 @@ def _edgelist_fast(
     return src, dst, w
 
 
+#: The first line :func:`_write_edgelist` writes: the node count and directedness that an
+#: edge list cannot say otherwise (isolated nodes after the largest id, both directions).
+_EDGELIST_HEADER = re.compile(
+    rb"^# gswitch edge list .*: (\d+) nodes, (\d+) edges \((directed|undirected)[,)]")
+
+
+def _edgelist_header(path: Path, first: bytes) -> tuple[int | None, bool | None]:
+    """``(n_nodes, directed)`` from a header gswitch wrote, else ``(None, None)``."""
+    match = _EDGELIST_HEADER.match(first)
+    if match is None:
+        return None, None
+    n = int(match.group(1))
+    if n > _MAX_ID + 1:
+        raise _fail(path, f"the gswitch header declares {n:,} nodes, but node ids are int32, "
+                    f"so at most {_MAX_ID + 1:,} nodes are supported; fix the header", 1)
+    return n, match.group(3) == b"directed"
+
+
 def _load_edgelist(
-    path: Path, *, directed: bool, weighted: bool, duplicates: DuplicatePolicy,
+    path: Path, *, directed: bool | None, weighted: bool, duplicates: DuplicatePolicy,
     self_loops: SelfLoopPolicy, renumber: bool, name: str,
 ) -> Graph:
-    data, first_line = _read_after_header(path, b"#%")
+    data, first_line, first = _read_after_header(path, b"#%")
     _check_text(path, data, "edgelist")
+    # a file gswitch wrote keeps its node count (ids are compact unless renumbered) and,
+    # unless the caller says otherwise, its directedness
+    declared_n, declared_directed = _edgelist_header(path, first)
     max_id = np.iinfo(np.int64).max if renumber else _MAX_ID
     try:
         src, dst, w = _edgelist_fast(data, path, weighted, first_line, max_id)
     except _SlowPath:
         src, dst, w = _edgelist_slow(data, path, weighted, first_line, max_id)
     del data
-    return _build(path, src, dst, w, n_nodes=None, directed=directed, duplicates=duplicates,
-                  self_loops=self_loops, renumber=renumber, name=name)
+    n_nodes = None
+    if declared_n is not None and not renumber:
+        n_nodes = max(declared_n, int(src.max(initial=-1)) + 1, int(dst.max(initial=-1)) + 1)
+    as_stored = directed is None and declared_directed is False
+    g = _build(path, src, dst, w, n_nodes=n_nodes, directed=directed is not False,
+               duplicates=duplicates, self_loops=self_loops, renumber=renumber, name=name)
+    if as_stored and _pattern_symmetric(g):
+        g = _as_undirected_view(g)  # both directions are listed: undirected, as written
+    return g
 
 
 def _check_declared(path: Path, data: bytes, n: int, m: int, items: str, header: str,
@@ -1113,7 +1152,9 @@ def load_graph(
 
     Edge lists hold ``src dst [weight]`` per line, separated by whitespace or commas, ids
     0-based as written; lines whose first non-blank character is ``#`` or ``%`` are
-    comments. DIMACS ``.gr`` files (``c`` comments, ``p sp n m``, ``a u v w``) and METIS
+    comments. An edge list :func:`save_graph` wrote keeps its node count (isolated nodes
+    after the largest id) and, with ``directed=None``, its directedness, from its first
+    line. DIMACS ``.gr`` files (``c`` comments, ``p sp n m``, ``a u v w``) and METIS
     files use 1-based ids, converted to 0-based. Compressed files are recognised by their
     gzip signature, whatever the name.
 
@@ -1155,6 +1196,8 @@ def load_graph(
         is hit, or the graph would not fit in the memory available (estimated from the
         header or the largest id before anything is allocated). Negative weights are
         accepted here; algorithms that forbid them say so.
+    InvalidGraph
+        If ``duplicates`` or ``self_loops`` is not one of the policies listed above.
 
     Notes
     -----
@@ -1167,6 +1210,8 @@ def load_graph(
     >>> g = load_graph("roadNet-CA.txt.gz", directed=False)  # doctest: +SKIP
 
     """
+    _check_policy("duplicates", duplicates, _DUPLICATE_POLICIES)
+    _check_policy("self_loops", self_loops, _SELF_LOOP_POLICIES)
     p = Path(path)
     if p.is_dir():
         raise GraphFormatError(f"{p} is a directory, expected a graph file")
@@ -1187,7 +1232,7 @@ def load_graph(
         return _apply_policies(p, g, directed=directed, weighted=weighted,
                                duplicates=duplicates, self_loops=self_loops)
     if kind == "edgelist":
-        return _load_edgelist(p, directed=directed is not False, weighted=weighted,
+        return _load_edgelist(p, directed=directed, weighted=weighted,
                               duplicates=duplicates, self_loops=self_loops, renumber=renumber,
                               name=label)
     data = _read_bytes(p)
@@ -1335,10 +1380,18 @@ def _write_lines(f: BinaryIO, columns: list[np.ndarray], prefix: str = "") -> No
         f.write(("\n".join(rows.tolist()) + "\n").encode("ascii"))
 
 
+def _comment_name(graph: Graph) -> str:
+    """The graph's name for a one-line header comment (a line break would end the comment
+    and leave the rest of the name as a bad data line).
+    """
+    return " ".join(str(graph.name or "").split())
+
+
 def _write_edgelist(graph: Graph, f: BinaryIO) -> None:
     src, dst = graph.edges()
     kind = "directed" if graph.directed else "undirected, both directions listed"
-    f.write(f"# gswitch edge list {graph.name}: {graph.n_nodes} nodes, {graph.n_edges} edges "
+    f.write(f"# gswitch edge list {_comment_name(graph)}: {graph.n_nodes} nodes, "
+            f"{graph.n_edges} edges "
             f"({kind}), 0-based ids: src dst{' weight' if graph.weighted else ''}\n"
             .encode())
     columns = [src, dst]
@@ -1349,7 +1402,7 @@ def _write_edgelist(graph: Graph, f: BinaryIO) -> None:
 
 def _write_dimacs(graph: Graph, f: BinaryIO) -> None:
     src, dst = graph.edges()
-    f.write(f"c gswitch graph {graph.name}\nc ids are 1-based\n"
+    f.write(f"c gswitch graph {_comment_name(graph)}\nc ids are 1-based\n"
             f"p sp {graph.n_nodes} {graph.n_edges}\n".encode())
     w = graph.weights if graph.weights is not None else np.ones(graph.n_edges, np.float32)
     _write_lines(f, [src.astype(np.int64) + 1, dst.astype(np.int64) + 1, _format_weights(w)],

@@ -316,3 +316,57 @@ def test_convert_refuses_unknown_output(capsys, tmp_path):
     """An output extension that names no writable format is refused before loading."""
     assert main(["convert", "--generate", "grid:2x2", str(tmp_path / "g.xyz")]) == 2
     assert "--to" in capsys.readouterr().err
+
+
+def test_cpu_note_names_only_what_the_config_file_changes(capsys, tmp_path):
+    """A config file's note lists its GPU-only keys that differ from the default, not
+    every default a full file spells out.
+    """
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({**gs_default_config(), "driving": "temporal",
+                               "block_size": 128}))
+    assert main(["run", "bfs", "--generate", "grid:4x4", "--source", "0", "--backend", "cpu",
+                 "--config", str(cfg), "--set", "launch=persistent"]) == 0
+    note = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    assert len(note) == 1 and "block_size=128" in note[0] and "launch=persistent" in note[0]
+    assert "worklist=" not in note[0] and "l2_prefetch" not in note[0]
+    (tmp_path / "d.json").write_text(json.dumps({"driving": "temporal"}))
+    assert main(["run", "bfs", "--generate", "grid:4x4", "--source", "0", "--backend", "cpu",
+                 "--config", str(tmp_path / "d.json")]) == 0
+    assert "note:" not in capsys.readouterr().err
+
+
+def gs_default_config():
+    """The full default configuration, as an exported tuning result spells it out."""
+    from gswitch.config import Config
+
+    return Config().to_dict()
+
+
+@pytest.mark.parametrize("content,needle", [
+    ('{"block_size": true}', "block_size must be an integer; got true"),
+    ('{"driving": "temporal", "driving.threshold": false}',
+     "driving.threshold must be a number; got false"),
+])
+def test_config_file_booleans_are_not_numbers(capsys, tmp_path, content, needle):
+    """A JSON true/false where a number belongs is refused, not read as 1 or 0."""
+    cfg = tmp_path / "c.json"
+    cfg.write_text(content)
+    assert main(["run", "bfs", "--generate", "grid:4x4", "--source", "0", "--backend", "cpu",
+                 "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err
+
+
+def test_convert_to_edge_list_keeps_isolated_nodes(capsys, tmp_path):
+    """convert to .txt keeps the node count (isolated last nodes) and undirectedness."""
+    from gswitch.io import load_graph
+
+    assert main(["convert", "--generate", "star:1", str(tmp_path / "s.txt")]) == 0
+    assert main(["convert", "--generate", "grid:1x3", str(tmp_path / "g.txt")]) == 0
+    capsys.readouterr()
+    assert load_graph(tmp_path / "s.txt").n_nodes == 1
+    g = load_graph(tmp_path / "g.txt")
+    assert not g.directed and g.n_nodes == 3 and g.n_edges == 4
+    assert main(["info", str(tmp_path / "s.txt"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_nodes"] == 1

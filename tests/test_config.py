@@ -327,3 +327,26 @@ def test_key_is_built_once():
     a = gs.Config({"worklist": "atomic"})
     assert a.key() is a.key()
     assert a.key() == json.dumps(a.to_dict(), sort_keys=True)
+
+
+@pytest.mark.parametrize("values,needle", [
+    (3, "must be a mapping"),
+    ("best.json", "Config.from_file"),
+    ([("driving", "data")], "must be a mapping"),
+    ({1: "data"}, "keys must be strings"),
+])
+def test_config_of_a_non_mapping_is_invalid_config(values, needle):
+    """Config(...) of something that is not a mapping of str keys is InvalidConfig."""
+    with pytest.raises(gs.errors.InvalidConfig, match=needle):
+        gs.Config(values)
+
+
+@pytest.mark.parametrize("values,needle", [
+    ({"block_size": True}, "block_size must be an integer; got true"),
+    ({"driving": "temporal", "driving.threshold": True},
+     "driving.threshold must be a number; got true"),
+])
+def test_booleans_are_not_numbers(values, needle):
+    """JSON true/false for a numeric key is refused rather than read as 1 or 0."""
+    with pytest.raises(gs.errors.InvalidConfig, match=needle):
+        gs.Config(values)

@@ -216,3 +216,12 @@ def test_parse_generator_spec_errors(spec, match):
     with pytest.raises(InvalidInput, match=match) as exc:
         parse_generator_spec(spec)
     assert all(name in str(exc.value) for name in GENERATORS)
+
+
+def test_malformed_option_is_reported_once():
+    """A bad flag value gives the spec error once, not wrapped in a second one."""
+    with pytest.raises(InvalidInput) as exc:
+        parse_generator_spec("rmat:10,weighted=maybe")
+    msg = str(exc.value)
+    assert "option weighted must be true or false" in msg
+    assert msg.count("bad generator spec") == 1 and msg.count("expected one of") == 1

@@ -293,3 +293,51 @@ def test_remove_self_loops_and_deduplicate():
     g = Graph.from_edges(SRC, DST, W)
     assert g.remove_self_loops() == Graph.from_edges(SRC, DST, W, self_loops="drop")
     assert g.deduplicate("min") == Graph.from_edges(SRC, DST, W, duplicates="min")
+
+
+@pytest.mark.parametrize("src,dst,needle", [
+    ([0.0, 1.5], [1, 2], r"src\[1\] = 1.5 is not an integer node id"),
+    ([0], [np.nan], r"dst\[0\] = nan is not an integer node id"),
+    (["a"], ["b"], "must hold integer node ids"),
+    (None, None, "must hold integer node ids"),
+    ([[0], [1, 2]], [1, 2], "1-d array of integer node ids"),
+    (np.array([2**63], dtype=np.uint64), np.array([0], dtype=np.uint64), "too large"),
+])
+def test_from_edges_refuses_ids_it_would_truncate_or_wrap(src, dst, needle):
+    """Fractional, NaN, non-numeric or overflowing ids are InvalidGraph, never truncated."""
+    with pytest.raises(InvalidGraph, match=needle):
+        Graph.from_edges(src, dst)
+
+
+def test_from_edges_accepts_integral_floats():
+    """Float ids with no fractional part (as read from a float column) still work."""
+    g = Graph.from_edges(np.array([0.0, 1.0]), np.array([1.0, 2.0]))
+    assert g.n_nodes == 3 and g.n_edges == 2
+
+
+@pytest.mark.parametrize("weights,needle", [
+    ([1.0, np.nan], r"weights\[1\] is NaN"),
+    ([1j, 2j], "must be real numbers"),
+    (["x", "y"], "must be real numbers"),
+])
+def test_from_edges_refuses_bad_weights(weights, needle):
+    """NaN, complex or non-numeric weights are refused like the loaders refuse them."""
+    with pytest.raises(InvalidGraph, match=needle):
+        Graph.from_edges([0, 1], [1, 2], weights)
+
+
+@pytest.mark.parametrize("kwargs,needle", [
+    ({"duplicates": "first"}, "duplicates must be one of"),
+    ({"self_loops": "ignore"}, "self_loops must be one of"),
+    ({"n_nodes": 3.5}, "n_nodes must be an integer"),
+])
+def test_from_edges_refuses_bad_options(kwargs, needle):
+    """A misspelt policy or a fractional n_nodes is refused, not silently ignored."""
+    with pytest.raises(InvalidGraph, match=needle):
+        Graph.from_edges([0, 0], [1, 1], **kwargs)
+
+
+def test_deduplicate_refuses_unknown_policy():
+    """Graph.deduplicate with a misspelt policy raises instead of keeping every copy."""
+    with pytest.raises(InvalidGraph, match="policy must be one of"):
+        Graph.from_edges([0, 0], [1, 1]).deduplicate("first")

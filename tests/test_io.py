@@ -639,3 +639,62 @@ def test_save_graph_refuses_metis_and_directories(tmp_path):
         save_graph(g, tmp_path / "d.mtx")
     with pytest.raises(GraphFormatError, match="cannot write"):
         save_graph(g, tmp_path / "missing" / "g.mtx")
+
+
+def _with_isolated_nodes(directed: bool) -> Graph:
+    """Five nodes, the last three isolated (an edge list alone would say two)."""
+    return Graph.from_edges([0], [1], [2.5], n_nodes=5, directed=directed, name="iso")
+
+
+@pytest.mark.parametrize("name", ["g.txt", "g.el", "g.txt.gz"])
+@pytest.mark.parametrize("directed", [True, False])
+def test_edge_list_round_trip_keeps_node_count_and_direction(tmp_path, name, directed):
+    """save_graph then load_graph of an edge list gives an equal graph (same fingerprint)."""
+    from gswitch.io import save_graph
+
+    g = _with_isolated_nodes(directed)
+    h = load_graph(save_graph(g, tmp_path / name))
+    assert h == g and h.n_nodes == 5 and h.directed == directed
+
+
+def test_edge_list_header_yields_to_the_caller(tmp_path):
+    """directed= and renumber= still decide over what a gswitch header says."""
+    from gswitch.io import save_graph
+
+    p = save_graph(_with_isolated_nodes(False), tmp_path / "g.txt")
+    assert load_graph(p, directed=True).directed
+    assert load_graph(p, renumber=True).n_nodes == 2
+
+
+def test_edge_list_header_with_huge_node_count_is_refused(tmp_path, monkeypatch):
+    """A doctored gswitch header cannot make the loader allocate past the memory check."""
+    monkeypatch.setenv("GSWITCH_MEMORY_LIMIT", "8G")
+    p = write(tmp_path / "g.txt", "# gswitch edge list x: 2000000000 nodes, 1 edges "
+              "(directed), 0-based ids: src dst\n0 1\n")
+    with pytest.raises(GraphFormatError, match="memory"):
+        load_graph(p)
+    p = write(tmp_path / "h.txt", "# gswitch edge list x: 9000000000 nodes, 1 edges "
+              "(directed), 0-based ids: src dst\n0 1\n")
+    with pytest.raises(GraphFormatError, match="int32"):
+        load_graph(p)
+
+
+@pytest.mark.parametrize("ext", ["txt", "gr"])
+def test_names_with_line_breaks_do_not_corrupt_text_files(tmp_path, ext):
+    """A graph name with a line break is written on one comment line."""
+    from gswitch.io import save_graph
+
+    g = Graph.from_edges([0, 1], [1, 2], name="two\nlines 1 2\n")
+    h = load_graph(save_graph(g, tmp_path / f"g.{ext}"))
+    assert h.n_nodes == 3 and h.n_edges == 2
+
+
+@pytest.mark.parametrize("policy", [{"duplicates": "first"}, {"self_loops": "ignore"}])
+def test_unknown_policy_names_are_refused(tmp_path, policy):
+    """A misspelt duplicates/self_loops policy is an error, for every format."""
+    from gswitch.errors import InvalidGraph
+
+    g = Graph.from_edges([0, 0], [1, 1])
+    for p in (write(tmp_path / "g.txt", "0 1\n0 1\n"), save_npz(g, tmp_path / "g.npz")):
+        with pytest.raises(InvalidGraph, match="must be one of"):
+            load_graph(p, **policy)

@@ -191,9 +191,13 @@ def test_warm_start_and_config_auto_use_the_nearest_tuned_graph(storage):
     road = parse_generator_spec("road:24x24")
     a = tune("cc", small, trials=4, backend="cpu", storage=storage, seed=0)
     b = tune("cc", road, trials=4, backend="cpu", storage=storage, seed=0)
-    # a similar graph's best (unless it is the default) comes first, then the default
+    # a similar graph's best comes first, then the default; when that best is the default
+    # configuration it is enqueued once, as the similar graph's (timing decides which wins)
     assert b.warm_start[:2] in (["default", "suggested:0"],
-                                [f"similar:{a.study_name}", "default"])
+                                [f"similar:{a.study_name}", "default"],
+                                [f"similar:{a.study_name}", "suggested:0"])
+    if b.warm_start[1] == "suggested:0" and b.warm_start[0] != "default":
+        assert gs.Config(a.best_config) == gs.Config()
     other = parse_generator_spec("rmat:9,seed=2")
     c = tune("cc", other, trials=3, backend="cpu", storage=storage, seed=0, warm_start=1)
     similar = [w for w in c.warm_start if w.startswith("similar:")]
@@ -228,12 +232,59 @@ def test_the_default_trial_is_never_pruned(storage, monkeypatch):
     (["--trials", "0"], "--trials must be at least 1; got 0"),
     (["--storage", "redis-ish://x"], "unknown storage URL 'redis-ish://x'"),
     (["--storage", "sqlite:////no/such/dir/x.db"], "directory /no/such/dir does not exist"),
+    (["--repeats", "0"], "--repeats must be an integer of at least 1; got 0"),
+    (["--warmup", "-1"], "--warmup must be an integer of at least 0; got -1"),
+    (["--warm-start", "-3"], "--warm-start must be an integer of at least 0; got -3"),
+    (["--trial-timeout", "0"], "--trial-timeout must be a positive number of seconds"),
+    (["--trial-timeout", "inf"], "--trial-timeout must be a positive number of seconds"),
+    (["--prune-factor", "0.5"], "--prune-factor must be above 1; got 0.5"),
 ])
-def test_bad_tune_input_is_one_line(args, message, capsys):
-    """Bad input to gswitch tune gives one line on stderr and exit status 2."""
+def test_bad_tune_input_is_one_line(args, message, capsys, storage):
+    """Bad input to gswitch tune gives one line on stderr and exit status 2, and leaves
+    no study behind (a bad --repeats used to crash every trial into the study).
+    """
+    if "--storage" not in args:
+        args = [*args, "--storage", storage]
     code = main(["tune", "bfs", "--generate", GRAPH, "--backend", "cpu", *args])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and message in err
+    if storage in args:
+        assert not Path(storage.split("://", 1)[1]).exists() or \
+            not open_storage(storage).get_all_studies()
+
+
+def test_config_auto_and_tuned_on_a_fresh_cache(capsys, tmp_path):
+    """With no tuning done yet, --config auto runs the default and --config tuned says to
+    tune first; neither needs the cache folder to exist nor creates a storage file.
+    """
+    argv = ["run", "bfs", "--generate", "grid:4x4", "--source", "0", "--backend", "cpu"]
+    assert main([*argv, "--config", "auto"]) == 0
+    assert "config auto: default config: no bfs study" in capsys.readouterr().err
+    assert main([*argv, "--config", "tuned"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "run `gswitch tune bfs ...` on it first" in err
+    typo = tmp_path / "typo.journal"
+    assert main([*argv, "--config", "auto", "--storage", str(typo)]) == 0
+    assert not typo.exists() and not (tmp_path / "gswitch-cache" / "tuner").exists()
+
+
+def test_report_refusals_are_one_line_and_create_nothing(capsys, tmp_path, storage):
+    """report on a storage that does not exist, or --out naming a file, is one line."""
+    missing = tmp_path / "missing.journal"
+    assert main(["report", "--study", "x", "--storage", str(missing),
+                 "--out", str(tmp_path / "rep")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "does not exist" in err and "--storage" in err
+    assert not missing.exists() and not (tmp_path / "rep").exists()
+    assert main(["tune", "bfs", "--generate", GRAPH, "--backend", "cpu", "--storage", storage,
+                 "--trials", "1", "--no-progress"]) == 0
+    capsys.readouterr()
+    afile = tmp_path / "a.json"
+    afile.write_text("{}")
+    assert main(["report", "bfs", "--generate", GRAPH, "--backend", "cpu", "--storage",
+                 storage, "--out", str(afile)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is a file" in err and afile.read_text() == "{}"
 
 
 def test_study_of_another_space_version_is_refused_untouched(storage, capsys):

@@ -184,7 +184,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     if export is not None and result.best_config:
-        export.write_text(Config(result.best_config).to_json() + "\n")
+        from gswitch.io import _atomic_write
+
+        text = Config(result.best_config).to_json() + "\n"
+        _atomic_write(export, lambda f: f.write(text.encode()))  # never half a file
     if args.json:
         out = result.to_dict()
         out["export"] = str(export) if export is not None and result.best_config else None

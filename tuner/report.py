@@ -16,7 +16,7 @@ from typing import Any
 from gswitch.errors import InvalidInput
 
 from .space import TunerError, space_version
-from .storage import default_storage_url, device_key, open_storage, study_name
+from .storage import default_storage_url, device_key, open_storage, storage_exists, study_name
 from .study import _default_time, _optuna, best_feasible
 
 __all__ = ["write_report", "find_study"]
@@ -142,15 +142,22 @@ def write_report(out: Path, *, algorithm: str | None = None, graph: Any = None,
     TunerError
         No such study.
     InvalidInput
-        ``out``'s parent does not exist.
+        ``out``'s parent does not exist, or ``out`` is a file.
 
     """
     if not out.parent.is_dir():
-        raise InvalidInput(f"--out {out}: directory {out.parent} does not exist")
+        raise InvalidInput(f"--out {out}: directory {out.parent} does not exist; create it "
+                           "first")
+    if out.exists() and not out.is_dir():
+        raise InvalidInput(f"--out {out} is a file; give a folder for the report (it is "
+                           "created when missing)")
     from .worker import load_extra_plugins
 
     load_extra_plugins()
     url = storage or default_storage_url()
+    if not storage_exists(url):
+        raise TunerError(f"no study to report: storage {url!r} does not exist; check "
+                         "--storage, or run `gswitch tune` first")
     store = open_storage(storage)
     name, note = find_study(store, algorithm=algorithm, graph=graph, study=study,
                             backend=backend)

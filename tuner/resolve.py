@@ -14,6 +14,7 @@ from .storage import (
     feature_distance,
     graph_features,
     open_storage,
+    storage_exists,
     tuned_studies,
 )
 
@@ -73,8 +74,9 @@ def resolve_config(algorithm: str, graph: Any, mode: str = "auto", *, backend: s
     backend = resolve_backend(backend)
     device = device_key(backend)
     url = storage or default_storage_url()
-    store = open_storage(url)
-    studies = tuned_studies(store, algorithm, device)
+    # a storage file that is not there holds no study (and reading must not create it)
+    studies = tuned_studies(open_storage(storage), algorithm, device) \
+        if storage_exists(url) else []
     version = space_version()
     exact = [s for s in studies if s["fingerprint"] == graph.fingerprint]
     # the current plugin set first, then older studies whose best still validates

@@ -18,7 +18,8 @@ from typing import Any
 
 from gswitch.errors import InvalidInput
 
-__all__ = ["cache_dir", "default_storage_url", "open_storage", "study_name", "device_key",
+__all__ = ["cache_dir", "default_storage_url", "open_storage", "storage_exists", "study_name",
+           "device_key",
            "graph_features", "feature_distance", "tuned_studies", "STORAGE_ENV"]
 
 #: Environment variable naming the storage URL when ``--storage`` is not given.
@@ -63,6 +64,29 @@ def _journal_path(url: str) -> Path | None:
     if "://" not in url and url.endswith((".journal", ".log")):
         return Path(url).expanduser()
     return None
+
+
+def storage_exists(url: str | None = None) -> bool:
+    """Whether a storage can hold studies already: ``False`` only for a journal or SQLite
+    file that does not exist (opening one creates it, which a command that only reads
+    studies must not do).
+
+    Parameters
+    ----------
+    url : str, optional
+        Storage URL as :func:`open_storage` takes it (default: :func:`default_storage_url`).
+
+    Returns
+    -------
+    bool
+
+    """
+    url = url or default_storage_url()
+    path = _journal_path(url)
+    if path is None and url.lower().startswith("sqlite:///"):
+        rest = url.split(":///", 1)[1]
+        path = Path(rest).expanduser() if rest and rest != ":memory:" else None
+    return path is None or path.exists()
 
 
 def open_storage(url: str | None = None, *, create: bool | None = None) -> Any:

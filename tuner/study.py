@@ -142,6 +142,11 @@ class TuneResult:
         return None
 
 
+#: Longest trial limit: the worker's pipe is polled with it, which takes no more than
+#: about 24 days (and never infinity).
+_MAX_TRIAL_TIMEOUT_S = 1e6
+
+
 def _optuna() -> Any:
     import optuna
 
@@ -609,7 +614,9 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     Raises
     ------
     InvalidInput
-        ``trials`` below 1, an unknown sampler or storage URL.
+        ``trials`` or ``repeats`` below 1, negative ``warmup`` or ``warm_start``, a
+        ``trial_timeout_s`` or ``timeout_s`` that is not positive, ``prune_factor`` not
+        above 1, an unknown sampler or storage URL.
     TunerError
         No valid combination on this backend, a study of another space version, or a
         worker that cannot start.
@@ -623,7 +630,16 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     if sampler not in SAMPLERS:
         raise InvalidInput(f"--sampler must be one of {', '.join(SAMPLERS)}; got {sampler!r}")
     if not prune_factor > 1:
-        raise InvalidInput(f"prune factor must be above 1; got {prune_factor}")
+        raise InvalidInput(f"--prune-factor must be above 1; got {prune_factor}")
+    # checked here, before any study is opened: a bad value would otherwise crash or time
+    # out every trial and leave those records in the study
+    for flag, value, low in (("--repeats", repeats, 1), ("--warmup", warmup, 0),
+                             ("--warm-start", warm_start, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise InvalidInput(f"{flag} must be an integer of at least {low}; got {value!r}")
+    if not 0 < trial_timeout_s <= _MAX_TRIAL_TIMEOUT_S:  # also refuses NaN and inf
+        raise InvalidInput(f"--trial-timeout must be a positive number of seconds, at most "
+                           f"{_MAX_TRIAL_TIMEOUT_S:g}; got {trial_timeout_s}")
     optuna = _optuna()
     load_extra_plugins()
     from gswitch.graph import Graph
