@@ -66,6 +66,14 @@ def _journal_path(url: str) -> Path | None:
     return None
 
 
+def _sqlite_path(url: str) -> Path | None:
+    """The database file of a ``sqlite:///FILE`` URL; ``None`` for other URLs and memory."""
+    if url.split("://", 1)[0].split("+", 1)[0].lower() != "sqlite" or ":///" not in url:
+        return None
+    rest = url.split(":///", 1)[1]
+    return Path(rest).expanduser() if rest and rest != ":memory:" else None
+
+
 def storage_exists(url: str | None = None) -> bool:
     """Whether a storage can hold studies already: ``False`` only for a journal or SQLite
     file that does not exist (opening one creates it, which a command that only reads
@@ -82,10 +90,7 @@ def storage_exists(url: str | None = None) -> bool:
 
     """
     url = url or default_storage_url()
-    path = _journal_path(url)
-    if path is None and url.lower().startswith("sqlite:///"):
-        rest = url.split(":///", 1)[1]
-        path = Path(rest).expanduser() if rest and rest != ":memory:" else None
+    path = _journal_path(url) or _sqlite_path(url)
     return path is None or path.exists()
 
 
@@ -143,15 +148,13 @@ def open_storage(url: str | None = None, *, create: bool | None = None) -> Any:
     scheme = url.split("://", 1)[0].split("+", 1)[0].lower() if "://" in url else ""
     if scheme not in ("sqlite", "postgresql", "postgres", "mysql", "oracle", "mssql"):
         raise InvalidInput(f"unknown storage URL {url!r}; {_HELP}")
-    if scheme == "sqlite":
-        path = url.split(":///", 1)[1] if ":///" in url else ""
-        if path and path != ":memory:":
-            folder = Path(path).expanduser().parent
-            if create:
-                folder.mkdir(parents=True, exist_ok=True)
-            elif not folder.is_dir():
-                raise InvalidInput(f"storage {url!r}: directory {folder} does not exist; "
-                                   "create it or choose another --storage")
+    database = _sqlite_path(url)
+    if database is not None:
+        if create:
+            database.parent.mkdir(parents=True, exist_ok=True)
+        elif not database.parent.is_dir():
+            raise InvalidInput(f"storage {url!r}: directory {database.parent} does not "
+                               "exist; create it or choose another --storage")
     try:
         return optuna.storages.RDBStorage(
             url, engine_kwargs={"connect_args": {"timeout": 60}} if scheme == "sqlite" else None)
