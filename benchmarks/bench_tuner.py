@@ -76,7 +76,7 @@ def _study(label: str, algorithm: str, graph: gs.Graph, storage: str, trials: in
     t0 = time.perf_counter()
     r = tune(algorithm, graph, trials=trials, timeout_s=share, storage=storage,
              backend=args.backend, devices=args.devices, seed=args.seed, repeats=args.repeats,
-             warm_start=warm_start,
+             warm_start=warm_start, refine=args.refine,
              source=_source(algorithm, graph), trial_timeout_s=min(120.0, max(share, 10.0)))
     wall = time.perf_counter() - t0
     finished = len(r.history)
@@ -123,6 +123,8 @@ def main() -> None:
                     help="total time for all studies; each gets an equal share (default 420)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--refine", type=float, default=0.5,
+                    help="share of local-search trials after the warm start (tune's refine)")
     args = ap.parse_args()
     args.backend = gs.runner.resolve_backend(args.backend)
     small = args.scale_small

@@ -14,6 +14,7 @@ from pathlib import Path
 import optuna
 import pytest
 from gswitch.tuner import TunerError, build_space, resolve_config, space_version, tune
+from gswitch.tuner.space import moves
 from gswitch.tuner.storage import open_storage
 from gswitch.tuner.worker import PLUGINS_ENV
 
@@ -22,6 +23,7 @@ from gswitch.cli import main
 from gswitch.config import DEFAULTS
 from gswitch.generators import parse_generator_spec
 from gswitch.plugins import AXES, get_registry
+from gswitch.strategy import Categorical, FloatRange, IntRange
 
 TESTS = Path(__file__).resolve().parent
 GRAPH = "rmat:8,seed=3"
@@ -95,6 +97,70 @@ def test_gpu_space_is_conditional_and_marks_compile_time_params():
             parts = name.split(".")
             if len(parts) == 3:  # axis.strategy.param: only for the chosen strategy
                 assert cfg[parts[0]] == parts[1]
+        study.tell(trial, 1.0)
+
+
+@pytest.mark.parametrize("space,value,expected", [
+    (Categorical((2, 4, 8, 16, 32), 8), 8, [2, 4, 16, 32]),
+    (Categorical((True, False), True), False, [True]),
+    (IntRange(64, 1024, 256, step=32), 512, [576, 448, 768, 256]),  # 5% and 25%, on the step
+    (IntRange(64, 1024, 256, step=32), 1024, [960, 768]),  # clipped at the top
+    (IntRange(2, 256, 16, log=True), 16, [32, 128, 8, 2]),  # x2, x8, /2, /8
+    (FloatRange(0.0005, 1.0, 0.05, log=True), 0.0005, [0.001, 0.004]),  # at the bottom
+])
+def test_moves_are_small_and_large_steps_inside_the_space(space, value, expected):
+    """A move stays in the declared space, on its step, and never repeats the value."""
+    got = moves(space, value)
+    assert got == pytest.approx(expected)
+    for v in got:
+        assert space.validate("x", v) == v
+
+
+@pytest.mark.parametrize("algorithm", ["bfs", "pagerank"])
+def test_neighbours_change_one_parameter_or_one_axis(algorithm):
+    """Every neighbour of a sampled configuration is a valid trial of the space that moves
+    one parameter, or switches one axis with the new strategy's parameters at defaults.
+    """
+    g = parse_generator_spec(GRAPH)
+    space = build_space(get_registry().algorithm(algorithm), g, "gpu")
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=4))
+    for _ in range(10):
+        trial = study.ask()
+        space.suggest(trial)
+        params = dict(trial.params)
+        study.tell(trial, 1.0)
+        found = space.neighbours(params)
+        texts = [json.dumps(n, sort_keys=True) for n in found]
+        assert len(set(texts)) == len(texts) and json.dumps(params, sort_keys=True) not in texts
+        switched = set()
+        for n in found:
+            changed = {k for k in set(n) | set(params) if n.get(k) != params.get(k)}
+            axes = changed & set(space.axes)
+            if axes:
+                (axis,) = axes
+                switched.add(axis)
+                for k in changed - {axis}:
+                    assert k.startswith(f"{axis}.")  # only that axis's strategy parameters
+                    if k in n:
+                        strategy, pname = k.split(".")[1:]
+                        assert strategy == n[axis]
+                        assert n[k] == space.params[(axis, strategy)][pname].default
+            else:
+                assert len(changed) == 1
+            cfg = space.config(n)
+            assert all(cfg[a] == n[a] for a in space.axes)
+        assert switched == set(space.axes)
+
+
+def test_space_config_reads_study_parameters():
+    """SearchSpace.config gives the configuration a trial with those parameters builds."""
+    g = parse_generator_spec(GRAPH)
+    space = build_space(get_registry().algorithm("sssp"), g, "gpu")
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=2))
+    for _ in range(10):
+        trial = study.ask()
+        cfg = space.suggest(trial)
+        assert space.config(dict(trial.params)).to_dict() == cfg.to_dict()
         study.tell(trial, 1.0)
 
 
@@ -227,6 +293,30 @@ def test_the_default_trial_is_never_pruned(storage, monkeypatch):
     assert result.speedup == pytest.approx(1.0)
 
 
+def test_local_search_tries_untried_neighbours_of_the_best(storage):
+    """With refine=0.5, about half the trials after the warm start are neighbours of the
+    best trial finished before them, never one tried already; with 0 there are none.
+    """
+    from gswitch.tuner.study import best_feasible
+
+    g = parse_generator_spec(GRAPH)
+    result = tune("sssp", g, trials=16, backend="cpu", storage=storage, seed=3, refine=0.5)
+    trials = _trials(storage, result.study_name)
+    space = build_space(get_registry().algorithm("sssp"), g, "cpu")
+    local = [t for t in trials if t.user_attrs.get("source") == "refine"]
+    sampled = [t for t in trials if "source" not in t.user_attrs]
+    assert local and len(local) <= len(sampled) + 1
+    for t in local:
+        before = [u for u in trials if u.number < t.number]
+        best = best_feasible(before)
+        assert t.user_attrs["refine_of"] == best.number
+        assert t.params in space.neighbours(best.params)
+        assert t.params not in [u.params for u in before]
+    other = tune("sssp", g, trials=10, backend="cpu", storage=storage, seed=3, refine=0,
+                 name="no local search")
+    assert not [h for h in other.history if h["source"] == "refine"]
+
+
 # ---------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("args,message", [
     (["--trials", "0"], "--trials must be at least 1; got 0"),
@@ -238,6 +328,8 @@ def test_the_default_trial_is_never_pruned(storage, monkeypatch):
     (["--trial-timeout", "0"], "--trial-timeout must be a positive number of seconds"),
     (["--trial-timeout", "inf"], "--trial-timeout must be a positive number of seconds"),
     (["--prune-factor", "0.5"], "--prune-factor must be above 1; got 0.5"),
+    (["--refine", "1.5"], "--refine must be a fraction from 0 to 1; got 1.5"),
+    (["--refine", "nan"], "--refine must be a fraction from 0 to 1; got nan"),
 ])
 def test_bad_tune_input_is_one_line(args, message, capsys, storage):
     """Bad input to gswitch tune gives one line on stderr and exit status 2, and leaves

@@ -78,6 +78,9 @@ def add_tuner_commands(sub: Any) -> None:
     tune.add_argument("--warm-start", type=int, default=2, metavar="K",
                       help="enqueue the best configs of the K most similar tuned graphs "
                       "(default 2)")
+    tune.add_argument("--refine", type=float, default=0.5, metavar="F",
+                      help="share of the trials after the warm start that try a neighbour "
+                      "of the best configuration so far (default 0.5; 0: the sampler only)")
     tune.add_argument("--export", metavar="FILE.json", help="write the best config as JSON")
     tune.add_argument("--json", action="store_true", help="machine-readable output")
     tune.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -179,7 +182,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
                       source=args.source, params=_parse_params(args.params),
                       warmup=args.warmup, repeats=args.repeats,
                       prune_factor=args.prune_factor, trial_timeout_s=args.trial_timeout,
-                      warm_start=args.warm_start, progress=update, name=args.study)
+                      warm_start=args.warm_start, refine=args.refine, progress=update,
+                      name=args.study)
     finally:
         if bar is not None:
             bar.close()

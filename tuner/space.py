@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
     from gswitch.algorithm import AlgorithmSpec
     from gswitch.graph import Graph
 
-__all__ = ["SearchSpace", "TunerError", "build_space", "space_version", "TUNED_GLOBAL_KEYS",
-           "SPACE_SCHEMA"]
+__all__ = ["SearchSpace", "TunerError", "build_space", "space_version", "moves",
+           "TUNED_GLOBAL_KEYS", "SPACE_SCHEMA"]
 
 #: Version of the way this module maps strategies to study parameters; part of the
 #: space version, so a change here starts new studies instead of mixing old ones.
@@ -77,6 +78,52 @@ def space_version() -> str:
 
 def _param_name(axis: str, strategy: str, param: str) -> str:
     return f"{axis}.{strategy}.{param}"
+
+
+#: Factors of a move on a log-scaled range, and fractions of the range on a linear one:
+#: a small step and a large one each way.
+_LOG_FACTORS = (2.0, 8.0)
+_LINEAR_FRACTIONS = (0.05, 0.25)
+
+
+def moves(space: ParamSpace, value: Any) -> list[Any]:
+    """Values one move from ``value`` in ``space``: every other choice of a categorical;
+    a small and a large step each way on a range (halving and doubling, or dividing and
+    multiplying by 8, on a log range; 5% and 25% of the range on a linear one), clipped
+    to the range and, for integers, snapped to its step.
+
+    Parameters
+    ----------
+    space : ParamSpace
+        The declared parameter space.
+    value : Any
+        The current value (inside the space).
+
+    Returns
+    -------
+    list
+        Distinct values other than ``value``, in a fixed order.
+
+    """
+    if isinstance(space, Categorical):
+        return [c for c in space.choices if c != value]
+    if space.log:
+        raw = [value * f for f in _LOG_FACTORS] + [value / f for f in _LOG_FACTORS]
+    else:
+        span = space.high - space.low
+        raw = [value + sign * f * span for f in _LINEAR_FRACTIONS for sign in (1, -1)]
+    out: list[Any] = []
+    for v in raw:
+        v = min(max(v, space.low), space.high)
+        if isinstance(space, IntRange):
+            step = 1 if space.log else space.step
+            v = space.low + step * round((v - space.low) / step)
+            if v > space.high:
+                v -= step
+            v = int(v)
+        if v != value and v not in out:
+            out.append(v)
+    return out
 
 
 @dataclass
@@ -144,16 +191,82 @@ class SearchSpace:
             raises :class:`~gswitch.errors.InvalidConfig`.
 
         """
+        return self._assemble(
+            lambda axis: trial.suggest_categorical(axis, list(self.axes[axis])),
+            lambda name, space: self._suggest(trial, name, space))
+
+    def config(self, params: dict[str, Any]) -> Config:
+        """The configuration that study parameters ``params`` stand for (a parameter
+        missing from ``params`` takes its declared default).
+
+        Raises
+        ------
+        InvalidConfig
+            A value the configuration refuses.
+
+        """
+        return self._assemble(lambda axis: params[axis],
+                              lambda name, space: params.get(name, space.default))
+
+    def _assemble(self, axis_choice: Callable[[str], str],
+                  value: Callable[[str, ParamSpace], Any]) -> Config:
         values: dict[str, Any] = dict(self.fixed)
         for axis in AXES:
             if axis in self.axes:
-                values[axis] = trial.suggest_categorical(axis, list(self.axes[axis]))
+                values[axis] = axis_choice(axis)
             for pname, space in self.params.get((axis, values[axis]), {}).items():
-                values[f"{axis}.{pname}"] = self._suggest(
-                    trial, _param_name(axis, values[axis], pname), space)
+                values[f"{axis}.{pname}"] = value(_param_name(axis, values[axis], pname), space)
         for key, space in self.global_params.items():
-            values[key] = self._suggest(trial, key, space)
+            values[key] = value(key, space)
         return Config(values)
+
+    def neighbours(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """Study parameters one move away from ``params``, for a local search around the
+        best configuration: each parameter of the chosen strategies and each global key
+        moved (see :func:`moves`), and each axis switched to another strategy whose
+        parameters take their defaults.
+
+        Parameters
+        ----------
+        params : dict
+            Complete study parameters, as a trial of this space has them.
+
+        Returns
+        -------
+        list of dict
+            Distinct parameter sets, none equal to ``params``, in a fixed order.
+
+        """
+        out: list[dict[str, Any]] = []
+        seen = {json.dumps(params, sort_keys=True, default=str)}
+
+        def add(candidate: dict[str, Any]) -> None:
+            text = json.dumps(candidate, sort_keys=True, default=str)
+            if text not in seen:
+                seen.add(text)
+                out.append(candidate)
+
+        spaces = {key: space for key, space in self.global_params.items()}
+        for axis in AXES:
+            name = params.get(axis, self.fixed.get(axis))
+            for pname, space in self.params.get((axis, name), {}).items():
+                spaces[_param_name(axis, name, pname)] = space
+        for key, space in spaces.items():
+            if key in params:
+                for value in moves(space, params[key]):
+                    add({**params, key: value})
+        for axis, choices in self.axes.items():
+            current = params.get(axis)
+            dropped = {_param_name(axis, current, p) for p in self.params.get((axis, current), {})}
+            for other in choices:
+                if other == current:
+                    continue
+                candidate = {k: v for k, v in params.items() if k not in dropped}
+                candidate[axis] = other
+                for pname, space in self.params.get((axis, other), {}).items():
+                    candidate[_param_name(axis, other, pname)] = space.default
+                add(candidate)
+        return out
 
     def trial_params(self, config: Config | dict[str, Any]) -> dict[str, Any]:
         """Study parameters that reproduce ``config`` (for ``enqueue_trial``).

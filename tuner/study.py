@@ -26,6 +26,13 @@ Infeasible trials carry a violated constraint (``trial.set_constraint``), which
 Optuna's TPE sampler learns from, and a penalty value so that plots stay readable;
 they can never be the best trial. A retried outcome that happens again is recorded as
 infeasible.
+
+After the warm start (the default, the best of similar tuned graphs, the plugins'
+suggestions), a share ``refine`` of the trials is a local search: an untried neighbour
+of the best configuration so far (one parameter moved, one axis switched) is enqueued
+(user attribute ``source`` is ``refine``); the others are the sampler's. The sampler
+finds the region and the local search the best point in it, which TPE alone, over a
+conditional space of a dozen parameters, approaches slowly.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import shutil
 import socket
 import statistics
@@ -265,7 +273,8 @@ class _Session:
     def __init__(self, study: Any, space: SearchSpace, spec: Any, graph: Any, backend: str,
                  trials: int, deadline: float | None, warmup: int, repeats: int,
                  prune_factor: float, min_deadline_s: float, trial_timeout_s: float,
-                 progress: Callable[[dict[str, Any]], None] | None) -> None:
+                 progress: Callable[[dict[str, Any]], None] | None, refine: float = 0.0,
+                 seed: int | None = None) -> None:
         self.study = study
         self.space = space
         self.spec = spec
@@ -279,6 +288,8 @@ class _Session:
         self.min_deadline_s = min_deadline_s
         self.trial_timeout_s = trial_timeout_s
         self.progress = progress
+        self.refine = refine
+        self.rng = random.Random(seed)
         self.lock = threading.Lock()
         self.known: dict[str, dict[str, Any]] = {}
         self.new_trials = 0
@@ -341,6 +352,7 @@ class _Session:
                         return  # every grid point has been tried
                     if self.deadline is not None and time.time() >= self.deadline:
                         return
+                    self._refine()
                     trial = self.study.ask()
                     trial.set_user_attr("host", self.host)
                     trial.set_user_attr("pid", self.pid)
@@ -355,6 +367,40 @@ class _Session:
             with self.lock:
                 self.error = self.error or exc
                 self.stop = True
+
+    def _refine(self) -> None:
+        """Enqueue one untried neighbour of the best configuration when a local-search
+        trial is due: ``refine`` of the trials after the warm start are these, the rest
+        the sampler's. Nothing is enqueued while enqueued trials wait, before a correct
+        trial exists, or once every neighbour of the best has been tried.
+        """
+        if self.refine <= 0:
+            return
+        trials = self.study.get_trials(deepcopy=False)
+        if any(t.state.name == "WAITING" for t in trials):
+            return  # the warm start and retries go first
+        local = sum(t.user_attrs.get("source") == "refine" for t in trials)
+        sampled = sum(t.user_attrs.get("source", "sampler") == "sampler" for t in trials)
+        if local >= self.refine * (local + sampled + 1):
+            return
+        best = best_feasible(trials)
+        if best is None:
+            return
+        tried = {json.dumps(t.params, sort_keys=True, default=str) for t in trials}
+        candidates = self.space.neighbours(dict(best.params))
+        self.rng.shuffle(candidates)
+        for params in candidates:
+            if json.dumps(params, sort_keys=True, default=str) in tried:
+                continue
+            try:
+                key = self.space.config(params).key()
+            except GswitchError:
+                continue  # a move the configuration refuses
+            if key in self.known:
+                continue  # the same configuration under other study parameters
+            self.study.enqueue_trial(params, user_attrs={"source": "refine",
+                                                         "refine_of": best.number})
+            return
 
     def _one(self, trial: Any, worker: Worker, limit: float | None) -> None:
         t0 = time.perf_counter()
@@ -557,7 +603,8 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
          seed: int | None = None, backend: str = "auto", source: int | None = None,
          params: dict[str, Any] | None = None, warmup: int = 1, repeats: int = 3,
          prune_factor: float = 3.0, min_deadline_s: float = 0.05,
-         trial_timeout_s: float = 120.0, warm_start: int = 2, name: str | None = None,
+         trial_timeout_s: float = 120.0, warm_start: int = 2, refine: float = 0.5,
+         name: str | None = None,
          progress: Callable[[dict[str, Any]], None] | None = None) -> TuneResult:
     """Search the strategy configurations for the fastest correct one on ``graph``.
 
@@ -601,6 +648,11 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     warm_start : int
         Best configurations of this many similar tuned graphs to enqueue after the
         default one (new studies only).
+    refine : float
+        Share of the trials after the warm start that try a neighbour of the best
+        configuration so far (one parameter moved, or one axis switched; see
+        :meth:`~gswitch.tuner.space.SearchSpace.neighbours`) instead of the sampler's
+        choice; 0 leaves the search to the sampler. Not used with the grid sampler.
     name : str, optional
         Study name instead of :func:`~gswitch.tuner.storage.study_name`; an existing
         study of that name must have the same space version.
@@ -614,7 +666,8 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     Raises
     ------
     InvalidInput
-        ``trials`` or ``repeats`` below 1, negative ``warmup`` or ``warm_start``, a
+        ``trials`` or ``repeats`` below 1, negative ``warmup`` or ``warm_start``,
+        ``refine`` outside [0, 1], a
         ``trial_timeout_s`` or ``timeout_s`` that is not positive, ``prune_factor`` not
         above 1, an unknown sampler or storage URL.
     TunerError
@@ -637,6 +690,9 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
                              ("--warm-start", warm_start, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise InvalidInput(f"{flag} must be an integer of at least {low}; got {value!r}")
+    if isinstance(refine, bool) or not isinstance(refine, (int, float)) \
+            or not 0 <= refine <= 1:
+        raise InvalidInput(f"--refine must be a fraction from 0 to 1; got {refine!r}")
     if not 0 < trial_timeout_s <= _MAX_TRIAL_TIMEOUT_S:  # also refuses NaN and inf
         raise InvalidInput(f"--trial-timeout must be a positive number of seconds, at most "
                            f"{_MAX_TRIAL_TIMEOUT_S:g}; got {trial_timeout_s}")
@@ -705,7 +761,8 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
                                   params, d)) for d in devs]
     deadline = time.time() + timeout_s if timeout_s else None
     session = _Session(study, space, spec, prepared, backend, trials, deadline, warmup,
-                       repeats, prune_factor, min_deadline_s, trial_timeout_s, progress)
+                       repeats, prune_factor, min_deadline_s, trial_timeout_s, progress,
+                       refine=0.0 if sampler == "grid" else float(refine), seed=seed)
     try:
         if len(workers) == 1:
             session.run(workers[0])
