@@ -94,6 +94,15 @@ def storage_exists(url: str | None = None) -> bool:
     return path is None or path.exists()
 
 
+def _folder(url: str, path: Path, create: bool) -> None:
+    """Make the folder of a storage file, or refuse a missing one when not ``create``."""
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.parent.is_dir():
+        raise InvalidInput(f"storage {url!r}: directory {path.parent} does not exist; "
+                           "create it or choose another --storage")
+
+
 def open_storage(url: str | None = None, *, create: bool | None = None) -> Any:
     """Open an Optuna storage from a URL.
 
@@ -125,11 +134,7 @@ def open_storage(url: str | None = None, *, create: bool | None = None) -> Any:
     url = url or default_storage_url()
     journal = _journal_path(url)
     if journal is not None:
-        if create:
-            journal.parent.mkdir(parents=True, exist_ok=True)
-        elif not journal.parent.is_dir():
-            raise InvalidInput(f"storage {url!r}: directory {journal.parent} does not exist; "
-                               "create it or choose another --storage")
+        _folder(url, journal, create)
         from optuna.storages import JournalStorage
 
         try:
@@ -150,11 +155,7 @@ def open_storage(url: str | None = None, *, create: bool | None = None) -> Any:
         raise InvalidInput(f"unknown storage URL {url!r}; {_HELP}")
     database = _sqlite_path(url)
     if database is not None:
-        if create:
-            database.parent.mkdir(parents=True, exist_ok=True)
-        elif not database.parent.is_dir():
-            raise InvalidInput(f"storage {url!r}: directory {database.parent} does not "
-                               "exist; create it or choose another --storage")
+        _folder(url, database, create)
     try:
         return optuna.storages.RDBStorage(
             url, engine_kwargs={"connect_args": {"timeout": 60}} if scheme == "sqlite" else None)
