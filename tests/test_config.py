@@ -159,6 +159,9 @@ def test_atomic_free_choice():
     """topology's atomic_free accepts booleans (or their text) only."""
     cfg = gs.Config({"driving": "topology", "driving.atomic_free": "True"})
     assert cfg["driving.atomic_free"] is True
+    for text, flag in (("true", True), ("FALSE", False), ("False", False)):
+        cfg = gs.Config({"driving": "topology", "driving.atomic_free": text})
+        assert cfg["driving.atomic_free"] is flag
     with pytest.raises(gs.InvalidConfig, match="driving.atomic_free"):
         gs.Config({"driving": "topology", "driving.atomic_free": "maybe"})
 
@@ -345,8 +348,13 @@ def test_config_of_a_non_mapping_is_invalid_config(values, needle):
     ({"block_size": True}, "block_size must be an integer; got true"),
     ({"driving": "temporal", "driving.threshold": True},
      "driving.threshold must be a number; got true"),
+    ({"direction": "pull", "direction.group": True}, "direction.group must be one of 1, 4"),
+    ({"read_before_atomic": 1}, "read_before_atomic must be one of True, False; got 1"),
+    ({"l2_prefetch": 0.0}, "l2_prefetch must be one of False, True; got 0.0"),
 ])
 def test_booleans_are_not_numbers(values, needle):
-    """JSON true/false for a numeric key is refused rather than read as 1 or 0."""
+    """JSON true/false for a numeric key (or a numeric choice) is refused rather than read
+    as 1 or 0, and a number for a flag is refused rather than read as true or false.
+    """
     with pytest.raises(gs.errors.InvalidConfig, match=needle):
         gs.Config(values)
