@@ -412,6 +412,11 @@ def test_cli_tune_export_run_auto_and_report(storage, tmp_path, capsys):
     assert code == 0 and summary["best"]["config"] == out["best_config"]
     md = (tmp_path / "rep" / "summary.md").read_text()
     assert "## driving: best time per option" in md and "Best configuration" in md
+    sources = summary["sources"]
+    assert sum(r["trials"] for r in sources.values()) == 5 and sources["default"]["trials"] == 1
+    assert min(r["best_s"] for r in sources.values() if r["best_s"] is not None) == \
+        pytest.approx(summary["best"]["time_s"])
+    assert "## Where trials came from" in md and "| default | 1 |" in md
     pytest.importorskip("matplotlib", reason="plots need matplotlib (gswitch[report])")
     assert (tmp_path / "rep" / "history.png").stat().st_size > 1000
     assert (tmp_path / "rep" / "axes.png").stat().st_size > 1000

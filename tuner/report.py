@@ -67,6 +67,24 @@ def _axis_table(trials: list[Any], space: dict[str, Any]) -> dict[str, dict[str,
     return out
 
 
+def _source_table(trials: list[Any]) -> dict[str, dict[str, Any]]:
+    """Trials, correct trials and best time per source: the default, a similar graph's
+    best, a plugin's suggestion, the local search (``refine``), the sampler, a retry.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for t in trials:
+        if t.state.name not in ("COMPLETE", "PRUNED"):
+            continue
+        kind = str(t.user_attrs.get("source", "sampler")).split(":", 1)[0]
+        row = out.setdefault(kind, {"trials": 0, "correct": 0, "best_s": None})
+        row["trials"] += 1
+        if t.state.name == "COMPLETE" and t.user_attrs.get("outcome") == "ok":
+            row["correct"] += 1
+            if row["best_s"] is None or t.value < row["best_s"]:
+                row["best_s"] = t.value
+    return out
+
+
 def _plots(out: Path, feasible: list[Any], axes: dict[str, dict[str, Any]],
            notes: list[str]) -> list[str]:
     try:
@@ -182,6 +200,7 @@ def write_report(out: Path, *, algorithm: str | None = None, graph: Any = None,
     best = best_feasible(trials)
     default_s = _default_time(trials)
     axes = _axis_table(trials, attrs.get("space", {}))
+    sources = _source_table(trials)
     files = _plots(out, feasible, axes, notes)
     ms = (lambda x: "-" if x is None else f"{x * 1e3:.3f}")  # noqa: E731
     lines = [f"# Tuning report: {name}", "",
@@ -207,6 +226,11 @@ def write_report(out: Path, *, algorithm: str | None = None, graph: Any = None,
         lines += [f"| {o} | {r['trials']} | {r['correct']} | {ms(r['best_s'])} |"
                   for o, r in rows.items()]
         lines.append("")
+    lines += ["## Where trials came from", "", "| source | trials | correct | best (ms) |",
+              "|---|---|---|---|"]
+    lines += [f"| {o} | {r['trials']} | {r['correct']} | {ms(r['best_s'])} |"
+              for o, r in sources.items()]
+    lines.append("")
     if reasons:
         lines += ["## Why trials did not count", ""]
         lines += [f"- {n} x {r}" for r, n in sorted(reasons.items(), key=lambda x: -x[1])]
@@ -217,6 +241,7 @@ def write_report(out: Path, *, algorithm: str | None = None, graph: Any = None,
         lines.append(f"> {n}")
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     summary = {"study_name": name, "storage": url, "counts": counts, "axes": axes,
+               "sources": sources,
                "best": None if best is None else {"trial": best.number, "time_s": best.value,
                                                    "config": best.user_attrs.get("config")},
                "default_time_s": default_s, "notes": notes,
