@@ -24,6 +24,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+
 from .errors import InvalidConfig
 
 if TYPE_CHECKING:
@@ -57,6 +59,8 @@ class Categorical:
 
     def validate(self, key: str, value: Any) -> Any:
         flags = any(isinstance(c, bool) for c in self.choices)
+        if isinstance(value, np.bool_):
+            value = bool(value)
         if isinstance(value, str) and flags and value.lower() in ("true", "false"):
             value = value.lower() == "true"
         # True == 1 in Python: a flag is not a number, nor a number a flag

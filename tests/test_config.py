@@ -3,6 +3,7 @@
 import json
 import math
 
+import numpy as np
 import pytest
 
 import gswitch as gs
@@ -159,7 +160,8 @@ def test_atomic_free_choice():
     """topology's atomic_free accepts booleans (or their text) only."""
     cfg = gs.Config({"driving": "topology", "driving.atomic_free": "True"})
     assert cfg["driving.atomic_free"] is True
-    for text, flag in (("true", True), ("FALSE", False), ("False", False)):
+    for text, flag in (("true", True), ("FALSE", False), ("False", False),
+                       (np.True_, True), (np.False_, False)):
         cfg = gs.Config({"driving": "topology", "driving.atomic_free": text})
         assert cfg["driving.atomic_free"] is flag
     with pytest.raises(gs.InvalidConfig, match="driving.atomic_free"):
