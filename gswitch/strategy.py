@@ -58,17 +58,17 @@ class Categorical:
     compile_time: bool = False
 
     def validate(self, key: str, value: Any) -> Any:
-        flags = any(isinstance(c, bool) for c in self.choices)
         if isinstance(value, np.bool_):
             value = bool(value)
-        if isinstance(value, str) and flags and value.lower() in ("true", "false"):
+        if isinstance(value, str) and value.lower() in ("true", "false") \
+                and any(isinstance(c, bool) for c in self.choices):
             value = value.lower() == "true"
-        # True == 1 in Python: a flag is not a number, nor a number a flag
-        if flags == isinstance(value, bool) or isinstance(value, str):
-            for c in self.choices:
-                if (value == c and isinstance(c, bool) == isinstance(value, bool)) \
-                        or str(value) == str(c):
-                    return c
+        for c in self.choices:
+            # True == 1 in Python: a flag is not a number, nor a number a flag
+            if isinstance(c, bool) == isinstance(value, bool) and value == c:
+                return c
+            if isinstance(value, str) and str(value) == str(c):
+                return c
         raise InvalidConfig(
             f"{key} must be one of {', '.join(map(str, self.choices))}; got {value!r}"
         )

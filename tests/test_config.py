@@ -346,6 +346,17 @@ def test_config_of_a_non_mapping_is_invalid_config(values, needle):
         gs.Config(values)
 
 
+def test_choices_of_mixed_types_keep_their_own_values():
+    """A choice list that mixes a flag with other values accepts each as itself."""
+    from gswitch.strategy import Categorical
+
+    assert Categorical((None, True, False), None).validate("k", None) is None
+    assert Categorical((0.5, "auto", True), 0.5).validate("k", 0.5) == 0.5
+    assert Categorical((0.5, "auto", True), 0.5).validate("k", "true") is True
+    with pytest.raises(gs.errors.InvalidConfig):
+        Categorical((0.5, "auto", True), 0.5).validate("k", 1)
+
+
 @pytest.mark.parametrize("values,needle", [
     ({"block_size": True}, "block_size must be an integer; got true"),
     ({"driving": "temporal", "driving.threshold": True},

@@ -317,6 +317,18 @@ def test_local_search_tries_untried_neighbours_of_the_best(storage):
     assert not [h for h in other.history if h["source"] == "refine"]
 
 
+def test_a_resumed_study_gets_no_burst_of_local_search(storage):
+    """The local-search share counts the trials of this run only: a study tuned without
+    it and resumed with refine=0.5 alternates, rather than spending every new trial on it.
+    """
+    g = parse_generator_spec(GRAPH)
+    first = tune("sssp", g, trials=12, backend="cpu", storage=storage, seed=5, refine=0)
+    again = tune("sssp", g, trials=20, backend="cpu", storage=storage, seed=5, refine=0.5)
+    new = [h["source"] for h in again.history if h["number"] >= len(first.history)]
+    assert len(new) == 8
+    assert 1 <= new.count("refine") <= new.count("sampler") + 1
+
+
 # ---------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("args,message", [
     (["--trials", "0"], "--trials must be at least 1; got 0"),

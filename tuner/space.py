@@ -205,6 +205,9 @@ class SearchSpace:
             A value the configuration refuses.
 
         """
+        missing = [axis for axis in self.axes if axis not in params]
+        if missing:
+            raise InvalidConfig(f"study parameters name no {missing[0]} strategy")
         return self._assemble(lambda axis: params[axis],
                               lambda name, space: params.get(name, space.default))
 

@@ -289,7 +289,10 @@ class _Session:
         self.trial_timeout_s = trial_timeout_s
         self.progress = progress
         self.refine = refine
-        self.rng = random.Random(seed)
+        # mixed with the process, so that processes sharing a study with one --seed do not
+        # pick the same neighbours
+        self.rng = random.Random(f"{seed}:{socket.gethostname()}:{os.getpid()}")
+        self.enqueued: set[str] = set()  # neighbours this session enqueued
         self.lock = threading.Lock()
         self.known: dict[str, dict[str, Any]] = {}
         self.new_trials = 0
@@ -297,8 +300,12 @@ class _Session:
         self.host = socket.gethostname()
         self.pid = os.getpid()
         self.error: BaseException | None = None
-        for t in study.get_trials(deepcopy=False):
+        existing = study.get_trials(deepcopy=False)
+        for t in existing:
             self._remember(t)
+        # the local-search share counts this session's trials only: a resumed study (or
+        # one tuned with another --refine) gets no burst of local search
+        self.first_trial = max((t.number for t in existing), default=-1) + 1
 
     # ------------------------------------------------------------ bookkeeping
     def _remember(self, t: Any) -> None:
@@ -379,25 +386,34 @@ class _Session:
         trials = self.study.get_trials(deepcopy=False)
         if any(t.state.name == "WAITING" for t in trials):
             return  # the warm start and retries go first
-        local = sum(t.user_attrs.get("source") == "refine" for t in trials)
-        sampled = sum(t.user_attrs.get("source", "sampler") == "sampler" for t in trials)
+        mine = [t for t in trials if t.number >= self.first_trial]
+        local = sum(t.user_attrs.get("source") == "refine" for t in mine)
+        sampled = sum(t.user_attrs.get("source", "sampler") == "sampler" for t in mine)
         if local >= self.refine * (local + sampled + 1):
             return
         best = best_feasible(trials)
         if best is None:
             return
-        tried = {json.dumps(t.params, sort_keys=True, default=str) for t in trials}
+        from gswitch.runner import check_combination
+
+        # a trial just asked has no params yet: its enqueued values are in fixed_params
+        tried = {json.dumps(t.params or t.system_attrs.get("fixed_params") or {},
+                            sort_keys=True, default=str) for t in trials} | self.enqueued
         candidates = self.space.neighbours(dict(best.params))
         self.rng.shuffle(candidates)
         for params in candidates:
-            if json.dumps(params, sort_keys=True, default=str) in tried:
+            text = json.dumps(params, sort_keys=True, default=str)
+            if text in tried:
                 continue
             try:
-                key = self.space.config(params).key()
+                cfg = self.space.config(params)
             except GswitchError:
                 continue  # a move the configuration refuses
-            if key in self.known:
+            if cfg.key() in self.known:
                 continue  # the same configuration under other study parameters
+            if check_combination(self.spec, self.graph, cfg, self.backend):
+                continue  # a strategy refuses it: no trial spent on that
+            self.enqueued.add(text)
             self.study.enqueue_trial(params, user_attrs={"source": "refine",
                                                          "refine_of": best.number})
             return
