@@ -289,9 +289,6 @@ class _Session:
         self.trial_timeout_s = trial_timeout_s
         self.progress = progress
         self.refine = refine
-        # mixed with the process, so that processes sharing a study with one --seed do not
-        # pick the same neighbours
-        self.rng = random.Random(f"{seed}:{socket.gethostname()}:{os.getpid()}")
         self.enqueued: set[str] = set()  # neighbours this session enqueued
         self.lock = threading.Lock()
         self.known: dict[str, dict[str, Any]] = {}
@@ -299,6 +296,9 @@ class _Session:
         self.stop = False
         self.host = socket.gethostname()
         self.pid = os.getpid()
+        # mixed with the process, so that processes sharing a study with one --seed do not
+        # pick the same neighbours
+        self.rng = random.Random(f"{seed}:{self.host}:{self.pid}")
         self.error: BaseException | None = None
         existing = study.get_trials(deepcopy=False)
         for t in existing:
