@@ -107,8 +107,40 @@ extern "C" __global__ void coop(int* x) {
             rt.memcpyAsync(hctl.ptr, ctl.data.ptr, 64, 2, sp)
             rt.streamSynchronize(sp)
 
+    # the same four steps with the kernel writing its step number into page-locked host
+    # memory (reached through unified addressing) behind a system fence, and the host
+    # polling that word instead of copying and waiting on the stream
+    import numpy as np
+
+    mk = cp.RawKernel(r'''
+extern "C" __global__ void mirrored(int* x, volatile int* h) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    const int seq = atomicAdd(x, 1) + 1;
+    __threadfence_system();
+    h[0] = seq;
+  }
+}''', "mirrored")
+    mirror_mem = cp.cuda.alloc_pinned_memory(64)
+    mirror = np.frombuffer(mirror_mem, dtype=np.int32, count=16)
+    counter = cp.zeros(1, dtype=cp.int32)
+    marg = (ctypes.c_void_p(counter.data.ptr), ctypes.c_void_p(mirror_mem.ptr))
+    mparams = (ctypes.c_void_p * 2)(*(ctypes.addressof(a) for a in marg))
+    mptr, mfptr = ctypes.addressof(mparams), mk.kernel.ptr
+    seq = [0]
+
+    def steps_mirrored() -> None:
+        for _ in range(4):
+            rt.eventRecord(ev.ptr, sp)
+            drv.launchKernel(mfptr, 1, 1, 1, 32, 1, 1, 0, sp, mptr, 0)
+            rt.eventRecord(ev2.ptr, sp)
+            seq[0] += 1
+            want = seq[0]
+            while mirror[0] != want:
+                pass
+
     for name, fn in (("4 host-loop steps, wrappers", steps_wrapped),
-                     ("4 host-loop steps, raw calls", steps_raw)):
+                     ("4 host-loop steps, raw calls", steps_raw),
+                     ("4 host-loop steps, raw calls, mapped mirror", steps_mirrored)):
         ts = []
         for i in range(args.calls + 50):
             t = time.perf_counter()

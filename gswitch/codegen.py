@@ -324,7 +324,8 @@ def _node_function(op: Operator) -> str:
 _STATE_FIXED = [
     ("row", "const gs_eid*"), ("col", "const gs_vid*"), ("weights", "const float*"),
     ("in_degree", "const int*"), ("rrow", "const gs_eid*"), ("rcol", "const gs_vid*"),
-    ("rweights", "const float*"), ("ctl", "unsigned*"), ("trace", "int*"),
+    ("rweights", "const float*"), ("ctl", "unsigned*"), ("ctl_mirror", "unsigned*"),
+    ("trace", "int*"),
     ("n", "long long"), ("m", "long long"),
     ("trace_cap", "long long"), ("max_it", "long long"), ("deadline_ns", "long long"),
 ]

@@ -722,3 +722,81 @@ def test_cupy_arrays_equal_numpy_results_and_stay_put(name, launch, monkeypatch)
                 assert np.allclose(dev.get(), host, rtol=1e-6, equal_nan=True), field
             else:
                 assert np.array_equal(dev.get(), host), field
+
+
+def _poll_engine():
+    from gswitch.engine.gpu import GpuEngine
+
+    return GpuEngine.instance()
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_polled_control_reads_equal_copied_ones(algorithm, monkeypatch):
+    """The host loop's decisions read from host memory the kernel wrote give the
+    reference answer, and for level-synchronous BFS the same steps, trace and edge count
+    as copying the control block back (SSSP, CC and PageRank relax asynchronously: their
+    traces depend on the order of atomics); every read after a step launch is polled,
+    and none when polling is off."""
+    engine = _poll_engine()
+    kwargs = {"source": 0} if algorithm in ("bfs", "sssp") else {}
+    for name in ("rmat", "grid"):
+        g = _graph(name)
+        runs = {}
+        for poll in (True, False):
+            monkeypatch.setattr(engine, "poll_control", poll)
+            runs[poll] = gs.run(algorithm, g, backend="gpu", config={"launch": "host_loop"},
+                                **kwargs)
+        on, off = runs[True], runs[False]
+        if algorithm == "bfs":
+            for key in ("iterations", "active", "modes", "directions", "edges_processed"):
+                assert on.stats[key] == off.stats[key], (name, key)
+        assert on.stats["polled_reads"] == on.iterations
+        assert off.stats["polled_reads"] == 0
+        for r in (on, off):
+            assert compare(algorithm, r.fields[OUTPUT[algorithm]],
+                           _reference(algorithm, name)) is None
+
+
+def test_polled_reads_only_where_the_launch_strategy_polls():
+    """Persistent and CUDA-graph launches read their control block by copying it."""
+    g = _graph("grid")
+    for launch in ("persistent", "cuda_graph"):
+        r = gs.run("bfs", g, source=0, backend="gpu", config={
+            "launch": launch, "worklist.dedup": True})
+        assert r.stats["polled_reads"] == 0, launch
+        assert compare("bfs", r.fields["depth"], _reference("bfs", "grid")) is None
+
+
+def test_a_decision_that_never_shows_falls_back_to_a_copy(monkeypatch):
+    """When the step number the host polls for never comes, the host waits on the
+    stream, copies the control block and still gives the reference answer."""
+    from gswitch.engine import gpu as gpu_engine
+
+    real = gpu_engine.LaunchContext.launch_step
+
+    def wrong_number(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        self._poll_want = -7  # no kernel writes this
+
+    monkeypatch.setattr(gpu_engine.LaunchContext, "launch_step", wrong_number)
+    monkeypatch.setattr(gpu_engine, "_POLL_S", 1e-5)
+    monkeypatch.setattr(_poll_engine(), "poll_control", True)
+    r = gs.run("bfs", _graph("rmat"), source=0, backend="gpu",
+               config={"launch": "host_loop"})
+    assert r.stats["polled_reads"] == 0
+    assert r.iterations > 1
+    assert compare("bfs", r.fields["depth"], _reference("bfs", "rmat")) is None
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_polled_host_loop_survives_worklist_growth(algorithm, monkeypatch):
+    """A one-slot worklist overflows under the polled host loop: every step's decision
+    is polled (the read after a growth copies), and the answer is the reference."""
+    monkeypatch.setattr(_poll_engine(), "poll_control", True)
+    kwargs = {"source": 0} if algorithm in ("bfs", "sssp") else {}
+    r = gs.run(algorithm, _graph("rmat"), backend="gpu",
+               config={"launch": "host_loop", "driving": "data", "worklist_capacity": 1},
+               **kwargs)
+    assert r.stats["overflows"] > 0
+    assert r.stats["polled_reads"] == r.iterations
+    assert compare(algorithm, r.fields[OUTPUT[algorithm]], _reference(algorithm, "rmat")) is None

@@ -212,6 +212,22 @@ __device__ __forceinline__ unsigned long long gs_ld_ctl64(int word) {
   return *(const volatile unsigned long long*)(gs.ctl + word);
 }
 
+// A launch strategy that polls (LaunchStrategy.polls_control) gets the control block
+// written into page-locked host memory by the thread that took the step's decision: every
+// word but the step number, a system-wide fence, then the step number, which the host
+// waits to see instead of copying the block back and waiting for the stream.
+__device__ __forceinline__ void gs_mirror_control(const unsigned* c) {
+  volatile unsigned* h = gs.ctl_mirror;
+  unsigned words[GS_CTL_WORDS];
+#pragma unroll
+  for (int w = 0; w < GS_CTL_WORDS; ++w) words[w] = __ldcg(c + w);
+#pragma unroll
+  for (int w = 0; w < GS_CTL_WORDS; ++w)
+    if (w != GS_CTL_IT) h[w] = words[w];
+  __threadfence_system();
+  h[GS_CTL_IT] = words[GS_CTL_IT];
+}
+
 /*@phases@*/
 
 // One phase of the step the control block names, over the whole grid (host loop and
@@ -248,6 +264,7 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_phase_kernel(int 
     c[GS_CTL_BLOCKS_DONE] = 0u;
     // no fence: the next reader is the next kernel or the host after a synchronize
     c[GS_CTL_IT] = (unsigned)(st.it + 1);
+    if (gs.ctl_mirror) gs_mirror_control(c);
   }
 }
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import platform
 import struct
 import sys
 import time
@@ -89,6 +90,9 @@ def _slot(it: int) -> int:
 #: Words the control block occupies in a core block: 36 used, the rest keeps what
 #: follows 256-byte aligned.
 _CTL_ROOM = 64
+#: How long the host polls a step's decision in page-locked memory before it waits on
+#: the stream instead (a long step then costs no busy host core)
+_POLL_S = 1e-3
 
 
 def _align(nbytes: int) -> int:
@@ -340,8 +344,11 @@ class _Plan:
             for name, (_ctype, value) in strat.runtime_args(graph, config).items():
                 self.args[(axis, name)] = value
                 st[f"{axis}_{name}"] = value
-        self.early_read = (bool(getattr(self.strategies["launch"], "results_with_first_read",
-                                        False)) and self.field_bytes <= _EARLY_READ_BYTES)
+        launch = self.strategies["launch"]
+        self.early_read = (bool(getattr(launch, "results_with_first_read", False))
+                           and self.field_bytes <= _EARLY_READ_BYTES)
+        #: the phase kernel writes its decisions into host memory for the host to poll
+        self.polls = bool(getattr(launch, "polls_control", False)) and not gen.cooperative
 
     def bind(self, member: str, ptr: int) -> None:
         """Point a member of the template at a (pooled) device array."""
@@ -423,6 +430,14 @@ class LaunchContext:
         self.start_host: np.ndarray | None = None
         self._state_in_flight = False  # the staging of the last write_state may be busy
         self._ctl_read_at = -1  # engine.work when the control block was last read
+        #: the kernels write the control block into ``ctl_host`` (see
+        #: :attr:`~gswitch.strategy.LaunchStrategy.polls_control`); the engine.work of the
+        #: last step launch whose decision comes that way, and the step number it writes
+        self._polls = False
+        self._poll_at = -1
+        self._poll_want = 0
+        #: reads of the control block answered by polling host memory
+        self.polled_reads = 0
         self._synced_at = -1  # engine.work when the host last waited for the stream
         #: the device address of the start ids and of their page-locked copy
         self._start_dev = 0
@@ -507,7 +522,16 @@ class LaunchContext:
         return _slot(it)
 
     def control(self) -> np.ndarray:
-        """The control block, read back through pinned memory (synchronises)."""
+        """The control block, read back through pinned memory (synchronises), or, right
+        after a step launch of a launch strategy that polls, the copy the step's kernel
+        wrote into host memory once its step number shows there.
+        """
+        if self._poll_at == self.engine.work and self._await_decision():
+            self._state_in_flight = False  # the step ran, so every copy before it did
+            if self._ctl_read_at != self.engine.work:  # not a repeated read of the same
+                self._ctl_read_at = self.engine.work
+                self.polled_reads += 1
+            return self.ctl_host
         rt, sp = self._rt, self._sp
         early = self._early
         if early is None:
@@ -525,6 +549,23 @@ class LaunchContext:
         self._state_in_flight = False
         self._ctl_read_at = self._synced_at = self.engine.work
         return self.ctl_host
+
+    def _await_decision(self) -> bool:
+        """Wait until the last step's kernel wrote its step number into host memory:
+        poll for up to ``_POLL_S``, then wait on the stream. ``False`` when the number
+        never came (a kernel that returned before deciding): the caller copies the block.
+        """
+        h, want = self.ctl_host, self._poll_want
+        if h[_IT] == want:
+            return True
+        clock = time.perf_counter
+        give_up = clock() + _POLL_S
+        while h[_IT] != want:
+            if clock() > give_up:
+                self._rt.streamSynchronize(self._sp)
+                self._synced_at = self.engine.work
+                return bool(h[_IT] == want)
+        return True
 
     def copy(self, dst: Any, src: Any, count: int) -> None:
         """Copy the first ``count`` items of device array ``src`` into ``dst`` (async).
@@ -691,6 +732,8 @@ class LaunchContext:
                 record(end.ptr, sp)
                 self._events.append((start, end))
         self.engine.work += 1
+        if self._polls and fixed_grid is None:  # the last phase writes the decision here
+            self._poll_at, self._poll_want = self.engine.work, self.it + 1
 
     def record(self, call: Any) -> None:
         """Run ``call`` (which enqueues device work) between two timing events."""
@@ -801,6 +844,12 @@ class GpuEngine:
         self._state_dtypes: dict[str, np.dtype] = {}
         self._cupyx = cupyx
         self._copier: Any = None  # thread pool of _bring_back, made on first need
+        #: Whether a launch strategy that polls its decisions in host memory
+        #: (:attr:`~gswitch.strategy.LaunchStrategy.polls_control`) may: on x86-64 hosts,
+        #: whose loads keep their order (the host reads the step number, then the rest of
+        #: the block); elsewhere, and when this is set to ``False``, the host copies the
+        #: control block back after every step.
+        self.poll_control = platform.machine().lower() in ("x86_64", "amd64")
         self._copy_events: list[Any] = []
 
     @classmethod
@@ -946,7 +995,7 @@ class GpuEngine:
             )
         stats: dict[str, Any] = {"active": [], "modes": [], "directions": [],
                                  "edges_processed": 0, "device": self.device_name,
-                                 "overflows": 0}
+                                 "overflows": 0, "polled_reads": 0}
         all_start = spec.start.kind == "all"
         uniq = None
         if not all_start:
@@ -1018,6 +1067,7 @@ class GpuEngine:
         stats["iterations"] = ctx.it
         stats["converged"] = ctx.done
         stats["overflows"] = ctx.overflows
+        stats["polled_reads"] = ctx.polled_reads
         stats["device_time_s"] = ctx.device_time_s()
         stats["kernel_time_s"] = stats["device_time_s"]
         stats["time_s"] = time.perf_counter() - t_start
@@ -1060,6 +1110,8 @@ class GpuEngine:
             ctx.buffers[(axis, name)] = arr
             bind(member, arr.data.ptr)
         ctx.args = dict(plan.args)
+        ctx._polls = plan.polls and self.poll_control
+        bind("ctl_mirror", host.ctl_ptr if ctx._polls else 0)
         # the engine-wide staging of the block is free: the last run waited for its copy
         block, ctx._block_ptr = self._pinned("core:state", _U8, plan.nbytes)
         block[:] = plan.template_bytes
