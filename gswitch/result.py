@@ -27,8 +27,11 @@ class Result:
     stats : dict
         ``iterations``, ``active`` (active-set size per iteration), ``modes`` (driving
         mode per iteration), ``edges_processed``, ``time_s`` (end to end) and, on the
-        GPU, ``kernel_time_s`` and ``compile_time_s``; ``finalized_on`` (``host`` or
-        ``device``) when the algorithm has a ``finalize`` step.
+        GPU, ``device_time_s`` (summed from events per phase; ``kernel_time_s`` is the
+        same), ``compile_time_s``, ``overflows`` (worklist growths) and
+        ``polled_reads`` (steps whose decision the host read from page-locked memory
+        the kernel wrote); ``finalized_on`` (``host`` or ``device``) when the algorithm
+        has a ``finalize`` step.
     backend : str
         ``cpu`` or ``gpu``.
     config : Config
