@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/profile_call.py [--calls 300] [--launch host_loop] [--top 35]
+        [--no-profile] [--mapping]
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=35)
     ap.add_argument("--no-profile", action="store_true",
                     help="only time the calls: median and p90 end to end")
+    ap.add_argument("--mapping", action="store_true",
+                    help="pass the configuration as a dict, as most callers do, instead "
+                         "of a Config built once")
     args = ap.parse_args()
     require_gpu("profile_call.py")
     import gswitch as gs
 
-    conf = gs.Config({"launch": args.launch})
+    conf = {"launch": args.launch} if args.mapping else gs.Config({"launch": args.launch})
+    label = args.launch + (" (dict)" if args.mapping else "")
     if args.no_profile:
         ts, r = tiny_bfs_times(conf, args.calls)
-        print(f"{args.launch}: median {ts[len(ts) // 2] * 1e6:.1f} us, p90 "
+        print(f"{label}: median {ts[len(ts) // 2] * 1e6:.1f} us, p90 "
               f"{ts[int(len(ts) * 0.9)] * 1e6:.1f} us end to end, device "
               f"{r.stats['device_time_s'] * 1e6:.1f} us")
         return
@@ -43,7 +48,7 @@ def main() -> None:
     prof.disable()
     per = (time.perf_counter() - t) / args.calls
     assert r.fields["depth"].tolist() == [0, 1, 2, 3]
-    print(f"{args.launch}: {per * 1e6:.1f} us per call under the profiler")
+    print(f"{label}: {per * 1e6:.1f} us per call under the profiler")
     pstats.Stats(prof).sort_stats("tottime").print_stats(args.top)
 
 

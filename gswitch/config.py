@@ -13,13 +13,18 @@ from .strategy import Categorical, IntRange, Strategy
 
 __all__ = ["Config", "DEFAULTS", "GLOBAL_KEYS", "parse_set_options"]
 
+def _default_values() -> dict[str, Any]:
+    """The plugins' ``gswitch_default_config``, asked once."""
+    from .plugins import get_plugin_manager
+
+    return dict(get_plugin_manager().hook.gswitch_default_config() or {})
+
+
 class _Defaults(Mapping[str, Any]):
     """The default strategy per axis, as the plugins' ``gswitch_default_config`` says."""
 
     def _data(self) -> dict[str, Any]:
-        from .plugins import get_plugin_manager
-
-        return dict(get_plugin_manager().hook.gswitch_default_config() or {})
+        return _default_values()
 
     def __getitem__(self, key: str) -> Any:
         return self._data()[key]
@@ -36,6 +41,9 @@ class _Defaults(Mapping[str, Any]):
 
 #: The configuration that is good on most graphs; every key may be overridden.
 DEFAULTS: Mapping[str, Any] = _Defaults()
+
+#: Configurations :meth:`Config.shared` keeps per registry before it starts over.
+_SHARED_CONFIGS = 256
 
 #: Keys that belong to no single strategy.
 GLOBAL_KEYS = {
@@ -96,7 +104,7 @@ class Config(Mapping[str, Any]):
     def _validate(given: dict[str, Any]) -> dict[str, Any]:
         reg = get_registry()
         out: dict[str, Any] = {}
-        defaults = dict(DEFAULTS)
+        defaults = _default_values()  # one hook call, not one per key
         given = {**{k: v for k, v in defaults.items() if "." in k and k.split(".")[0] not in
                     given}, **given}
         for axis in AXES:
@@ -124,6 +132,31 @@ class Config(Mapping[str, Any]):
             valid = ", ".join(list(AXES) + list(GLOBAL_KEYS))
             raise InvalidConfig(f"unknown config key {key!r}; keys are {valid} and <axis>.<param>")
         return out
+
+    @classmethod
+    def shared(cls, values: Mapping[str, Any] | None = None) -> Config:
+        """The validated configuration of ``values``, built once per distinct ``values``
+        (equal keys and values of the same types) and loaded plugins, then shared: a
+        Config never changes, so a repeated call skips the validation, the strategy
+        instances and the cache key. Anything that is not a mapping of hashable values
+        is validated afresh (and refused with the same message as :class:`Config`).
+        """
+        if values is None:
+            values = {}
+        if not isinstance(values, Mapping):
+            return cls(values)
+        try:
+            key = tuple(sorted((k, type(v), v) for k, v in values.items()))
+            cache = get_registry().configs
+            hit = cache.get(key)
+        except TypeError:  # a key that is not a string, or an unhashable value
+            return cls(values)
+        if hit is None:
+            hit = cls(values)
+            if len(cache) >= _SHARED_CONFIGS:
+                cache.clear()
+            cache[key] = hit
+        return hit
 
     # Mapping protocol
     def __getitem__(self, key: str) -> Any:

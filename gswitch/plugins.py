@@ -8,7 +8,7 @@ import sys
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -41,6 +41,8 @@ class Registry:
     algorithms: dict[str, AlgorithmSpec] = field(default_factory=dict)
     sources: dict[tuple[str, str], str] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
+    #: validated configurations shared by :meth:`gswitch.Config.shared`, by their values
+    configs: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def strategy(self, axis: str, name: str) -> type[Strategy]:
         """Look up a strategy, listing the valid names on failure."""

@@ -251,7 +251,7 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
 
     """
     spec = _spec(algorithm)
-    cfg = config if isinstance(config, Config) else Config(config)
+    cfg = config if isinstance(config, Config) else Config.shared(config)
     if arrays not in ("numpy", "cupy"):
         raise InvalidInput(f"arrays must be 'numpy' or 'cupy'; got {arrays!r}")
     backend = resolve_backend(backend)

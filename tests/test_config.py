@@ -371,3 +371,65 @@ def test_booleans_are_not_numbers(values, needle):
     """
     with pytest.raises(gs.errors.InvalidConfig, match=needle):
         gs.Config(values)
+
+
+# ---------------------------------------------------------------------- shared configs
+def test_shared_config_is_built_once_per_distinct_values():
+    """Equal values give the same validated Config; values of another type (a flag as
+    a number) or another value give their own, validated as Config validates them."""
+    a = gs.Config.shared({"launch": "persistent", "block_size": 128})
+    assert gs.Config.shared({"block_size": 128, "launch": "persistent"}) is a
+    assert a == gs.Config({"launch": "persistent", "block_size": 128})
+    assert gs.Config.shared(None) is gs.Config.shared({})
+    assert gs.Config.shared(None) == gs.Config()
+    assert gs.Config.shared({"block_size": 160}) is not gs.Config.shared({"block_size": 128})
+    assert gs.Config.shared({"worklist.dedup": np.True_})["worklist.dedup"] is True
+    with pytest.raises(gs.InvalidConfig, match="worklist.dedup must be one of"):
+        gs.Config.shared({"worklist.dedup": 1})
+    with pytest.raises(gs.InvalidConfig, match="no_such"):
+        gs.Config.shared({"driving": "no_such"})
+
+
+def test_shared_config_refuses_what_config_refuses():
+    """Unhashable values, non-string keys and non-mappings get Config's own errors."""
+    with pytest.raises(gs.InvalidConfig, match="must be one of"):
+        gs.Config.shared({"worklist.dedup": [True]})
+    with pytest.raises(gs.InvalidConfig, match="keys must be strings"):
+        gs.Config.shared({1: 2, "launch": "persistent"})
+    with pytest.raises(gs.InvalidConfig, match="Config.from_file"):
+        gs.Config.shared("config.json")
+
+
+def test_shared_configs_follow_the_loaded_plugins():
+    """Reloading the plugins starts a new cache: no Config outlives its registry."""
+    from gswitch.plugins import reset_registry
+
+    before = gs.Config.shared({"launch": "persistent"})
+    reset_registry()
+    after = gs.Config.shared({"launch": "persistent"})
+    assert after is not before and after == before
+
+
+def test_validation_asks_the_default_hook_once(monkeypatch):
+    """A Config reads the plugins' default configuration once, not once per key."""
+    from gswitch import config as config_module
+
+    calls = []
+    real = config_module._default_values
+
+    def counted():
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(config_module, "_default_values", counted)
+    gs.Config({"launch": "persistent"})
+    assert len(calls) == 1
+
+
+def test_run_with_a_mapping_reuses_its_config():
+    """Repeated runs with equal config mappings share one validated Config."""
+    g = gs.Graph.from_edges([0, 1, 2], [1, 2, 3])
+    first = gs.run("bfs", g, source=0, backend="cpu", config={"direction": "push"})
+    again = gs.run("bfs", g, source=0, backend="cpu", config={"direction": "push"})
+    assert again.config is first.config
+    assert again.fields["depth"].tolist() == [0, 1, 2, 3]
