@@ -325,3 +325,20 @@ def test_built_in_suggestions_are_accepted_on_the_gpu(algorithm, diameter):
     if algorithm == "bfs" and diameter > 64:  # the level-synchronous seeds come first
         assert Config(configs[1])["launch"] == "cuda_graph"
         assert not Config(configs[1])["worklist.dedup"]
+
+
+@pytest.mark.parametrize("diameter", [6, 4000])
+def test_sweeps_get_a_pull_suggestion_on_every_kind_of_graph(diameter):
+    """PageRank-like sweeps (every node starts) get a pull configuration among their
+    first GPU trials, on road-like graphs too, where their best was a pull one.
+    """
+    from gswitch.config import Config
+    from gswitch.plugins import get_plugin_manager
+
+    spec = get_registry().algorithm("pagerank")
+    features = {"n_nodes": 10**6, "n_edges": 10**7, "degree_mean": 10.0,
+                "degree_max_over_mean": 3.0, "diameter_estimate": diameter}
+    lists = get_plugin_manager().hook.gswitch_suggested_configs(
+        algorithm=spec, features=features, backend="gpu")
+    directions = [Config(c)["direction"] for lst in lists if lst for c in lst[:2]]
+    assert "pull" in directions
