@@ -6,7 +6,8 @@ Make the older tree with::
     mv /tmp/old/strategies /tmp/old/algorithms /tmp/old/tuner /tmp/old/gswitch/
 
 then run ``python benchmarks/ab_cpu.py /tmp/old`` from the repository root: each tree runs
-CC on a 256x256 grid, BFS on RMAT-16 (symmetrised) and PageRank on it, in alternating
+CC on a 256x256 grid, BFS on RMAT-16 (symmetrised) and PageRank on it, BFS and SSSP on a
+1024x1024 grid (2,047 steps of a few thousand nodes), in alternating
 subprocesses (``--rounds``), printing the median of three runs and a checksum of each
 answer (equal checksums: the same answer).
 """
@@ -25,8 +26,10 @@ sys.path.insert(0, sys.argv[1])
 import gswitch as gs
 from gswitch.generators import grid2d, rmat
 r = rmat(16, 16, seed=1).symmetrize()
+road = grid2d(1024, 1024)
 for name, graph, kw in (("cc grid256", grid2d(256, 256), {}), ("bfs rmat16", r, {"source": 0}),
-                        ("pagerank rmat16", r, {})):
+                        ("pagerank rmat16", r, {}), ("bfs grid1024", road, {"source": 0}),
+                        ("sssp grid1024", road, {"source": 0})):
     ts = []
     for _ in range(3):
         t = time.perf_counter()

@@ -87,3 +87,37 @@ def test_fast_float_path_treats_nan_as_the_plain_path(spec, monkeypatch):
     for name, want in plain.items():
         assert np.array_equal(fast[name], want, equal_nan=True), name
     assert not np.isnan(plain[list(plain)[0]]).all()
+
+
+def test_activations_collect_sorted_unique_nodes_and_clear():
+    """A step's activations come back sorted and unique, from the ids of a sparse step
+    or the mask of a dense one, and nothing carries over to the next step."""
+    from gswitch.engine.cpu import _Activations
+
+    acts = _Activations(100)
+    acts.add(np.array([7, 3, 7, 50], dtype=np.int32))
+    acts.add(np.array([3, 1], dtype=np.int64))
+    got = acts.take()
+    assert got.tolist() == [1, 3, 7, 50] and got.dtype == np.int32
+    assert not acts.mask.any() and acts.take().size == 0
+    many = np.arange(0, 100, 2)  # half the nodes: taken from the mask
+    acts.add(many[::-1].copy())
+    assert acts.take().tolist() == many.tolist()
+    mask = np.zeros(100, dtype=bool)
+    mask[[99, 4]] = True
+    acts.add(np.array([4, 10]))
+    acts.add_mask(mask)
+    assert acts.take().tolist() == [4, 10, 99]
+    assert not acts.mask.any()
+
+
+def test_sparse_steps_on_a_long_path_match_the_reference():
+    """Thousands of one-node steps (the sparse path every step) give scipy's depths."""
+    from gswitch.generators import grid2d
+    from gswitch.testing.reference import compare, reference
+
+    g = grid2d(3, 700)
+    for alg, out in (("bfs", "depth"), ("sssp", "dist")):
+        r = gs.run(alg, g, source=0, backend="cpu")
+        assert compare(alg, r.fields[out], reference(alg, g, source=0)) is None
+        assert r.iterations > 700

@@ -194,8 +194,64 @@ def _whole_reduction(kind: str, f: np.ndarray) -> Any:
     return None
 
 
+class _Activations:
+    """The nodes one step activates, kept for the whole run: a mask of every node and,
+    while every activation of the step came as node ids, those ids. A step that
+    activates few nodes of a large graph (a road network's BFS wave) then costs its
+    activations, not three passes over all nodes.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.mask = np.zeros(n, dtype=bool)
+        self.ids: list[np.ndarray] | None = []
+        self.count = 0  # ids held
+
+    def add(self, ids: np.ndarray) -> None:
+        """Activate the nodes ``ids`` (valid node ids, duplicates allowed)."""
+        self.mask[ids] = True
+        if self.ids is not None:
+            self.ids.append(ids)
+            self.count += ids.size
+
+    def add_mask(self, mask: np.ndarray) -> None:
+        """Activate the nodes where ``mask`` (one bool per node) is set."""
+        self.mask |= mask
+        self.ids = None
+
+    def take(self) -> np.ndarray:
+        """The activated nodes in ascending order (``int32``); clears for the next step."""
+        ids = self.ids
+        if ids is not None and _SPARSE_ACTIVATIONS * self.count < self.mask.size:
+            active = _sorted_unique(np.concatenate(ids) if len(ids) > 1 else (
+                ids[0] if ids else np.empty(0, np.int32)))
+            self.mask[active] = False
+        else:
+            active = np.flatnonzero(self.mask)
+            self.mask[:] = False
+        self.ids, self.count = [], 0
+        return active.astype(np.int32, copy=False)
+
+
+def _sorted_unique(ids: np.ndarray) -> np.ndarray:
+    """``np.unique`` for a few ids: a sort and a comparison with the neighbour (NumPy's
+    hash-based unique costs tens of microseconds even for small arrays).
+    """
+    a = np.sort(ids)
+    if a.size < 2:
+        return a
+    keep = np.empty(a.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
+#: A step whose activations number less than 1/16 of the nodes collects them from their
+#: ids (a sort of those) rather than from the mask of all nodes.
+_SPARSE_ACTIVATIONS = 16
+
+
 def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.ndarray,
-                     thr: Any, activated: np.ndarray) -> None:
+                     thr: Any, activated: _Activations) -> None:
     kind = s.kind.name
     whole = _whole_reduction(kind, f) if _WHOLE_REDUCTION * dst.size >= f.size else None
     if whole is not None:
@@ -204,7 +260,7 @@ def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.nd
         # times faster on 4 edges a node)
         old = f.copy()
         whole.at(f, dst, val)
-        activated |= f != old
+        activated.add_mask(f != old)
         return
     if kind in ("min", "max"):
         cur = f[dst]
@@ -212,14 +268,14 @@ def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.nd
         d, v = dst[better], val[better]
         if d.size:
             (np.minimum if kind == "min" else np.maximum).at(f, d, v)
-            activated[d] = True
+            activated.add(d)
     elif kind == "or":
         cur = f[dst]
         changed = (cur | val) != cur
         d, v = dst[changed], val[changed]
         if d.size:
             np.bitwise_or.at(f, d, v)
-            activated[d] = True
+            activated.add(d)
     elif kind == "add":
         n = f.size
         if f.dtype.kind == "f":
@@ -233,9 +289,9 @@ def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.nd
         f[touched] = new
         idx = np.flatnonzero(touched)
         if thr is None:
-            activated[idx[sums[touched] != 0]] = True
+            activated.add(idx[sums[touched] != 0])
         else:
-            activated[idx[(old < thr) & (new >= thr)]] = True
+            activated.add(idx[(old < thr) & (new >= thr)])
     else:
         raise AssertionError(kind)
 
@@ -280,6 +336,7 @@ class CpuEngine:
                                  "edges_processed": 0}
         it = 0
         edge_op = spec.edge
+        activated = _Activations(n)
         while it < max_iterations:
             if mode == "data" and active.size == 0:
                 break
@@ -291,7 +348,6 @@ class CpuEngine:
                 _node_phase(spec.node, env)
             pull = direction.pull(mode, nodes.size, n)
             stats["directions"].append("pull" if pull else "push")
-            activated = np.zeros(n, dtype=bool)
             if pull:
                 if rev is None:
                     rev = graph.reverse
@@ -334,7 +390,8 @@ class CpuEngine:
                 stats["edges_processed"] += int(src.size)
             self._edge_phase(edge_op, fields, src, dst, w, params, it, graph, degrees,
                              activated)
-            count = int(np.count_nonzero(activated))
+            next_active = activated.take()
+            count = int(next_active.size)
             it += 1
             if progress is not None:
                 progress(it, count)
@@ -346,7 +403,7 @@ class CpuEngine:
             if mode != "data" and count == 0:
                 break
             mode = driving.next_mode(mode, count, n)
-            active = np.flatnonzero(activated).astype(np.int32)
+            active = next_active
             if mode == "data" and active.size == 0:
                 break
         stats["iterations"] = it
@@ -358,16 +415,17 @@ class CpuEngine:
     def _edge_phase(op: Operator, fields: dict[str, np.ndarray], src: np.ndarray,
                     dst: np.ndarray, w: np.ndarray | None, params: dict[str, Any], it: int,
                     graph: Graph, degrees: dict[str, np.ndarray],
-                    activated: np.ndarray) -> None:
+                    activated: _Activations) -> None:
         if src.size == 0:
             return
         if op.raw is not None:
             act = op.raw.numpy_impl(fields, src, dst, w, params)
             act = np.asarray(act)
             if act.dtype == bool:
-                activated |= act
-            else:
-                activated[act] = True
+                activated.add_mask(act)
+            else:  # user ids, indexed as NumPy indexes them: through the mask
+                activated.mask[act] = True
+                activated.ids = None
             return
         env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it, graph, degrees)
         pending = []
