@@ -1,6 +1,7 @@
-"""CPU engine vs scipy.sparse.csgraph on RMAT (BFS and connected components).
+"""CPU engine vs scipy.sparse.csgraph on RMAT (BFS and connected components) and on a
+road-like grid (BFS and SSSP: thousands of small steps), every answer checked.
 
-Usage: python benchmarks/bench_cpu.py [--scale 20] [--edge-factor 16]
+Usage: python benchmarks/bench_cpu.py [--scale 20] [--edge-factor 16] [--road 1024]
 Writes cpu_engine.json to $OUT (or ./bench-results).
 """
 
@@ -14,7 +15,8 @@ import scipy.sparse.csgraph as csgraph
 from _common import median_time, write_json
 
 import gswitch as gs
-from gswitch.generators import rmat
+from gswitch.generators import grid2d, rmat
+from gswitch.testing.reference import compare, reference
 
 
 def main() -> None:
@@ -22,6 +24,7 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=20)
     ap.add_argument("--edge-factor", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--road", type=int, default=1024, help="grid side (0: no grid cases)")
     args = ap.parse_args()
     t = time.perf_counter()
     g = rmat(args.scale, args.edge_factor, seed=1)
@@ -51,6 +54,20 @@ def main() -> None:
         ref, _ = median_time(lambda: csgraph.connected_components(a_sym, directed=False),
                              args.repeats)
         rows.append({"case": label, "gswitch_s": ours, "scipy_s": ref, "ratio": ours / ref})
+    if args.road:
+        road = grid2d(args.road, args.road)
+        a_road = road.to_scipy()
+        for alg, out_field, peer in (
+                ("bfs", "depth", lambda: csgraph.breadth_first_order(
+                    a_road, 0, return_predecessors=False)),
+                ("sssp", "dist", lambda: csgraph.dijkstra(a_road, indices=0))):
+            ours, _ = median_time(lambda alg=alg: gs.run(alg, road, source=0, backend="cpu"),
+                                  args.repeats)
+            ref, _ = median_time(peer, args.repeats)
+            got = gs.run(alg, road, source=0, backend="cpu").fields[out_field]
+            assert compare(alg, got, reference(alg, road, source=0)) is None
+            rows.append({"case": f"{alg} grid{args.road}", "gswitch_s": ours, "scipy_s": ref,
+                         "ratio": ours / ref})
     out["rows"] = rows
     path = write_json("cpu_engine", out)
     for r in rows:
