@@ -213,6 +213,13 @@ class _Activations:
             self.ids.append(ids)
             self.count += ids.size
 
+    def add_indexes(self, index: np.ndarray) -> None:
+        """Activate ``mask[index]`` as NumPy indexes it (a user operator's output, which
+        may hold negative or repeated ids): through the mask only.
+        """
+        self.mask[index] = True
+        self.ids = None
+
     def add_mask(self, mask: np.ndarray) -> None:
         """Activate the nodes where ``mask`` (one bool per node) is set."""
         self.mask |= mask
@@ -423,9 +430,8 @@ class CpuEngine:
             act = np.asarray(act)
             if act.dtype == bool:
                 activated.add_mask(act)
-            else:  # user ids, indexed as NumPy indexes them: through the mask
-                activated.mask[act] = True
-                activated.ids = None
+            else:
+                activated.add_indexes(act)
             return
         env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it, graph, degrees)
         pending = []
