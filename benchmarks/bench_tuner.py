@@ -12,9 +12,13 @@ Measures (JSON in $OUT or ./bench-results/tuner.json):
 - time of the --config auto configuration on the unseen graph over its own tuned time;
 - wall time of every study.
 
-Trial counts are far below the issue's 200 so that the whole run fits the time budget
-(--budget-s, default 420 s); every study gets an equal share of what is left, and
-studies that no longer fit are skipped and listed. The output says so.
+Trial counts default to far below the issue's 200 so that the whole run fits the time
+budget (--budget-s, default 420 s); every study gets an equal share of what is left, and
+studies that no longer fit are skipped and listed. The output says so. With
+``--storage`` the cold studies live in a storage that outlasts the run (a journal file
+path or an Optuna URL): running the command again resumes each study towards
+``--trials``, so a 200-trial study can be spread over several runs (or machines, with
+the journal file carried along).
 
 GPU:   python benchmarks/bench_tuner.py --backend gpu
 CPU:   python benchmarks/bench_tuner.py --backend cpu --scale-small
@@ -77,7 +81,8 @@ def _study(label: str, algorithm: str, graph: gs.Graph, storage: str, trials: in
     r = tune(algorithm, graph, trials=trials, timeout_s=share, storage=storage,
              backend=args.backend, devices=args.devices, seed=args.seed, repeats=args.repeats,
              warm_start=warm_start, refine=args.refine,
-             source=_source(algorithm, graph), trial_timeout_s=min(120.0, max(share, 10.0)))
+             source=_source(algorithm, graph), trial_timeout_s=min(120.0, max(share, 10.0)),
+             compile_ahead=args.compile_ahead)
     wall = time.perf_counter() - t0
     finished = len(r.history)
     print(f"{label:<28} {finished:>3} trials  {wall:7.1f} s  best {r.best_time_s or 0:.3e} s  "
@@ -123,6 +128,12 @@ def main() -> None:
                     help="total time for all studies; each gets an equal share (default 420)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--storage", default=None,
+                    help="journal file or Optuna URL for the cold studies (default: a fresh "
+                         "journal under the output folder); an existing one is resumed")
+    ap.add_argument("--compile-ahead", type=int, default=None,
+                    help="tune's compile_ahead (default: its own, one process per spare core "
+                         "on the GPU, at most 8)")
     ap.add_argument("--refine", type=float, default=0.5,
                     help="share of local-search trials after the warm start (tune's refine)")
     args = ap.parse_args()
@@ -148,13 +159,24 @@ def main() -> None:
         ap.error(f"--devices takes GPU numbers such as 0,1; got {args.devices!r}")
     budget = Budget(args.budget_s)
     t_gen = time.perf_counter()
-    graphs = {"rmat": rmat(scale, 16, seed=1, weighted=True),
-              "road": road(side, side, seed=1)}
-    graphs["rmat"].name = f"rmat-{scale}"
-    graphs["road"].name = f"road-{side}x{side}"
+    needed = set(kinds) if "cold" in parts else set()
+    if warm_algos:
+        needed.add("rmat")
+    graphs = {}
+    if "rmat" in needed:
+        graphs["rmat"] = rmat(scale, 16, seed=1, weighted=True)
+        graphs["rmat"].name = f"rmat-{scale}"
+    if "road" in needed:
+        graphs["road"] = road(side, side, seed=1)
+        graphs["road"].name = f"road-{side}x{side}"
     gen_s = time.perf_counter() - t_gen
     work = Path(tempfile.mkdtemp(prefix="bench-tuner-", dir=out_dir()))
-    cold_store = f"journal://{(work / 'cold.journal').resolve()}"
+    if args.storage is None:
+        cold_store = f"journal://{(work / 'cold.journal').resolve()}"
+    elif "://" in args.storage:
+        cold_store = args.storage
+    else:
+        cold_store = f"journal://{Path(args.storage).resolve()}"
     warm_store = f"journal://{(work / 'warm.journal').resolve()}"
     own_store = f"journal://{(work / 'own.journal').resolve()}"
     cold_cases = [(a, k) for a in cold_algos for k in kinds] if "cold" in parts \

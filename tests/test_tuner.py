@@ -332,6 +332,67 @@ def test_a_resumed_study_gets_no_burst_of_local_search(storage):
     assert 1 <= new.count("refine") <= new.count("sampler") + 1
 
 
+def test_trials_asked_ahead_keep_the_study_count_and_verify_every_trial(storage):
+    """With compile_ahead, sampler trials are asked ahead of their turn (on the CPU
+    nothing compiles): the study still finishes exactly the trials asked for, each one
+    verified, and leaves none running, waiting or failed.
+    """
+    g = parse_generator_spec(GRAPH)
+    result = tune("sssp", g, trials=14, backend="cpu", storage=storage, seed=2,
+                  compile_ahead=3)
+    trials = _trials(storage, result.study_name)
+    finished = [t for t in trials if t.state.name in ("COMPLETE", "PRUNED")]
+    assert len(finished) == 14 and all(t.user_attrs.get("outcome") for t in finished)
+    assert not [t for t in trials if t.state.name in ("RUNNING", "WAITING")]
+    assert all(t.user_attrs.get("outcome") == "cancelled" for t in trials
+               if t.state.name == "FAIL")
+    assert "failed" not in result.counts
+    ok = [t for t in finished if t.user_attrs["outcome"] == "ok"]
+    assert result.best_time_s == min(t.value for t in ok)
+    assert any(t.user_attrs.get("source", "sampler") == "sampler" for t in finished)
+
+
+def test_trials_asked_ahead_are_cancelled_when_time_is_up_and_the_study_resumes(storage):
+    """A session that runs out of time closes the sampler trials it asked ahead as
+    ``cancelled`` (never ``failed``, never left running); running again resumes the study.
+    """
+    g = parse_generator_spec(GRAPH)
+    first = tune("sssp", g, trials=500, timeout_s=4, backend="cpu", storage=storage,
+                 seed=4, compile_ahead=4)
+    trials = _trials(storage, first.study_name)
+    done = len([t for t in trials if t.state.name in ("COMPLETE", "PRUNED")])
+    assert 0 < done < 500
+    assert not [t for t in trials if t.state.name == "RUNNING"]
+    cancelled = [t for t in trials if t.state.name == "FAIL"]
+    assert all(t.user_attrs["outcome"] == "cancelled" for t in cancelled)
+    assert first.counts.get("cancelled", 0) == len(cancelled) and "failed" not in first.counts
+    again = tune("sssp", g, trials=done + 3, backend="cpu", storage=storage, seed=4,
+                 compile_ahead=4)
+    assert len(again.history) == done + 3
+
+
+def test_compile_ahead_shares_one_compile_per_module_and_never_fails_a_trial():
+    """Configurations that differ in runtime parameters only share one module, hence one
+    compile; without a GPU the compile fails in its process and ``wait`` says so with
+    ``None`` (the worker then reports the trial's own outcome).
+    """
+    from gswitch.tuner.ahead import Precompiler
+
+    spec = get_registry().algorithm("bfs")
+    pre = Precompiler(spec, False, 1)
+    a = gs.Config({"driving": "temporal", "driving.threshold": 0.1})
+    b = gs.Config({"driving": "temporal", "driving.threshold": 0.3})
+    try:
+        fut = pre.submit(a)
+        assert fut is not None and pre.submit(b) is fut and pre.submitted == 1
+        took = pre.wait(b, 300)
+        assert (took is None) == (not gs.gpu_available())
+        assert Precompiler(spec, False, 0).submit(a) is None
+        assert Precompiler(spec, False, 2, compiles=False).submit(a) is None
+    finally:
+        pre.close()
+
+
 # ---------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("args,message", [
     (["--trials", "0"], "--trials must be at least 1; got 0"),

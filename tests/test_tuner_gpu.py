@@ -1,5 +1,7 @@
 """The tuner on the GPU backend: a verified study, and one study shared by two GPUs."""
 
+import statistics
+
 import optuna
 import pytest
 from gswitch.tuner import tune
@@ -47,6 +49,25 @@ def test_tune_gpu_verifies_trials_and_finds_a_correct_best(tmp_path):
     finished = _check_study(storage, result, g)
     assert len(finished) == 8
     assert all("gpu" not in t.user_attrs for t in finished)  # no --devices: current GPU
+
+
+def test_modules_compiled_ahead_are_loaded_not_compiled_by_the_worker(tmp_path, monkeypatch):
+    """With compile processes, trials record the background compile, and the worker that
+    runs them loads the module from the kernel cache in a fraction of that time.
+    """
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "kernels"))  # nothing cached yet
+    storage = f"journal://{tmp_path / 'studies.journal'}"
+    g = parse_generator_spec(GRAPH).symmetrize()
+    result = tune("bfs", g, trials=12, backend="gpu", storage=storage, seed=2,
+                  compile_ahead=4)
+    finished = _check_study(storage, result, g)
+    assert len(finished) == 12
+    ahead = [t for t in finished if t.user_attrs.get("outcome") == "ok"
+             and "ahead_compile_s" in t.user_attrs]
+    assert len(ahead) >= 6
+    compiled = statistics.median(t.user_attrs["ahead_compile_s"] for t in ahead)
+    loaded = statistics.median(t.user_attrs["compile_time_s"] for t in ahead)
+    assert loaded < 0.5 * compiled
 
 
 def test_devices_beyond_the_machine_is_one_clear_error(tmp_path):

@@ -81,6 +81,10 @@ def add_tuner_commands(sub: Any) -> None:
     tune.add_argument("--refine", type=float, default=0.5, metavar="F",
                       help="share of the trials after the warm start that try a neighbour "
                       "of the best configuration so far (default 0.5; 0: the sampler only)")
+    tune.add_argument("--compile-ahead", type=int, metavar="P",
+                      help="background processes compiling the trials to come (default on "
+                      "the GPU: one per spare core, at most 8; 0: each trial compiles when "
+                      "it runs)")
     tune.add_argument("--export", metavar="FILE.json", help="write the best config as JSON")
     tune.add_argument("--json", action="store_true", help="machine-readable output")
     tune.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -183,7 +187,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
                       warmup=args.warmup, repeats=args.repeats,
                       prune_factor=args.prune_factor, trial_timeout_s=args.trial_timeout,
                       warm_start=args.warm_start, refine=args.refine, progress=update,
-                      name=args.study)
+                      name=args.study, compile_ahead=args.compile_ahead)
     finally:
         if bar is not None:
             bar.close()

@@ -59,6 +59,7 @@ from gswitch.config import DEFAULTS, Config
 from gswitch.errors import GswitchError, InvalidInput
 from gswitch.plugins import AXES, get_plugin_manager, get_registry
 
+from .ahead import Precompiler, default_compile_ahead
 from .space import SearchSpace, TunerError, build_space
 from .storage import (
     cache_dir,
@@ -149,6 +150,9 @@ class TuneResult:
                 return k
         return None
 
+
+#: Neighbours of a new best configuration handed to the compile processes at most.
+_NEIGHBOURS_AHEAD = 64
 
 #: Longest trial limit: the worker's pipe is polled with it, which takes no more than
 #: about 24 days (and never infinity).
@@ -274,7 +278,7 @@ class _Session:
                  trials: int, deadline: float | None, warmup: int, repeats: int,
                  prune_factor: float, min_deadline_s: float, trial_timeout_s: float,
                  progress: Callable[[dict[str, Any]], None] | None, refine: float = 0.0,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, ahead: Precompiler | None = None) -> None:
         self.study = study
         self.space = space
         self.spec = spec
@@ -290,7 +294,7 @@ class _Session:
         self.progress = progress
         self.refine = refine
         self.enqueued: set[str] = set()  # neighbours this session enqueued
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         self.known: dict[str, dict[str, Any]] = {}
         self.new_trials = 0
         self.stop = False
@@ -300,6 +304,11 @@ class _Session:
         # pick the same neighbours
         self.rng = random.Random(f"{seed}:{self.host}:{self.pid}")
         self.error: BaseException | None = None
+        #: compile processes; sampler trials asked ahead of their turn wait in ``queued``
+        #: (trial, config) while their modules compile
+        self.ahead = ahead if ahead is not None else Precompiler(spec, False, 0)
+        self.queued: list[tuple[Any, Config]] = []
+        self._prefetched_best: int | None = None
         existing = study.get_trials(deepcopy=False)
         for t in existing:
             self._remember(t)
@@ -343,7 +352,7 @@ class _Session:
                 key = "waiting"
             else:
                 key = t.user_attrs.get("outcome", t.state.name.lower())
-                if t.state.name == "FAIL":
+                if t.state.name == "FAIL" and key != "cancelled":
                     key = "failed"
             out[key] = out.get(key, 0) + 1
         return out
@@ -353,27 +362,103 @@ class _Session:
         try:
             while True:
                 with self.lock:
-                    if self.stop or len(self.finished()) >= self.trials:
-                        return
-                    if getattr(self.study.sampler, "exhausted", False):
-                        return  # every grid point has been tried
-                    if self.deadline is not None and time.time() >= self.deadline:
+                    if not self._may_continue():
                         return
                     self._refine()
-                    trial = self.study.ask()
-                    trial.set_user_attr("host", self.host)
-                    trial.set_user_attr("pid", self.pid)
+                    config = None
+                    if self.queued and not self._waiting():
+                        trial, config = self.queued.pop(0)  # asked ahead, compiled ahead
+                    else:
+                        trial = self._ask()
                     if worker.setup.device is not None:
                         trial.set_user_attr("gpu", worker.setup.device)
+                    self._compile_ahead()
                     # the default runs to the end (within the trial limit) even after a
                     # similar graph's best: the study reports its speedup over it
                     limit = None if trial.user_attrs.get("source") == "default" \
                         else self.limit()
-                self._one(trial, worker, limit)
+                self._one(trial, worker, limit, config)
         except BaseException as exc:  # noqa: BLE001 - reported by the caller
             with self.lock:
                 self.error = self.error or exc
                 self.stop = True
+
+    def _may_continue(self) -> bool:
+        if self.stop or len(self.finished()) >= self.trials:
+            return False
+        if getattr(self.study.sampler, "exhausted", False):
+            return False  # every grid point has been tried
+        return self.deadline is None or time.time() < self.deadline
+
+    def _waiting(self) -> list[Any]:
+        return self.study.get_trials(deepcopy=False, states=self._states(("WAITING",)))
+
+    def _ask(self) -> Any:
+        trial = self.study.ask()
+        trial.set_user_attr("host", self.host)
+        trial.set_user_attr("pid", self.pid)
+        return trial
+
+    def _compile_ahead(self) -> None:
+        """Hand the compile processes what runs next: the waiting (enqueued) trials, the
+        neighbours of a new best (the local search's candidates) and, while no enqueued
+        trial waits, sampler trials asked ahead of their turn (as a parallel worker
+        would ask them).
+        """
+        if not self.ahead.active:
+            return
+        waiting = self._waiting()
+        for t in waiting:
+            try:
+                self.ahead.submit(self.space.config(dict(t.system_attrs.get("fixed_params")
+                                                         or {})))
+            except GswitchError:
+                continue
+        best = best_feasible(self.finished()) if self.refine > 0 else None
+        if best is not None and best.number != self._prefetched_best:
+            self._prefetched_best = best.number
+            from gswitch.runner import check_combination
+
+            for params in self.space.neighbours(dict(best.params))[:_NEIGHBOURS_AHEAD]:
+                try:
+                    cfg = self.space.config(params)
+                except GswitchError:
+                    continue
+                if cfg.key() not in self.known and \
+                        not check_combination(self.spec, self.graph, cfg, self.backend):
+                    self.ahead.submit(cfg)
+        if waiting:
+            return
+        running = sum(t.state.name == "RUNNING" for t in self.study.get_trials(deepcopy=False))
+        while len(self.queued) < self.ahead.processes and \
+                len(self.finished()) + running < self.trials:
+            trial = self._ask()
+            running += 1
+            try:
+                config = self.space.suggest(trial)
+            except GswitchError as exc:
+                self._tell(trial, None, {"outcome": "refused", "reason": str(exc)},
+                           time.perf_counter())
+                continue
+            self.queued.append((trial, config))
+            self.ahead.submit(config)
+
+    def cancel_queued(self) -> None:
+        """Close the sampler trials asked ahead that never ran (FAIL, outcome
+        ``cancelled``): the session ended first. They were the sampler's picks only, so
+        nothing is lost; a resumed study asks the sampler again.
+        """
+        from optuna.trial import TrialState
+
+        with self.lock:
+            queued, self.queued = self.queued, []
+            for trial, _config in queued:
+                try:
+                    trial.set_user_attr("outcome", "cancelled")
+                    trial.set_user_attr("reason", "asked ahead; the session ended before it ran")
+                    self.study.tell(trial, state=TrialState.FAIL)
+                except (ValueError, RuntimeError):
+                    continue
 
     def _refine(self) -> None:
         """Enqueue one untried neighbour of the best configuration when a local-search
@@ -418,13 +503,15 @@ class _Session:
                                                          "refine_of": best.number})
             return
 
-    def _one(self, trial: Any, worker: Worker, limit: float | None) -> None:
+    def _one(self, trial: Any, worker: Worker, limit: float | None,
+             config: Config | None = None) -> None:
         t0 = time.perf_counter()
-        try:
-            config = self.space.suggest(trial)
-        except GswitchError as exc:
-            self._tell(trial, None, {"outcome": "refused", "reason": str(exc)}, t0)
-            return
+        if config is None:
+            try:
+                config = self.space.suggest(trial)
+            except GswitchError as exc:
+                self._tell(trial, None, {"outcome": "refused", "reason": str(exc)}, t0)
+                return
         key = config.key()
         from gswitch.runner import check_combination
 
@@ -441,7 +528,15 @@ class _Session:
             return
         request = {"op": "trial", "config": config.to_dict(), "warmup": self.warmup,
                    "repeats": self.repeats, "deadline_s": limit}
+        t_wait = time.perf_counter()
+        ahead_s = self.ahead.wait(config, self.trial_timeout_s)
+        waited = time.perf_counter() - t_wait
         answer = worker.run_trial(request, self.trial_timeout_s)
+        if ahead_s is not None:
+            # compiled in a background process: what the worker measured is the load from
+            # the kernel cache
+            answer["ahead_compile_s"] = ahead_s
+            answer["ahead_wait_s"] = waited
         if answer.get("outcome") == "pruned" and limit is not None:
             answer["limit_s"] = limit
         self._tell(trial, config, answer, t0)
@@ -620,7 +715,7 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
          params: dict[str, Any] | None = None, warmup: int = 1, repeats: int = 3,
          prune_factor: float = 3.0, min_deadline_s: float = 0.05,
          trial_timeout_s: float = 120.0, warm_start: int = 2, refine: float = 0.5,
-         name: str | None = None,
+         name: str | None = None, compile_ahead: int | None = None,
          progress: Callable[[dict[str, Any]], None] | None = None) -> TuneResult:
     """Search the strategy configurations for the fastest correct one on ``graph``.
 
@@ -672,6 +767,13 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     name : str, optional
         Study name instead of :func:`~gswitch.tuner.storage.study_name`; an existing
         study of that name must have the same space version.
+    compile_ahead : int, optional
+        Background processes that compile the modules of the trials to come (the waiting
+        ones, the neighbours of a new best, and as many sampler trials asked ahead);
+        default :func:`~gswitch.tuner.ahead.default_compile_ahead` (GPU: one per spare
+        core, at most 8; CPU: 0). 0 compiles each trial in its worker when it runs. On
+        the CPU backend nothing compiles, and a number above 0 only asks sampler trials
+        ahead.
     progress : callable, optional
         Called after every trial with ``outcome``, ``number``, ``best_s``, ``counts``.
 
@@ -682,7 +784,8 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     Raises
     ------
     InvalidInput
-        ``trials`` or ``repeats`` below 1, negative ``warmup`` or ``warm_start``,
+        ``trials`` or ``repeats`` below 1, negative ``warmup``, ``warm_start`` or
+        ``compile_ahead``,
         ``refine`` outside [0, 1], a
         ``trial_timeout_s`` or ``timeout_s`` that is not positive, ``prune_factor`` not
         above 1, an unknown sampler or storage URL.
@@ -703,7 +806,9 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     # checked here, before any study is opened: a bad value would otherwise crash or time
     # out every trial and leave those records in the study
     for flag, value, low in (("--repeats", repeats, 1), ("--warmup", warmup, 0),
-                             ("--warm-start", warm_start, 0)):
+                             ("--warm-start", warm_start, 0),
+                             ("--compile-ahead", 0 if compile_ahead is None else compile_ahead,
+                              0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise InvalidInput(f"{flag} must be an integer of at least {low}; got {value!r}")
     if isinstance(refine, bool) or not isinstance(refine, (int, float)) \
@@ -776,9 +881,13 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     workers = [Worker(WorkerSetup(str(graph_path), spec.name, backend, str(ref_path), source,
                                   params, d)) for d in devs]
     deadline = time.time() + timeout_s if timeout_s else None
+    ahead = Precompiler(spec, prepared.weighted,
+                        default_compile_ahead(backend) if compile_ahead is None
+                        else compile_ahead, device=devs[0], compiles=backend == "gpu")
     session = _Session(study, space, spec, prepared, backend, trials, deadline, warmup,
                        repeats, prune_factor, min_deadline_s, trial_timeout_s, progress,
-                       refine=0.0 if sampler == "grid" else float(refine), seed=seed)
+                       refine=0.0 if sampler == "grid" else float(refine), seed=seed,
+                       ahead=ahead)
     try:
         if len(workers) == 1:
             session.run(workers[0])
@@ -793,6 +902,8 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
         session.stop = True
         raise
     finally:
+        session.cancel_queued()
+        ahead.close()
         for w in workers:
             w.close()
         shutil.rmtree(workdir, ignore_errors=True)
