@@ -62,6 +62,28 @@ _FULL_PERSISTENT_PULL = {
     "launch": "persistent", "launch.blocks_per_sm": 0, "block_size": 512,
     "read_before_atomic": False, "l2_prefetch": True,
 }
+# 200-trial studies of the eight cases on one H100 (benchmarks/results/h100_s8_tuner200_*):
+# on RMAT-22 the bests of BFS, SSSP and CC were persistent kernels with as many blocks of
+# 768 to 960 threads as fit on a multiprocessor (blocks_per_sm 3 to 22, which the occupancy
+# limit caps alike), 1.5x to 2x faster than the entries above with one block of 544 or 672;
+# the local search needed 70 to 115 trials to walk there one step at a time.
+_POWER_LAW_FULL_PERSISTENT = {  # Beamer's switch, every block that fits
+    "worklist": "bitmap", "load_balance": "twc", "driving": "data",
+    "direction": "direction_optimizing", "launch": "persistent",
+    "launch.blocks_per_sm": 0, "block_size": 768,
+}
+_BITMAP_FULL_PERSISTENT = {  # push only, every block that fits: SSSP- and CC-like
+    "worklist": "bitmap", "load_balance": "twc", "load_balance.block_threshold": 1024,
+    "driving": "data", "direction": "push", "launch": "persistent",
+    "launch.blocks_per_sm": 0, "block_size": 960, "read_before_atomic": False,
+}
+# PageRank on RMAT-22 there: pull with temporal driving (a low threshold) and wide virtual
+# warps in a host loop, 86 ms against 138 ms for the best entry above (trial 93)
+_PULL_TEMPORAL = {
+    "worklist": "bitmap", "load_balance": "virtual_warp", "load_balance.size": 32,
+    "driving": "temporal", "driving.threshold": 0.00625, "direction": "pull",
+    "launch": "host_loop",
+}
 _GRAPH_REPLAY = {  # steps captured in a CUDA graph, replayed in batches
     "worklist": "bitmap", "load_balance": "virtual_warp", "load_balance.size": 4,
     "driving": "data", "direction": "push", "launch": "cuda_graph",
@@ -118,7 +140,9 @@ def gswitch_suggested_configs(algorithm: Any, features: dict,
             road.insert(1, _FULL_PERSISTENT_PULL)
         return road
     if algorithm.start.kind == "all":  # every node starts active: sweeps, pull pays
-        return [_POWER_LAW_PERSISTENT, _FULL_PERSISTENT_PULL, _DEDUP_PUSH, _BITMAP_PERSISTENT,
+        return [_BITMAP_FULL_PERSISTENT, _PULL_TEMPORAL, _POWER_LAW_FULL_PERSISTENT,
+                _POWER_LAW_PERSISTENT, _FULL_PERSISTENT_PULL, _DEDUP_PUSH, _BITMAP_PERSISTENT,
                 _POWER_LAW_TRAVERSAL, _PULL_SWEEP]
-    return [_POWER_LAW_PERSISTENT, _DEDUP_PUSH, _BITMAP_PERSISTENT, _POWER_LAW_TRAVERSAL,
-            _PULL_SWEEP, _FULL_PERSISTENT_PULL]
+    return [_POWER_LAW_FULL_PERSISTENT, _BITMAP_FULL_PERSISTENT, _POWER_LAW_PERSISTENT,
+            _DEDUP_PUSH, _BITMAP_PERSISTENT, _POWER_LAW_TRAVERSAL, _PULL_SWEEP,
+            _FULL_PERSISTENT_PULL]

@@ -320,6 +320,59 @@ def test_local_search_tries_untried_neighbours_of_the_best(storage):
     assert not [h for h in other.history if h["source"] == "refine"]
 
 
+def test_continued_repeats_a_one_parameter_step_inside_its_range():
+    """The pattern move repeats the step (the factor on a log range), stays inside the
+    range, and is refused for two changed parameters or a categorical."""
+    g = parse_generator_spec(GRAPH)
+    gpu = build_space(get_registry().algorithm("bfs"), g, "gpu")
+    base = {axis: choices[0] for axis, choices in gpu.axes.items()}
+    base = {**gpu.trial_params(gpu.config(base)), "block_size": 256}
+    assert gpu.continued({**base, "block_size": 320}, base)["block_size"] == 384
+    assert gpu.continued({**base, "block_size": 1024}, {**base, "block_size": 992}) is None
+    two = {**base, "block_size": 320, "read_before_atomic": not base["read_before_atomic"]}
+    assert gpu.continued(two, base) is None
+    flag = {**base, "read_before_atomic": not base["read_before_atomic"]}
+    assert gpu.continued(flag, base) is None
+    cpu = build_space(get_registry().algorithm("sssp"), g, "cpu")
+    p0 = {"driving": "temporal", "direction": "push", "driving.temporal.threshold": 0.1}
+    p1 = {**p0, "driving.temporal.threshold": 0.05}
+    assert cpu.continued(p1, p0)["driving.temporal.threshold"] == pytest.approx(0.025)
+    assert cpu.continued({**p1, "driving.temporal.threshold": 0.0005}, p1) is None
+
+
+def test_local_search_takes_the_improving_move_once_more_first(storage):
+    """When the best came from a local-search move of one parameter, the next local-search
+    trial is that move repeated, marked ``pattern``."""
+    from gswitch.tuner.study import _Session
+    from optuna.distributions import CategoricalDistribution, FloatDistribution
+    from optuna.trial import create_trial
+
+    g = parse_generator_spec(GRAPH)
+    spec = get_registry().algorithm("sssp")
+    space = build_space(spec, g, "cpu")
+    study = optuna.create_study(study_name="pattern", storage=open_storage(storage))
+    dists = {"driving": CategoricalDistribution(list(space.axes["driving"])),
+             "direction": CategoricalDistribution(list(space.axes["direction"])),
+             "driving.temporal.threshold": FloatDistribution(0.0005, 1.0, log=True)}
+    p0 = {"driving": "temporal", "direction": "push", "driving.temporal.threshold": 0.2}
+    p1 = {**p0, "driving.temporal.threshold": 0.1}
+    p2 = {**p0, "direction": "pull"}
+    for params, value, attrs in ((p0, 1.0, {"source": "default"}),
+                                 (p1, 0.5, {"source": "refine", "refine_of": 0}),
+                                 (p2, 2.0, {})):  # a sampler trial: the local search is due
+        study.add_trial(create_trial(params=params, distributions=dists, value=value,
+                                     user_attrs={**attrs, "outcome": "ok",
+                                                 "config": space.config(params).to_dict()}))
+    session = _Session(study, space, spec, g, "cpu", 10, None, 0, 1, 3.0, 0.05, 10.0, None,
+                       refine=0.5, seed=0)
+    session.first_trial = 0
+    session._refine()
+    (waiting,) = [t for t in study.get_trials() if t.state.name == "WAITING"]
+    assert waiting.user_attrs["pattern"] is True and waiting.user_attrs["refine_of"] == 1
+    fixed = waiting.system_attrs["fixed_params"]
+    assert fixed["driving.temporal.threshold"] == pytest.approx(0.05)
+
+
 def test_a_resumed_study_gets_no_burst_of_local_search(storage):
     """The local-search share counts the trials of this run only: a study tuned without
     it and resumed with refine=0.5 alternates, rather than spending every new trial on it.

@@ -30,7 +30,9 @@ infeasible.
 After the warm start (the default, the best of similar tuned graphs, the plugins'
 suggestions), a share ``refine`` of the trials is a local search: an untried neighbour
 of the best configuration so far (one parameter moved, one axis switched) is enqueued
-(user attribute ``source`` is ``refine``); the others are the sampler's. The sampler
+(user attribute ``source`` is ``refine``); the others are the sampler's. When the best
+came from such a move of one numeric parameter, the same move is taken once more first
+(a pattern move, :meth:`~gswitch.tuner.space.SearchSpace.continued`). The sampler
 finds the region and the local search the best point in it, which TPE alone, over a
 conditional space of a dozen parameters, approaches slowly.
 """
@@ -486,6 +488,13 @@ class _Session:
                             sort_keys=True, default=str) for t in trials} | self.enqueued
         candidates = self.space.neighbours(dict(best.params))
         self.rng.shuffle(candidates)
+        parent = next((t for t in trials if t.number == best.user_attrs.get("refine_of")), None)
+        ahead = None
+        if best.user_attrs.get("source") == "refine" and parent is not None:
+            # the move that made the best: take it once more before any random neighbour
+            ahead = self.space.continued(dict(best.params), dict(parent.params))
+            if ahead is not None:
+                candidates.insert(0, ahead)
         for params in candidates:
             text = json.dumps(params, sort_keys=True, default=str)
             if text in tried:
@@ -499,8 +508,10 @@ class _Session:
             if check_combination(self.spec, self.graph, cfg, self.backend):
                 continue  # a strategy refuses it: no trial spent on that
             self.enqueued.add(text)
-            self.study.enqueue_trial(params, user_attrs={"source": "refine",
-                                                         "refine_of": best.number})
+            attrs: dict[str, Any] = {"source": "refine", "refine_of": best.number}
+            if params is candidates[0] and ahead is not None and params is ahead:
+                attrs["pattern"] = True
+            self.study.enqueue_trial(params, user_attrs=attrs)
             return
 
     def _one(self, trial: Any, worker: Worker, limit: float | None,
