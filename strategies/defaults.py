@@ -143,6 +143,11 @@ def gswitch_suggested_configs(algorithm: Any, features: dict,
         return [_BITMAP_FULL_PERSISTENT, _PULL_TEMPORAL, _POWER_LAW_FULL_PERSISTENT,
                 _POWER_LAW_PERSISTENT, _FULL_PERSISTENT_PULL, _DEDUP_PUSH, _BITMAP_PERSISTENT,
                 _POWER_LAW_TRAVERSAL, _PULL_SWEEP]
-    return [_POWER_LAW_FULL_PERSISTENT, _BITMAP_FULL_PERSISTENT, _POWER_LAW_PERSISTENT,
-            _DEDUP_PUSH, _BITMAP_PERSISTENT, _POWER_LAW_TRAVERSAL, _PULL_SWEEP,
-            _FULL_PERSISTENT_PULL]
+    if algorithm.first_hit_final:  # bottom-up steps stop at the first parent: BFS-like
+        return [_POWER_LAW_FULL_PERSISTENT, _BITMAP_FULL_PERSISTENT, _POWER_LAW_PERSISTENT,
+                _DEDUP_PUSH, _BITMAP_PERSISTENT, _POWER_LAW_TRAVERSAL, _PULL_SWEEP,
+                _FULL_PERSISTENT_PULL]
+    # without that early exit the switch to pull costs: SSSP on RMAT-22 (H100,
+    # h100_s8_tuner80_*) ran 11.5 ms with the first entry above and 2.48 ms pushing
+    return [_BITMAP_FULL_PERSISTENT, _DEDUP_PUSH, _BITMAP_PERSISTENT, _POWER_LAW_FULL_PERSISTENT,
+            _POWER_LAW_PERSISTENT, _POWER_LAW_TRAVERSAL, _PULL_SWEEP, _FULL_PERSISTENT_PULL]
