@@ -459,6 +459,7 @@ def test_compile_ahead_shares_one_compile_per_module_and_never_fails_a_trial():
     (["--prune-factor", "0.5"], "--prune-factor must be above 1; got 0.5"),
     (["--refine", "1.5"], "--refine must be a fraction from 0 to 1; got 1.5"),
     (["--refine", "nan"], "--refine must be a fraction from 0 to 1; got nan"),
+    (["--compile-ahead", "-1"], "--compile-ahead must be an integer of at least 0; got -1"),
 ])
 def test_bad_tune_input_is_one_line(args, message, capsys, storage):
     """Bad input to gswitch tune gives one line on stderr and exit status 2, and leaves

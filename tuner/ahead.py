@@ -11,7 +11,9 @@ that runs the trial then loads it from there in milliseconds. Timed runs stay on
 time on each GPU: compiling uses the host's cores, not the GPU.
 
 Nothing here can fail a trial: a compile error, a dead pool or a missing GPU only means
-the worker compiles for itself, as it does without this module.
+the worker compiles for itself, as it does without this module. Each compile process
+holds a CUDA context on the tuned GPU (a few hundred MB of its memory, no compute), so on
+a graph that nearly fills the GPU use fewer of them (``--compile-ahead``) or none.
 """
 
 from __future__ import annotations
