@@ -405,7 +405,8 @@ def test_trials_asked_ahead_keep_the_study_count_and_verify_every_trial(storage)
     assert any(t.user_attrs.get("source", "sampler") == "sampler" for t in finished)
 
 
-def test_trials_asked_ahead_are_cancelled_when_time_is_up_and_the_study_resumes(storage):
+def test_trials_asked_ahead_are_cancelled_when_time_is_up_and_the_study_resumes(storage,
+                                                                                tmp_path):
     """A session that runs out of time closes the sampler trials it asked ahead as
     ``cancelled`` (never ``failed``, never left running); running again resumes the study.
     """
@@ -419,6 +420,11 @@ def test_trials_asked_ahead_are_cancelled_when_time_is_up_and_the_study_resumes(
     cancelled = [t for t in trials if t.state.name == "FAIL"]
     assert all(t.user_attrs["outcome"] == "cancelled" for t in cancelled)
     assert first.counts.get("cancelled", 0) == len(cancelled) and "failed" not in first.counts
+    from gswitch.tuner.report import write_report
+
+    summary = write_report(tmp_path / "report", study=first.study_name, storage=storage)
+    assert summary["counts"].get("cancelled", 0) == len(cancelled)
+    assert "failed (retried)" not in summary["counts"]
     again = tune("sssp", g, trials=done + 3, backend="cpu", storage=storage, seed=4,
                  compile_ahead=4)
     assert len(again.history) == done + 3

@@ -135,9 +135,11 @@ def _progress_bar(args: argparse.Namespace) -> tuple[Any, Any]:
 
     def update(info: dict[str, Any]) -> None:
         c = info["counts"]
-        finished = sum(v for k, v in c.items() if k not in ("running", "waiting", "failed"))
+        # cancelled: sampler trials asked ahead that an earlier session never ran
+        finished = sum(v for k, v in c.items()
+                       if k not in ("running", "waiting", "failed", "cancelled"))
         failed = sum(v for k, v in c.items()
-                     if k not in ("ok", "pruned", "running", "waiting"))
+                     if k not in ("ok", "pruned", "running", "waiting", "cancelled"))
         bar.n = min(finished, args.trials)
         bar.set_postfix(failed=failed, pruned=c.get("pruned", 0),
                         best=_fmt_s(info["best_s"]), refresh=False)

@@ -189,10 +189,10 @@ def write_report(out: Path, *, algorithm: str | None = None, graph: Any = None,
     reasons: dict[str, int] = {}
     for t in trials:
         key = t.user_attrs.get("outcome", t.state.name.lower())
-        if t.state.name == "FAIL":
+        if t.state.name == "FAIL" and key != "cancelled":
             key = "failed (retried)"
         counts[key] = counts.get(key, 0) + 1
-        if key not in ("ok", "pruned") and t.user_attrs.get("reason"):
+        if key not in ("ok", "pruned", "cancelled") and t.user_attrs.get("reason"):
             r = f"{key}: {t.user_attrs['reason']}"[:200]
             reasons[r] = reasons.get(r, 0) + 1
     feasible = [t for t in trials if t.state.name == "COMPLETE"
