@@ -39,6 +39,7 @@ conditional space of a dozen parameters, approaches slowly.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
@@ -109,8 +110,9 @@ class TuneResult:
     wall_s : float
         Seconds this session took.
     history : list of dict
-        Per trial: ``number``, ``outcome``, ``value_s``, ``source`` and ``config`` (the
-        configuration it ran, ``None`` where none was built).
+        Per finished trial, in the order they finished: ``number``, ``outcome``,
+        ``value_s``, ``source`` and ``config`` (the configuration it ran, ``None`` where
+        none was built).
     warm_start : list of str
         What was enqueued first (``default``, ``similar:<study>``).
     space : dict
@@ -142,8 +144,8 @@ class TuneResult:
         return asdict(self)
 
     def trials_to_within(self, fraction: float = 0.05) -> int | None:
-        """Trials (1-based count, in study order) until one came within ``fraction`` of
-        the best time; ``None`` without a best.
+        """Trials (1-based count, in the order they finished) until one came within
+        ``fraction`` of the best time; ``None`` without a best.
         """
         if self.best_time_s is None:
             return None
@@ -152,6 +154,8 @@ class TuneResult:
                 return k
         return None
 
+
+_EPOCH = datetime.datetime(1970, 1, 1)
 
 #: Neighbours of a new best configuration handed to the compile processes at most.
 _NEIGHBOURS_AHEAD = 64
@@ -923,11 +927,15 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     best = _update_best(study)
     trials_all = study.get_trials(deepcopy=False)
     default_s = _default_time(trials_all)
+    # in the order the trials finished: with trials asked ahead (compile_ahead) or several
+    # workers, a trial's number says when it was asked, not when its answer was known
+    done = sorted((t for t in trials_all if t.state.name in ("COMPLETE", "PRUNED")),
+                  key=lambda t: (t.datetime_complete or t.datetime_start or _EPOCH, t.number))
     history = [{"number": t.number, "outcome": t.user_attrs.get("outcome", t.state.name.lower()),
                 "value_s": t.value if t.user_attrs.get("outcome") == "ok" else None,
                 "source": t.user_attrs.get("source", "sampler"),
                 "config": t.user_attrs.get("config")}
-               for t in trials_all if t.state.name in ("COMPLETE", "PRUNED")]
+               for t in done]
     result = TuneResult(
         study_name=name, storage=url, algorithm=spec.name, backend=backend, device=device,
         best_config=None if best is None else best.user_attrs.get("config"),
