@@ -493,12 +493,12 @@ class _Session:
         candidates = self.space.neighbours(dict(best.params))
         self.rng.shuffle(candidates)
         parent = next((t for t in trials if t.number == best.user_attrs.get("refine_of")), None)
-        ahead = None
+        pattern = None
         if best.user_attrs.get("source") == "refine" and parent is not None:
             # the move that made the best: take it once more before any random neighbour
-            ahead = self.space.continued(dict(best.params), dict(parent.params))
-            if ahead is not None:
-                candidates.insert(0, ahead)
+            pattern = self.space.continued(dict(best.params), dict(parent.params))
+            if pattern is not None:
+                candidates.insert(0, pattern)
         for params in candidates:
             text = json.dumps(params, sort_keys=True, default=str)
             if text in tried:
@@ -513,7 +513,7 @@ class _Session:
                 continue  # a strategy refuses it: no trial spent on that
             self.enqueued.add(text)
             attrs: dict[str, Any] = {"source": "refine", "refine_of": best.number}
-            if params is candidates[0] and ahead is not None and params is ahead:
+            if params is pattern:
                 attrs["pattern"] = True
             self.study.enqueue_trial(params, user_attrs=attrs)
             return
