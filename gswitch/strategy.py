@@ -415,7 +415,7 @@ class DirectionStrategy(Strategy):
 class LaunchStrategy(Strategy):
     """Launch axis: who runs the iteration loop.
 
-    :meth:`drive` receives the engine's :class:`gswitch.engine.gpu.LaunchContext`
+    :meth:`drive` receives the engine's :class:`gswitch.engine.context.LaunchContext`
     (launch one phase or a whole step, read the control block, grow the worklist,
     record events, check the deadline, size a fixed grid with ``useful_grid``, keep
     what it built for later runs in ``memo``) and runs steps until the run converges. Its
@@ -438,6 +438,12 @@ class LaunchStrategy(Strategy):
     #: instead of copying the block back and waiting for the stream: about 6 us less a
     #: step. Only for drivers that read the control block after every step they launch.
     polls_control: ClassVar[bool] = False
+
+    def cooperative_blocks_per_sm(self) -> int:
+        """Most blocks per multiprocessor the grid of a cooperative kernel gets from
+        ``ctx.cooperative_grid`` (0: as many as fit at the module's ``block_size``).
+        """
+        return 0
 
     def drive(self, ctx: Any) -> None:
         """Run steps until convergence, the iteration limit or the deadline."""

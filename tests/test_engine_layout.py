@@ -5,7 +5,7 @@ cover the start ids, the control block and the fields, and nothing may overlap.
 import numpy as np
 import pytest
 
-from gswitch.engine.gpu import _CTL_ROOM, _CTL_WORDS, _TRACE_CAP, _align, _CoreBlock
+from gswitch.engine.memory import _CTL_ROOM, _CTL_WORDS, _TRACE_CAP, _align, _CoreBlock
 
 
 def _block(n_start, field_bytes):
@@ -68,7 +68,7 @@ def test_a_block_grows_to_hold_what_it_held_and_what_is_asked():
 def test_read_back_chunks_cover_every_result_in_whole_items(chunk):
     """The chunks that bring large results back cover each array's bytes exactly once,
     in order, cut between items, never longer than the chunk (or one item)."""
-    from gswitch.engine.gpu import _chunks
+    from gswitch.engine.memory import _chunks
 
     sizes = [(4 * 10_007, 4), (8 * 3_001, 8), (100, 1), (0, 4), (4, 4)]
     chunks = _chunks(sizes, chunk)

@@ -770,16 +770,16 @@ def test_polled_reads_only_where_the_launch_strategy_polls():
 def test_a_decision_that_never_shows_falls_back_to_a_copy(monkeypatch):
     """When the step number the host polls for never comes, the host waits on the
     stream, copies the control block and still gives the reference answer."""
-    from gswitch.engine import gpu as gpu_engine
+    from gswitch.engine import context
 
-    real = gpu_engine.LaunchContext.launch_step
+    real = context.LaunchContext.launch_step
 
     def wrong_number(self, *args, **kwargs):
         real(self, *args, **kwargs)
         self._poll_want = -7  # no kernel writes this
 
-    monkeypatch.setattr(gpu_engine.LaunchContext, "launch_step", wrong_number)
-    monkeypatch.setattr(gpu_engine, "_POLL_S", 1e-5)
+    monkeypatch.setattr(context.LaunchContext, "launch_step", wrong_number)
+    monkeypatch.setattr(context, "_POLL_S", 1e-5)
     monkeypatch.setattr(_poll_engine(), "poll_control", True)
     r = gs.run("bfs", _graph("rmat"), source=0, backend="gpu",
                config={"launch": "host_loop"})

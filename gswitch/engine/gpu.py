@@ -9,11 +9,14 @@ constant memory, and hands a :class:`LaunchContext` to the launch strategy, whos
 ``drive`` runs the iteration loop. It names no concrete strategy and reads no strategy
 parameter: buffers, runtime arguments, phases, seeding and growth all come from the
 strategies' hooks.
+
+Device memory (the core block, resident graphs, pools) lives in
+:mod:`gswitch.engine.memory` and the launch context in :mod:`gswitch.engine.context`;
+this module keeps the driver: :class:`GpuEngine` and the per-configuration plan.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import platform
 import struct
@@ -29,7 +32,6 @@ from ..codegen import GeneratedModule, generate_source, numbered, state_dtype
 from ..config import Config
 from ..errors import (
     AlgorithmError,
-    DeadlineExceeded,
     DeviceError,
     InvalidConfig,
     KernelCompileError,
@@ -37,16 +39,30 @@ from ..errors import (
 from ..graph import Graph
 from ..plugins import AXES
 from ..result import Result
-from ..strategy import Buffer, Phase, Strategy
+from ..strategy import Phase, Strategy
+from .context import LaunchContext, _PackedInts
+from .memory import (
+    _CTL_ROOM,
+    _D2H,
+    _EDGES,
+    _H2D,
+    _MODE,
+    _MODE_NAMES,
+    _MODES,
+    _NP_CTYPES,
+    _PULL,
+    _TRACE_CAP,
+    _align,
+    _chunks,
+    _CoreBlock,
+    _EventPool,
+    _Resident,
+    _slot,
+    estimate_bytes,
+)
 
 __all__ = ["GpuEngine", "LaunchContext", "estimate_bytes"]
 
-_MODES = {"data": 0, "topology": 1, "transition": 2}
-_MODE_NAMES = {v: k for k, v in _MODES.items()}
-_CTL_WORDS = 36
-_IT, _MODE, _PULL, _DONE, _DEADLINE, _EDGES = 24, 25, 26, 27, 29, 30  # GS_CTL_*
-_TRACE_CAP = 1 << 16
-_H2D, _D2H = 1, 2  # cudaMemcpyKind
 #: Plans kept per resident graph (a tuning study tries many configurations on one graph).
 _PLANS_PER_GRAPH = 64
 #: Results of at most this many bytes are read back together with the first control
@@ -77,137 +93,6 @@ _PARALLEL_COPY_BYTES = 4 << 20
 _COPY_CHUNK_BYTES = 1 << 20
 #: Host threads for that copy at most.
 _COPY_THREADS = 8
-_NP_CTYPES = {"int": np.int32, "gs_vid": np.int32, "unsigned": np.uint32,
-              "unsigned char": np.uint8, "float": np.float32, "long long": np.int64,
-              "gs_eid": np.int32, "double": np.float64}
-
-
-def _slot(it: int) -> int:
-    """First word of the counters step ``it`` writes (mirrors ``GS_CTL_SLOT``)."""
-    return (it % 3) * 8
-
-
-#: Words the control block occupies in a core block: 36 used, the rest keeps what
-#: follows 256-byte aligned.
-_CTL_ROOM = 64
-#: How long the host polls a step's decision in page-locked memory before it waits on
-#: the stream instead (a long step then costs no busy host core)
-_POLL_S = 1e-3
-
-
-def _align(nbytes: int) -> int:
-    return -(-nbytes // 256) * 256
-
-
-def _chunks(sizes: list[tuple[int, int]], chunk: int) -> list[tuple[int, int, int]]:
-    """Byte ranges ``(array index, start, stop)`` covering arrays of the given
-    ``(bytes, item size)`` in order, each at most ``chunk`` bytes (rounded down to whole
-    items, at least one) and cut between items.
-    """
-    out = []
-    for i, (nbytes, item) in enumerate(sizes):
-        step = max(item, chunk // item * item)
-        out += [(i, lo, min(nbytes, lo + step)) for lo in range(0, nbytes, step)]
-    return out
-
-
-class _CoreBlock:
-    """Start ids, control block, fields and step trace in one array, laid out as
-    ``[start ids | control block | fields | trace]`` (each part 256-byte aligned).
-
-    One copy then writes the start ids, the control block and the initial fields, and
-    one reads the control block and the fields back, with the head of the trace. The
-    start ids end where the control block begins, so a run with fewer of them still
-    copies one contiguous range. The device copy lives with a resident graph and the
-    page-locked copy with the engine; both grow to the largest run they served, and the
-    fields of different algorithms share the field region (a run's results are copied
-    out before the next run starts).
-    """
-
-    def __init__(self, array: Any, start_cap: int, field_bytes: int) -> None:
-        self.array = array
-        self.cap = start_cap
-        self.field_bytes = field_bytes
-        base = array.ctypes.data if isinstance(array, np.ndarray) else array.data.ptr
-        #: addresses of the control block, the field region and the trace
-        self.ctl_ptr = base + 4 * start_cap
-        self.fields_ptr = self.ctl_ptr + 4 * _CTL_ROOM
-        self.trace_ptr = self.fields_ptr + field_bytes
-        self.ctl = array[start_cap : start_cap + _CTL_WORDS]
-        self.trace = array[start_cap + _CTL_ROOM + field_bytes // 4 :].view(np.int32)
-        self._views: dict[tuple, Any] = {}
-
-    @classmethod
-    def new(cls, alloc: Any, n_start: int, field_bytes: int) -> _CoreBlock:
-        """A block with room for ``n_start`` ids and ``field_bytes`` of fields, from
-        ``alloc(words)`` (a ``uint32`` array of that many words).
-        """
-        cap = max(64, -(-n_start // 64) * 64)
-        fb = _align(field_bytes)
-        return cls(alloc(cap + _CTL_ROOM + fb // 4 + 2 * _TRACE_CAP), cap, fb)
-
-    @classmethod
-    def grown(cls, old: _CoreBlock | None, alloc: Any, n_start: int,
-              field_bytes: int) -> _CoreBlock:
-        """``old`` when it has room for ``n_start`` ids and ``field_bytes`` of fields,
-        else a new block from ``alloc`` with room for those and for what ``old`` held.
-        """
-        if old is not None:
-            if old.cap >= n_start and old.field_bytes >= field_bytes:
-                return old
-            n_start, field_bytes = max(n_start, old.cap), max(field_bytes, old.field_bytes)
-        return cls.new(alloc, n_start, field_bytes)
-
-    def start(self, n_start: int) -> Any:
-        """The last ``n_start`` slots of the start region, as ``int32``."""
-        return self._view(("start", n_start), self.cap - n_start, n_start, np.dtype(np.int32))
-
-    def field(self, offset: int, dtype: np.dtype, n: int) -> Any:
-        """``n`` items of ``dtype`` at byte ``offset`` of the field region."""
-        return self._view(("field", offset, dtype.str, n),
-                          self.cap + _CTL_ROOM + offset // 4, n, dtype)
-
-    def _view(self, key: tuple, word: int, n: int, dtype: np.dtype) -> Any:
-        view = self._views.get(key)
-        if view is None:
-            if len(self._views) >= 32:
-                self._views.clear()
-            words = -(-n * dtype.itemsize // 4)
-            view = self._views[key] = self.array[word : word + words].view(dtype)[:n]
-        return view
-
-
-class _PackedInts:
-    """``int`` kernel arguments packed once for the driver's launch call (the array of
-    argument addresses that ``cuLaunchKernel`` takes), instead of on every launch.
-    """
-
-    def __init__(self, values: tuple[int, ...]) -> None:
-        self.values = (ctypes.c_int32 * len(values))(*values)
-        base = ctypes.addressof(self.values)
-        self.pointers = (ctypes.c_void_p * len(values))(*(base + 4 * i
-                                                          for i in range(len(values))))
-        #: what ``cuLaunchKernel`` takes as ``kernelParams``
-        self.ptr = ctypes.addressof(self.pointers)
-
-
-def _buffer_bytes(b: Buffer) -> int:
-    return np.dtype(_NP_CTYPES[b.ctype]).itemsize * max(1, int(b.size))
-
-
-def estimate_bytes(graph: Graph, spec: AlgorithmSpec, config: Config) -> int:
-    """Device bytes a run needs: graph arrays (and reverse), fields, strategy buffers."""
-    n, m = graph.n_nodes, graph.n_edges
-    total = 4 * (n + 1) + 4 * m + (4 * m if graph.weighted else 0) + 4 * n
-    strategies = config.strategies()
-    if getattr(strategies["direction"], "may_pull", False) and graph.directed:
-        # the transpose, plus the scratch of building it on the device (sort order, sources)
-        total += 4 * (n + 1) + 4 * m + (4 * m if graph.weighted else 0) + 16 * m
-    total += sum(np.dtype(f.dtype).itemsize * n for f in spec.fields.values())
-    for s in strategies.values():
-        total += sum(_buffer_bytes(b) for b in s.buffers(spec, graph, config))
-    return total + 4 * (64 + _CTL_ROOM + 2 * _TRACE_CAP)
-
 
 _I32 = np.dtype(np.int32)
 _U8 = np.dtype(np.uint8)
@@ -215,69 +100,6 @@ _U8 = np.dtype(np.uint8)
 _STRUCT_CODES = {("b", 1): "?", ("i", 1): "b", ("u", 1): "B", ("i", 2): "h", ("u", 2): "H",
                  ("i", 4): "i", ("u", 4): "I", ("i", 8): "q", ("u", 8): "Q", ("f", 4): "f",
                  ("f", 8): "d"}
-
-
-class _Resident:
-    """A graph's device arrays, the buffer pool of runs on it, and their plans."""
-
-    def __init__(self, cp: Any, graph: Graph) -> None:
-        self.cp = cp
-        # weak: the engine keeps residents in a WeakKeyDictionary keyed by the graph, and a
-        # strong reference from the value would keep graph and device arrays alive forever
-        self._graph = weakref.ref(graph)
-        self.row = cp.asarray(graph.indptr.astype(np.int32))
-        self.col = cp.asarray(graph.indices)
-        self.weights = cp.asarray(graph.weights) if graph.weights is not None else None
-        self.in_degree = cp.asarray(graph.in_degree.astype(np.int32))
-        self.reverse: tuple[Any, Any, Any] | None = None
-        self.pool: dict[tuple, Any] = {}
-        self.plans: dict[tuple, _Plan] = {}
-        self._core: _CoreBlock | None = None
-
-    def core(self, n_start: int, field_bytes: int) -> _CoreBlock:
-        """The device start ids, control block, fields and trace, grown as needed."""
-        self._core = _CoreBlock.grown(
-            self._core, lambda words: self.cp.zeros(words, dtype=np.uint32), n_start,
-            field_bytes)
-        return self._core
-
-    @property
-    def graph(self) -> Graph:
-        """The host graph (alive while any run on it is)."""
-        graph = self._graph()
-        if graph is None:  # pragma: no cover - a run holds its graph
-            raise DeviceError("the graph of this resident copy was freed")
-        return graph
-
-    def reverse_arrays(self) -> tuple[Any, Any, Any]:
-        """In-edges as CSR, built on the device on first use.
-
-        The host graph's transpose is uploaded when it exists already; otherwise a stable
-        device sort of the destinations builds it (the same order as
-        :attr:`Graph.reverse <gswitch.graph.Graph.reverse>`: in-edges by source), which
-        takes milliseconds where the host sort of a large graph takes seconds.
-        """
-        if self.reverse is None:
-            cp, graph = self.cp, self.graph
-            if not graph.directed:
-                self.reverse = (self.row, self.col, self.weights)
-            elif graph._reverse is not None:
-                rev = graph._reverse
-                self.reverse = (cp.asarray(rev.indptr.astype(np.int32)),
-                                cp.asarray(rev.indices),
-                                cp.asarray(rev.weights) if rev.weights is not None else None)
-            else:
-                n, m = graph.n_nodes, graph.n_edges
-                order = cp.argsort(self.col)  # stable
-                src = cp.searchsorted(self.row, cp.arange(m, dtype=np.int32), side="right")
-                src -= 1
-                rcol = src[order].astype(np.int32)
-                del src
-                rrow = cp.zeros(n + 1, dtype=np.int32)
-                rrow[1:] = cp.cumsum(cp.bincount(self.col, minlength=n))
-                rw = self.weights[order] if self.weights is not None else None
-                self.reverse = (rrow, rcol, rw)
-        return self.reverse
 
 
 class _Plan:
@@ -363,447 +185,6 @@ class _Plan:
             packer.pack_into(block, offset, value)
         except (struct.error, OverflowError, TypeError):
             block.view(self.dtype)[0][member] = value  # NumPy's casts and range checks
-
-
-class LaunchContext:
-    """What a launch strategy's ``drive`` gets: the engine API of one run.
-
-    Device work goes through these methods (launches, copies, control words, the
-    parameter block), so the context knows whether its last read of the control block
-    is still current: the engine skips a read-back that would return the same bytes.
-
-    Attributes
-    ----------
-    it, mode, pull : int
-        The next step to run, its mode (0 data, 1 topology, 2 transition) and direction.
-    done : bool
-        The run converged.
-    n_nodes, max_it : int
-        Graph size and iteration limit.
-    options : dict
-        The launch strategy's own options.
-    """
-
-    def __init__(self, engine: GpuEngine, plan: _Plan, config: Config, res: _Resident,
-                 spec: AlgorithmSpec, graph: Graph, max_it: int, deadline_s: float | None,
-                 progress: Any, stream: Any) -> None:
-        self.cp = engine.cp
-        self.engine = engine
-        self.plan = plan
-        self.gen = plan.gen
-        self.module = plan.module
-        self.config = config
-        self.strategies = plan.strategies
-        self.res = res
-        self.spec = spec
-        self.graph = graph
-        self.n_nodes = graph.n_nodes
-        self.max_it = max_it
-        self.block = plan.gen.block_size
-        self.stream = stream
-        self.deadline_s = deadline_s
-        self.progress = progress
-        self.t0 = time.perf_counter()
-        self.max_grid = engine.n_sm * max(1, 2048 // self.block) * 4
-        # this run's parameter block: page-locked bytes, filled by the engine
-        self._block: np.ndarray = plan.template_bytes
-        self._block_ptr = 0
-        self.buffers: dict[tuple[str, str], Any] = {}
-        self.args: dict[tuple[str, str], Any] = {}
-        self.ctl: Any = None
-        #: the device and the page-locked start ids, control block and trace (set up by
-        #: the engine before ``drive``)
-        self.core: _CoreBlock | None = None
-        self.core_host: _CoreBlock = engine.core_host(0, 0)
-        self.ctl_host = self.core_host.ctl
-        self.it = 0
-        self.mode = 0
-        self.pull = 0
-        self.done = False
-        self.overflows = 0
-        self._events: list[tuple[Any, Any]] = []
-        self._ev_pool = engine.event_pool
-        self._functions = plan.functions
-        self._rt = engine.runtime
-        self._sp = stream.ptr
-        #: The start nodes on the host (``None`` when every node starts).
-        self.start_host: np.ndarray | None = None
-        self._state_in_flight = False  # the staging of the last write_state may be busy
-        self._ctl_read_at = -1  # engine.work when the control block was last read
-        #: the kernels write the control block into ``ctl_host`` (see
-        #: :attr:`~gswitch.strategy.LaunchStrategy.polls_control`); the engine.work of the
-        #: last step launch whose decision comes that way, and the step number it writes
-        self._polls = False
-        self._poll_at = -1
-        self._poll_want = 0
-        #: reads of the control block answered by polling host memory
-        self.polled_reads = 0
-        self._synced_at = -1  # engine.work when the host last waited for the stream
-        #: the device address of the start ids and of their page-locked copy
-        self._start_dev = 0
-        self._start_pinned = 0
-        #: copies queued with the first read of the control block, and when they were
-        self._early: list[tuple[int, int, int]] | None = None
-        self._early_read_at = -1
-        self._early_trace: np.ndarray | None = None
-        self._early_every = False  # the results come with every read, not the first only
-        #: page-locked views of this run's fields (initial values, then results)
-        self.fields_host: dict[str, np.ndarray] = {}
-
-    @property
-    def memo(self) -> dict[Any, Any]:
-        """A dictionary kept for every later run of the same algorithm, configuration
-        and resident graph: a launch strategy keeps what it built once there (a captured
-        CUDA graph, say). Kernel arguments live in the parameter block, which every run
-        brings up to date before its first launch, so what is kept must not capture them.
-        """
-        return self.plan.memo
-
-    # -------------------------------------------------------------- buffers and args
-    def buffer(self, axis: str, name: str) -> Any:
-        """The device array of a strategy's buffer."""
-        return self.buffers[(axis, name)]
-
-    def replace_buffer(self, axis: str, name: str, array: Any) -> None:
-        """Swap in a new array for a buffer (after growth) and update the block."""
-        self.buffers[(axis, name)] = array
-        self.res.pool[("buf", axis, name)] = array
-        self._put(f"{axis}_{name}", array.data.ptr)
-        self.write_state()
-
-    def arg(self, axis: str, name: str) -> Any:
-        """Current value of a strategy's runtime argument."""
-        return self.args[(axis, name)]
-
-    def set_arg(self, axis: str, name: str, value: Any) -> None:
-        """Change a runtime argument in the parameter block."""
-        self.args[(axis, name)] = value
-        self._put(f"{axis}_{name}", value)
-        self.write_state()
-
-    @property
-    def state(self) -> np.ndarray:
-        """The parameter block of this run as a one-item structured array. Change it with
-        :meth:`set_arg` or :meth:`replace_buffer`; a change made here reaches the device
-        at the next :meth:`write_state`.
-        """
-        self._settle_block()
-        return self._block.view(self.plan.dtype)
-
-    def _settle_block(self) -> None:
-        if self._state_in_flight:
-            # the block's bytes may still feed the last write: wait before changing them
-            self.stream.synchronize()
-            self._state_in_flight = False
-
-    def _put(self, member: str, value: Any) -> None:
-        self._settle_block()
-        self.plan.put(self._block, member, value)
-
-    def write_state(self) -> None:
-        """Copy the parameter block into the module's constant memory (asynchronously,
-        from its page-locked bytes), unless the last copy queued there had the same bytes:
-        a repeated call with the same parameters on the same graph copies nothing.
-        """
-        data = self._block.tobytes()
-        written = self.engine.const_written
-        const_ptr = self.plan.const_ptr
-        if written.get(const_ptr) == data:
-            return
-        self._rt.memcpyAsync(const_ptr, self._block_ptr, self.plan.nbytes, _H2D, self._sp)
-        written[const_ptr] = data
-        self._state_in_flight = True
-        self.engine.work += 1
-
-    # -------------------------------------------------------------- control block
-    @staticmethod
-    def slot(it: int) -> int:
-        """First control word of the counters step ``it`` writes."""
-        return _slot(it)
-
-    def control(self) -> np.ndarray:
-        """The control block, read back through pinned memory (synchronises), or, right
-        after a step launch of a launch strategy that polls, the copy the step's kernel
-        wrote into host memory once its step number shows there.
-        """
-        if self._poll_at == self.engine.work and self._await_decision():
-            self._state_in_flight = False  # the step ran, so every copy before it did
-            if self._ctl_read_at != self.engine.work:  # not a repeated read of the same
-                self._ctl_read_at = self.engine.work
-                self.polled_reads += 1
-            return self.ctl_host
-        rt, sp = self._rt, self._sp
-        early = self._early
-        if early is None:
-            rt.memcpyAsync(self.core_host.ctl_ptr, self.core.ctl_ptr, 4 * _CTL_WORDS, _D2H, sp)
-        else:
-            # a loop that runs on the device is usually over by its first read, and any
-            # run on a small graph by the read that finds it converged: take the results
-            # (and the head of the trace, behind the control block) with it
-            if not self._early_every:
-                self._early = None
-            for dst, src, nbytes in early:
-                rt.memcpyAsync(dst, src, nbytes, _D2H, sp)
-            self._early_read_at = self.engine.work
-        rt.streamSynchronize(sp)
-        self._state_in_flight = False
-        self._ctl_read_at = self._synced_at = self.engine.work
-        return self.ctl_host
-
-    def _await_decision(self) -> bool:
-        """Wait until the last step's kernel wrote its step number into host memory:
-        poll for up to ``_POLL_S``, then wait on the stream. ``False`` when the number
-        never came (a kernel that returned before deciding): the caller copies the block.
-        """
-        h, want = self.ctl_host, self._poll_want
-        if h[_IT] == want:
-            return True
-        clock = time.perf_counter
-        give_up = clock() + _POLL_S
-        while h[_IT] != want:
-            if clock() > give_up:
-                self._rt.streamSynchronize(self._sp)
-                self._synced_at = self.engine.work
-                return bool(h[_IT] == want)
-        return True
-
-    def copy(self, dst: Any, src: Any, count: int) -> None:
-        """Copy the first ``count`` items of device array ``src`` into ``dst`` (async).
-
-        A copy from the start ids goes up from their page-locked copy instead: the host
-        issues a host-to-device copy in half the time of a device-to-device one.
-        """
-        if count > 0:
-            nbytes = count * src.itemsize
-            if self._start_pinned and src.data.ptr == self._start_dev:
-                self._rt.memcpyAsync(dst.data.ptr, self._start_pinned, nbytes, _H2D, self._sp)
-            else:
-                dst.data.copy_from_device_async(src.data, nbytes, self.stream)
-            self.engine.work += 1
-
-    def set_control(self, word: int, value: int) -> None:
-        """Write one control word."""
-        self.ctl[word : word + 1].fill(value)
-        self.engine.work += 1
-
-    def sync_state(self) -> np.ndarray:
-        """Read the control block and take the step state from it."""
-        h = self.control()
-        self.it = int(h[_IT])
-        self.mode = int(h[_MODE])
-        self.pull = int(h[_PULL])
-        self.done = bool(h[_DONE])
-        return h
-
-    def overflowed(self, it: int) -> bool:
-        """Whether step ``it`` reported a worklist overflow (from the last read)."""
-        return it >= 0 and bool(self.ctl_host[_slot(it) + 2] & 1)
-
-    def grow(self, it: int) -> None:
-        """Let the worklist grow after step ``it`` overflowed."""
-        self.strategies["worklist"].grow(self, it)
-        self.overflows += 1
-        self.engine.work += 1
-
-    def n_items(self) -> int:
-        """Items of the next step (from the last read of the control block)."""
-        if self.mode != _MODES["data"]:
-            return self.n_nodes
-        return int(self.ctl_host[_slot(self.it - 1)])
-
-    # -------------------------------------------------------------- launches
-    def function(self, name: str) -> Any:
-        f = self._functions.get(name)
-        if f is None:
-            f = self._functions[name] = self.module.get_function(name)
-        return f
-
-    def _function_ptr(self, name: str) -> int:
-        """The driver handle (``CUfunction``) of a kernel of the module."""
-        key = ("ptr", name)
-        ptr = self._functions.get(key)
-        if ptr is None:
-            ptr = self._functions[key] = int(self.function(name).kernel.ptr)
-        return ptr
-
-    def _timed(self, call: Any) -> None:
-        start, end = self._ev_pool.take()
-        start.record(self.stream)
-        call()
-        end.record(self.stream)
-        self._events.append((start, end))
-        self.engine.work += 1
-
-    def launch_kernel(self, name: str, grid: int, args: tuple) -> None:
-        """Launch a kernel of the module over ``grid`` blocks (timed).
-
-        Every kernel of a cooperative module is launched cooperatively, so a helper
-        kernel's grid (a worklist's compaction after an overflow, say) is capped at the
-        blocks that can be co-resident; kernels loop over their items with a grid stride.
-        """
-        f = self.function(name)
-        grid = max(1, grid)
-        if self.gen.cooperative:
-            grid = min(grid, self.engine.persistent_grid(f, self.block))
-        if not args:  # no argument array for the driver: skip CuPy's packing
-            drv, b, sp, fp = self.engine.driver, self.block, self._sp, self._function_ptr(name)
-            if self.gen.cooperative:
-                self._timed(lambda: drv.launchCooperativeKernel(fp, grid, 1, 1, b, 1, 1, 0, sp,
-                                                                0))
-            else:
-                self._timed(lambda: drv.launchKernel(fp, grid, 1, 1, b, 1, 1, 0, sp, 0, 0))
-        else:
-            self._timed(lambda: f((grid,), (self.block,), args))
-
-    def nodes_grid(self) -> int:
-        """Blocks for a grid-stride loop over all nodes."""
-        return max(1, min(-(-self.n_nodes // self.block), self.max_grid))
-
-    def phase_enabled(self, p: Phase) -> bool:
-        """Whether phase ``p`` runs in the next step (host-side mirror of the device test)."""
-        if p.modes and _MODE_NAMES[self.mode] not in p.modes:
-            return False
-        if p.direction == "push" and self.pull:
-            return False
-        return not (p.direction == "pull" and not self.pull)
-
-    def phase_grid(self, p: Phase) -> int:
-        """Blocks the host loop gives phase ``p`` in the next step."""
-        items = p.items
-        if items == "queued":
-            return self.max_grid
-        if items == "active":
-            count = self.n_items()
-        elif items == "nodes":
-            count = self.n_nodes
-        elif items == "words":
-            count = (self.n_nodes + 31) // 32
-        else:
-            raise ValueError(f"phase {p.name}: items must be active, nodes, words or "
-                             f"queued, got {items!r}")
-        return max(1, min(-(-(count * p.threads_per_item) // self.block), self.max_grid))
-
-    def _step_phases(self, every: bool) -> list[tuple[Phase, tuple, _PackedInts]]:
-        """The phases of the next step with their kernel arguments, as values and packed
-        for the driver (cached per mode and direction in the plan).
-        """
-        key = None if every else (self.mode, self.pull)
-        phases = self.plan.steps.get(key)
-        if phases is None:
-            listed = list(enumerate(self.gen.phases))
-            if not every:
-                listed = [(i, p) for i, p in listed if self.phase_enabled(p)]
-            if not listed:  # a step must still decide: run the first phase's test only
-                listed = [(0, self.gen.phases[0])]
-            last = len(listed) - 1
-            phases = self.plan.steps[key] = [
-                (p, (np.int32(i), np.int32(k == last)), _PackedInts((i, int(k == last))))
-                for k, (i, p) in enumerate(listed)]
-        return phases
-
-    def launch_step(self, fixed_grid: int | None = None, timed: bool = True) -> None:
-        """Launch the phases of the next step, the last one taking the decision.
-
-        With ``fixed_grid`` (CUDA-graph capture) every phase is launched with that many
-        blocks and tests on the device whether it applies; otherwise the phases that do
-        not apply are skipped and each grid is sized from its items.
-
-        The phase kernel of a module that is not cooperative goes to the driver with
-        its arguments packed once (about 3 us less host time a launch than through
-        CuPy's kernel call); kernels of a cooperative module go through CuPy, which
-        launches them cooperatively.
-        """
-        f = self.function("gs_phase_kernel")
-        raw = not self.gen.cooperative
-        launch, sp = self.engine.driver.launchKernel, self._sp
-        fptr = self._function_ptr("gs_phase_kernel") if raw else 0
-        record = self._rt.eventRecord
-        block = self.block
-        for p, args, packed in self._step_phases(fixed_grid is not None):
-            grid = fixed_grid or self.phase_grid(p)
-            if timed:
-                start, end = self._ev_pool.take()
-                record(start.ptr, sp)
-            if raw:
-                launch(fptr, grid, 1, 1, block, 1, 1, 0, sp, packed.ptr, 0)
-            else:
-                f((grid,), (block,), args)
-            if timed:
-                record(end.ptr, sp)
-                self._events.append((start, end))
-        self.engine.work += 1
-        if self._polls and fixed_grid is None:  # the last phase writes the decision here
-            self._poll_at, self._poll_want = self.engine.work, self.it + 1
-
-    def record(self, call: Any) -> None:
-        """Run ``call`` (which enqueues device work) between two timing events."""
-        self._timed(call)
-
-    def cooperative_grid(self, kernel: str, blocks_per_sm: int = 0) -> int:
-        """Blocks for a cooperative launch: all co-resident, else a refusal; never more
-        than :meth:`useful_grid`.
-        """
-        grid = self.engine.persistent_grid(self.function(kernel), self.block, blocks_per_sm)
-        return min(grid, self.useful_grid())
-
-    def useful_grid(self) -> int:
-        """Most blocks a fixed-grid launch can keep busy on this graph: a 32-thread group
-        per node or a thread per edge, whichever needs more.
-
-        Every phase loops over its items with a grid stride, so a smaller grid is
-        correct; on a small graph it makes the grid barrier and the launch cheaper.
-        """
-        work = max(32 * self.n_nodes, self.graph.n_edges)
-        return max(1, -(-work // self.block))
-
-    # -------------------------------------------------------------- deadline, progress
-    def check_deadline(self) -> None:
-        """Raise :class:`DeadlineExceeded` once the run has passed its deadline."""
-        if self.deadline_s is None:
-            return
-        elapsed = time.perf_counter() - self.t0
-        if elapsed > self.deadline_s or (self.ctl_host[_DEADLINE] and not self.done):
-            raise DeadlineExceeded(
-                f"{self.spec.name} passed its deadline of {self.deadline_s:.3g} s after "
-                f"{self.it} steps ({elapsed:.3g} s)", elapsed_s=elapsed, iterations=self.it)
-
-    def deadline_ns(self) -> int:
-        """Remaining time budget in nanoseconds for device-side checks (0 = none)."""
-        if self.deadline_s is None:
-            return 0
-        left = self.deadline_s - (time.perf_counter() - self.t0)
-        return max(1, int(left * 1e9))
-
-    def report(self) -> None:
-        """Tell the progress callback where the run is."""
-        if self.progress is not None:
-            self.progress(self.it, self.n_items() if not self.done else 0)
-
-    def device_time_s(self) -> float:
-        """Sum of the timed launches (events per phase or per replay)."""
-        if not self._events:
-            return 0.0
-        if self._synced_at != self.engine.work:  # else every event has happened
-            self._events[-1][1].synchronize()
-        elapsed = self._rt.eventElapsedTime
-        total = sum(elapsed(a.ptr, b.ptr) for a, b in self._events)
-        self._ev_pool.give_back(self._events)
-        self._events = []
-        return total / 1000.0
-
-
-class _EventPool:
-    def __init__(self, cp: Any) -> None:
-        self.cp = cp
-        self.free: list[tuple[Any, Any]] = []
-
-    def take(self) -> tuple[Any, Any]:
-        if self.free:
-            return self.free.pop()
-        return self.cp.cuda.Event(), self.cp.cuda.Event()
-
-    def give_back(self, pairs: list[tuple[Any, Any]]) -> None:
-        self.free.extend(pairs)
 
 
 class GpuEngine:

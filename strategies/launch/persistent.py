@@ -29,8 +29,11 @@ class PersistentLaunch(LaunchStrategy):
     cuda_files = ("persistent.cuh",)
     kernels = ("gs_persistent_kernel",)
 
+    def cooperative_blocks_per_sm(self) -> int:
+        return int(self.options["blocks_per_sm"])
+
     def drive(self, ctx) -> None:
-        grid = ctx.cooperative_grid("gs_persistent_kernel", int(self.options["blocks_per_sm"]))
+        grid = ctx.cooperative_grid("gs_persistent_kernel")
         ctx.grid_used = grid
         while True:
             ctx.launch_kernel("gs_persistent_kernel", grid, ())
