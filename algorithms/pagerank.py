@@ -1,4 +1,4 @@
-"""PageRank by data-driven residual pushing."""
+"""PageRank: data-driven residual pushing, and a Jacobi power iteration over in-edges."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def pagerank_spec(residual_dtype: str = "float64", name: str = "pagerank") -> gs
     """
 
     @gs.algorithm(name=name, max_iterations_param="max_iterations",
-                  reference="networkx.pagerank", finalize_on_device=True)
+                  reference="networkx.pagerank", finalize_on_device=True,
+                  variant="residual_push")
     class PageRank:
         """PageRank computed by pushing residuals (Gauss-Seidel style push PageRank).
 
@@ -101,19 +102,105 @@ def pagerank_spec(residual_dtype: str = "float64", name: str = "pagerank") -> gs
         def finalize(fields, params):
             rank = fields["rank"].astype(np.float64)
             rank += fields["residual"]  # in place: a third of the passes of the plain form
-            total = rank.sum()
-            if total > 0:
-                out = np.empty_like(rank, dtype=np.float32)
-                np.multiply(rank, 1.0 / total, out=out, casting="same_kind")
-                fields["rank"] = out
-            return fields
+            return _normalised(fields, rank)
 
     return PageRank
 
 
+def _normalised(fields: dict, rank) -> dict:
+    """``fields`` with ``rank`` (float64, any array module) scaled to sum 1, as float32."""
+    total = rank.sum()
+    if total > 0:
+        out = np.empty_like(rank, dtype=np.float32)
+        np.multiply(rank, 1.0 / total, out=out, casting="same_kind")
+        fields["rank"] = out
+    return fields
+
+
+@gs.algorithm(name="pagerank", max_iterations_param="max_iterations",
+              reference="networkx.pagerank", finalize_on_device=True, variant="power_pull",
+              default=False, node_after_edges=True, converge_below="tolerance",
+              supports={"driving": ("topology",)},
+              defaults={"driving": "topology", "direction": "pull"})
+class PowerPull:
+    """PageRank by Jacobi power iteration: every node gathers over its in-edges.
+
+    Parameters
+    ----------
+    alpha : float
+        Damping factor, default 0.85.
+    tolerance : float
+        The iteration stops after a step whose L1 change of the ranks is below it
+        (networkx stops below ``n * tol``); default 1e-6.
+    max_iterations : int
+        Upper bound on steps, default 10000.
+
+    Returns
+    -------
+    rank : ndarray of float32
+        PageRank of every node; sums to 1.
+
+    Notes
+    -----
+    Each step every node's ``acc`` receives ``rank[v] / out_degree(v)`` of each
+    in-neighbour ``v`` (``contrib``, written by the previous step: the buffered,
+    Jacobi half of the iteration); with direction ``pull`` a node sums its in-edges in
+    registers and stores once, without atomics per edge. Then the node operator, placed
+    after the edge expansion, sets ``rank = (1 - alpha) / n + alpha * acc``, adds
+    ``|change|`` to the step's total, and writes the next ``contrib``. The run ends on
+    the device when the total falls below ``tolerance``. Rank flowing into dangling
+    nodes leaves the system; the fixpoint is then proportional to PageRank with
+    dangling rank spread uniformly (networkx's convention) and the final normalisation
+    recovers it. The same answer as ``residual_push`` to the tolerance; it does a full
+    sweep per step, so it wins where most nodes stay active (power-law graphs).
+
+    References
+    ----------
+    .. [1] Page, Brin, Motwani, Winograd, "The PageRank citation ranking: bringing order
+       to the web", Stanford InfoLab 1999.
+
+    Examples
+    --------
+    >>> import gswitch as gs
+    >>> g = gs.Graph.from_edges([0, 1], [1, 0])
+    >>> r = gs.run("pagerank", g, config={"variant": "power_pull"})
+    >>> [round(x, 3) for x in r.fields["rank"].tolist()]
+    [0.5, 0.5]
+
+    """
+
+    alpha = gs.Param("float32", 0.85, low=0.0, high=0.999, doc="damping factor")
+    tolerance = gs.Param("float32", 1e-6, low=1e-12, high=1.0,
+                         doc="L1 change of the ranks at which the iteration stops")
+    max_iterations = gs.Param("int32", 10000, low=1, high=10**8, doc="step limit")
+    rank = gs.NodeField("float32", init=0.0, doc="PageRank")
+    contrib = gs.NodeField("float32", init=0.0, output=False,
+                           doc="rank / out-degree, as of the previous step")
+    # float64: a hub sums 10^5 or more nearly equal shares
+    acc = gs.NodeField("float64", init=0.0, output=False, doc="sum over in-edges")
+    start = gs.all_nodes()
+
+    @gs.edge_op
+    def gather(e):
+        e.dst.acc.reduce_add(e.src.contrib)
+
+    @gs.node_op
+    def update(n, p):
+        new = ((1.0 - p.alpha) / p.n_nodes + p.alpha * n.acc).astype("float32")
+        n.total(abs(new - n.rank))
+        n.rank = new
+        n.contrib = gs.where(n.out_degree > 0, new / n.out_degree, 0.0)
+        n.acc = 0.0
+
+    @staticmethod
+    def finalize(fields, params):
+        return _normalised(fields, fields["rank"].astype(np.float64))
+
+
 SPEC = pagerank_spec()
+VARIANTS = [SPEC, PowerPull]
 
 
 @gs.hookimpl
 def gswitch_algorithms():
-    return [SPEC]
+    return VARIANTS

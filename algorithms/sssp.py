@@ -5,7 +5,7 @@ from __future__ import annotations
 import gswitch as gs
 
 
-@gs.algorithm(name="sssp", weights="nonnegative",
+@gs.algorithm(name="sssp", weights="nonnegative", variant="bellman_ford",
               reference="scipy.sparse.csgraph.dijkstra")
 class SSSP:
     """Single-source shortest paths (Bellman-Ford style relaxation to a fixpoint).

@@ -259,18 +259,19 @@ class _Tracer:
         return stmt
 
 
-class _FieldRef(ex.FieldLoad):
-    """A field read that can also be the target of a reduction."""
+class _Reducible:
+    """The reductions of a field reference; ``_target()`` says where they land."""
 
-    def _reduce(self, kind: str, value: Any, activate_above: Any = None) -> Any:
+    field: str
+    dtype: str
+
+    def _target(self, tracer: _Tracer) -> tuple[str, ex.Expr | None]:
+        raise NotImplementedError
+
+    def _reduce(self, kind: str, value: Any, activate_above: Any = None,
+                activate: bool | None = None) -> Any:
         tracer: _Tracer = _FIELD_TRACER[id(self)]
-        writable = "dst" if tracer.kind == "edge" else "self"
-        if self.node != writable:
-            raise AlgorithmError(
-                f"{tracer.kind} operators may only update fields of "
-                f"{'e.dst' if writable == 'dst' else 'their own node'}; "
-                f"got an update of {self.node}.{self.field}"
-            )
+        node, at = self._target(tracer)
         if kind == "exchange" and tracer.kind == "edge":
             raise AlgorithmError(
                 "exchange() is a node-operator statement; edge operators must use a "
@@ -278,6 +279,9 @@ class _FieldRef(ex.FieldLoad):
             )
         if kind == "or" and self.dtype.startswith("float"):
             raise AlgorithmError(f"reduce_or needs an integer field, {self.field} is {self.dtype}")
+        if activate is False and tracer.kind == "edge":
+            raise AlgorithmError("edge-operator reductions always activate their target; "
+                                 "drop activate=False")
         v = ex._lift(value, self.dtype)
         if v.dtype != self.dtype:
             v = ex.Cast(v, self.dtype)
@@ -286,34 +290,90 @@ class _FieldRef(ex.FieldLoad):
             if kind != "add":
                 raise AlgorithmError("activate_above applies to reduce_add only")
             thr = ex._lift(activate_above, self.dtype)
+        activating = tracer.kind == "edge" or bool(activate)
         stmt = tracer.record(
-            ex.Reduction(ex.REDUCTIONS[kind], self.field, self.node, v, self.dtype, thr)
+            ex.Reduction(ex.REDUCTIONS[kind], self.field, node, v, self.dtype, thr,
+                         at=at, activating=activating)
         )
         return ex.StmtValue(stmt.index, self.dtype)
 
-    def reduce_min(self, value: Any, activate_above: Any = None) -> Any:
-        """``field = min(field, value)`` atomically; activates the node when it lowers it."""
-        return self._reduce("min", value, activate_above)
+    def reduce_min(self, value: Any, activate_above: Any = None,
+                   activate: bool | None = None) -> Any:
+        """``field = min(field, value)`` atomically; activates the node when it lowers it.
 
-    def reduce_max(self, value: Any, activate_above: Any = None) -> Any:
+        In a node operator the node is activated only with ``activate=True``.
+        """
+        return self._reduce("min", value, activate_above, activate)
+
+    def reduce_max(self, value: Any, activate_above: Any = None,
+                   activate: bool | None = None) -> Any:
         """``field = max(field, value)`` atomically; activates the node when it raises it."""
-        return self._reduce("max", value, activate_above)
+        return self._reduce("max", value, activate_above, activate)
 
-    def reduce_add(self, value: Any, activate_above: Any = None) -> Any:
+    def reduce_add(self, value: Any, activate_above: Any = None,
+                   activate: bool | None = None) -> Any:
         """``field += value`` atomically.
 
         Activates the node when the field crosses ``activate_above`` upwards, or, with no
         threshold, whenever a non-zero value is added.
         """
-        return self._reduce("add", value, activate_above)
+        return self._reduce("add", value, activate_above, activate)
 
-    def reduce_or(self, value: Any, activate_above: Any = None) -> Any:
+    def reduce_or(self, value: Any, activate_above: Any = None,
+                  activate: bool | None = None) -> Any:
         """``field |= value`` atomically; activates the node when a new bit is set."""
-        return self._reduce("or", value, activate_above)
+        return self._reduce("or", value, activate_above, activate)
 
     def exchange(self, value: Any) -> Any:
         """Store ``value`` atomically and return the previous value (node operators)."""
         return self._reduce("exchange", value)
+
+
+class _FieldRef(ex.FieldLoad, _Reducible):
+    """A field read that can also be the target of a reduction."""
+
+    def _target(self, tracer: _Tracer) -> tuple[str, ex.Expr | None]:
+        writable = "dst" if tracer.kind == "edge" else "self"
+        if self.node != writable:
+            raise AlgorithmError(
+                f"{tracer.kind} operators may only update fields of "
+                f"{'e.dst' if writable == 'dst' else 'their own node'} or, indirectly, "
+                f"of a node they name with .at(); got an update of {self.node}.{self.field}"
+            )
+        return self.node, None
+
+    def at(self, index: Any) -> _IndirectRef:
+        """Return this field at the node whose id ``index`` evaluates to: read it, or reduce
+        into it (``n.comp.at(n.comp)`` is ``comp[comp[v]]``).
+
+        Reductions through ``at`` must be monotone (min, max, or) or additive, so that
+        concurrent updates from different nodes reach the same fixpoint whatever their
+        order; ``exchange`` is refused. The index must be a node id: the CPU engine
+        raises on one out of range, the GPU engine checks it under ``GSWITCH_CUDA_DEBUG=1``.
+        """
+        tracer: _Tracer = _FIELD_TRACER[id(self)]
+        idx = index if isinstance(index, ex.Expr) else ex._lift(index, "int32")
+        if idx.dtype not in ("int32", "uint32", "int64"):
+            raise AlgorithmError(
+                f"{self.field}.at() needs an integer node id, got a {idx.dtype} expression")
+        ref = _IndirectRef(self.field, idx, self.dtype)
+        _FIELD_TRACER[id(ref)] = tracer
+        return ref
+
+
+class _IndirectRef(ex.FieldAt, _Reducible):
+    """``field.at(index)``: an indirect read that can also be reduced into."""
+
+    def _target(self, tracer: _Tracer) -> tuple[str, ex.Expr | None]:
+        return ("dst" if tracer.kind == "edge" else "self"), self.at
+
+    def _reduce(self, kind: str, value: Any, activate_above: Any = None,
+                activate: bool | None = None) -> Any:
+        if kind == "exchange":
+            raise AlgorithmError(
+                f"exchange() through {self.field}.at() has no order-free fixpoint; use a "
+                "monotone reduction (reduce_min, reduce_max, reduce_or) or reduce_add")
+        return super()._reduce(kind, value, activate_above, activate)
 
 
 _FIELD_TRACER: dict[int, _Tracer] = {}
@@ -333,6 +393,8 @@ class _NodeProxy:
             return ex.Degree(role, "out")
         if name == "in_degree":
             return ex.Degree(role, "in")
+        if name == "total" and tracer.kind == "node":
+            return functools.partial(_record_total, tracer)
         if name in tracer.fields:
             ref = _FieldRef(name, role, tracer.fields[name].dtype)
             _FIELD_TRACER[id(ref)] = tracer
@@ -357,6 +419,16 @@ class _NodeProxy:
         if v.dtype != dtype:
             v = ex.Cast(v, dtype)
         tracer.record(ex.Assign(name, role, v, dtype))
+
+
+def _record_total(tracer: _Tracer, value: Any) -> None:
+    """``n.total(value)`` in a node operator: add ``value`` to the step's total (see
+    ``converge_below`` on :func:`algorithm`).
+    """
+    v = ex._lift(value, "float64")
+    if v.dtype != "float64":
+        v = ex.Cast(v, "float64")
+    tracer.record(ex.Total(v))
 
 
 class _EdgeProxy:
@@ -433,6 +505,28 @@ class AlgorithmSpec:
     finalize: Callable | None = None
     outputs: list[str] = field(default_factory=list)
     finalize_on_device: bool = False
+    variant: str = "default"
+    default_variant: bool = True
+    supports: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    node_after_edges: bool = False
+    expected: Callable | None = None
+    compare: Callable | None = None
+    stages: list[Any] = field(default_factory=list)
+    converge_below: str | None = None
+    config_defaults: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """``name`` or ``name[variant]`` for an algorithm with several formulations."""
+        return self.name if self.variant == "default" else f"{self.name}[{self.variant}]"
+
+    def unsupported(self, axis: str, strategy: str) -> str | None:
+        """Why this formulation cannot run with ``strategy`` on ``axis``, or ``None``."""
+        allowed = self.supports.get(axis)
+        if allowed is None or strategy in allowed:
+            return None
+        return (f"variant {self.variant} of {self.name} supports {axis} "
+                f"{', '.join(allowed)} only")
 
     @property
     def summary(self) -> str:
@@ -535,7 +629,11 @@ def trace_operator(marker: _OpMarker, fields: dict[str, NodeField],
 def algorithm(cls: type | None = None, *, name: str | None = None,
               symmetric: bool = False, weights: str = "any", reference: str = "",
               max_iterations_param: str | None = None, first_hit_final: bool = False,
-              finalize_on_device: bool = False) -> Any:
+              finalize_on_device: bool = False, variant: str = "default",
+              default: bool = True, supports: Mapping[str, Any] | None = None,
+              node_after_edges: bool = False, expected: Callable | None = None,
+              compare: Callable | None = None, converge_below: str | None = None,
+              defaults: Mapping[str, Any] | None = None) -> Any:
     """Class decorator turning a declarative class into an :class:`AlgorithmSpec`.
 
     Parameters
@@ -568,6 +666,37 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         graph that saves host passes over every field and the copy of the fields that
         are not outputs (RMAT-22 BFS: about 7 ms of a 11 ms call). The result is the
         same; where it ran is in ``stats["finalized_on"]``.
+    variant : str
+        Name of this formulation when the algorithm has several (``hook_compress`` for
+        ``cc``). Every variant of a name returns the same canonical answer and is
+        selected with the config key ``variant``; ``"default"`` for a sole formulation.
+    default : bool
+        This variant is the one a config without ``variant`` runs (one per name).
+    supports : mapping of axis to strategy names, optional
+        The strategies this formulation is correct with, per axis (e.g.
+        ``{"driving": ("topology",)}`` for a formulation whose fixpoint needs every
+        node every step); an axis not named allows all. The tuner never samples others.
+    node_after_edges : bool
+        Run the node operator after the edge expansion of each step instead of before
+        it: a pull-gather into an accumulator, then a node update that reads it
+        (Jacobi power iteration), or hooking then shortcutting (hook-and-compress).
+    expected : callable, optional
+        ``expected(graph, source, params) -> ndarray``: the independent reference of the
+        first output (scipy, networkx), for the test-suites and the tuner's answer check.
+        Variants without one share the default variant's.
+    compare : callable, optional
+        ``compare(got, expected) -> str | None``: ``None`` when ``got`` matches, else a
+        one-line description of the difference (exact, canonical labels, a tolerance).
+    defaults : mapping, optional
+        Config values this formulation runs with when the caller's config leaves those
+        keys out (``{"driving": "topology"}`` for one that ``supports`` only that), so
+        ``variant=NAME`` alone gives a valid, sensible configuration.
+    converge_below : str, optional
+        Name of a parameter: the run ends after a step whose total (the sum of what the
+        node operator passed to ``n.total(value)``, e.g. the L1 change of the ranks)
+        falls below it, instead of when a step activates nothing. The sum is reduced on
+        the device and tested in the step's decision, so persistent and CUDA-graph
+        launches need no host round trip for it.
 
     Returns
     -------
@@ -620,6 +749,12 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             fin = fin.__func__
         if weights not in ("any", "nonnegative"):
             raise AlgorithmError(f"weights must be 'any' or 'nonnegative', got {weights!r}")
+        if converge_below is not None and converge_below not in params:
+            raise AlgorithmError(f"converge_below {converge_below!r} is not a Param")
+        if converge_below is not None and not (node_spec is not None and any(
+                isinstance(st, ex.Total) for st in node_spec.statements)):
+            raise AlgorithmError("converge_below needs a node operator that calls "
+                                 "n.total(value)")
         if max_iterations_param is not None and max_iterations_param not in params:
             raise AlgorithmError(f"max_iterations_param {max_iterations_param!r} is not a Param")
         return AlgorithmSpec(
@@ -639,6 +774,14 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             finalize=fin,
             finalize_on_device=bool(finalize_on_device and fin is not None),
             outputs=[n for n, f in fields.items() if f.output],
+            variant=variant,
+            default_variant=default,
+            supports={str(k): tuple(v) for k, v in (supports or {}).items()},
+            node_after_edges=node_after_edges,
+            expected=expected,
+            compare=compare,
+            converge_below=converge_below,
+            config_defaults=dict(defaults or {}),
         )
 
     if cls is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -86,6 +87,8 @@ def lower_expr(e: ex.Expr) -> str:
         if e.node == "src":
             return f"s.f_{e.field}"
         return f"gs_ld(gs.F_{e.field} + {_ROLE_VAR[e.node]})"
+    if isinstance(e, ex.FieldAt):
+        return f"gs_ld(gs.F_{e.field} + gs_node_at({lower_expr(e.at)}))"
     if isinstance(e, ex.EdgeWeight):
         return "gs_w"
     if isinstance(e, ex.NodeId):
@@ -133,18 +136,31 @@ _ATOMIC = {"min": "gs_atomic_min", "max": "gs_atomic_max", "add": "gs_atomic_add
            "or": "gs_atomic_or", "exchange": "gs_atomic_exch"}
 
 
-def _apply_lines(s: ex.Reduction, val: str, plain: bool) -> list[str]:
-    """Apply reduction ``s`` with value expression ``val``; set ``act`` on activation.
+def _apply_lines(s: ex.Reduction, val: str, plain: bool, op_kind: str = "edge") -> list[str]:
+    """Apply reduction ``s`` with value expression ``val`` and report its activation.
 
+    A reduction into ``e.dst`` sets ``act`` (the caller activates ``u``); one through
+    ``.at()`` or in a node operator activates its target itself with ``gs_activate``.
     Monotone reductions read the target first and skip the atomic when the value cannot
     improve it (most edges of a traversal, in the common case).
     """
     t = CUDA_TYPES[s.dtype]
-    var = _ROLE_VAR[s.node]
-    ptr = f"gs.F_{s.field} + {var}"
     k = s.kind.name
     v, old = f"val{s.index}", f"s{s.index}"
     lines = [f"const {t} {v} = ({t})({val});"]
+    if s.at is not None:
+        target = f"t{s.index}"
+        lines.append(f"const gs_vid {target} = gs_node_at({lower_expr(s.at)});")
+    else:
+        target = _ROLE_VAR[s.node]
+    ptr = f"gs.F_{s.field} + {target}"
+    returns_act = op_kind == "edge" and s.at is None
+
+    def activation(cond: str) -> str:
+        if returns_act:
+            return f"act |= {cond};"
+        return f"if ({cond}) gs_activate(st, {target});"
+
     if k in ("min", "max", "or"):
         better = {"min": f"{v} < cur{s.index}", "max": f"{v} > cur{s.index}",
                   "or": f"(cur{s.index} | {v}) != cur{s.index}"}[k]
@@ -153,7 +169,10 @@ def _apply_lines(s: ex.Reduction, val: str, plain: bool) -> list[str]:
         if plain:
             # non-atomic form: a lost update is repaired by the next topology sweep
             newv = f"cur{s.index} | {v}" if k == "or" else v
-            lines.append(f"if ({better}) {{ gs.F_{s.field}[{var}] = {newv}; act = true; }}")
+            store = f"gs.F_{s.field}[{target}] = {newv};"
+            if s.activates:
+                store += " " + activation("true")
+            lines.append(f"if ({better}) {{ {store} }}")
             return lines
         # GS_READ_BEFORE_ATOMIC 0: the atomic at once (the read is then dead code)
         lines.append(f"if (!GS_READ_BEFORE_ATOMIC || {better}) {{")
@@ -161,21 +180,21 @@ def _apply_lines(s: ex.Reduction, val: str, plain: bool) -> list[str]:
         if s.activates:
             act = {"min": f"{v} < {old}", "max": f"{v} > {old}",
                    "or": f"({old} | {v}) != {old}"}[k]
-            lines.append(f"  act |= {act};")
+            lines.append("  " + activation(act))
         lines.append("}")
         return lines
     lines.append(f"const {t} {old} = {_ATOMIC[k]}({ptr}, {v});")
     if s.activates and k == "add":
         if s.activate_above is None:
-            lines.append(f"act |= {v} != ({t})0;")
+            lines.append(activation(f"{v} != ({t})0"))
         else:
             thr = f"(({t})({lower_expr(s.activate_above)}))"
-            lines.append(f"act |= ({old} < {thr}) && ({old} + {v} >= {thr});")
+            lines.append(activation(f"({old} < {thr}) && ({old} + {v} >= {thr})"))
     return lines
 
 
-def _lower_reduction(s: ex.Reduction, plain: bool) -> list[str]:
-    return _apply_lines(s, lower_expr(s.value), plain)
+def _lower_reduction(s: ex.Reduction, plain: bool, op_kind: str = "edge") -> list[str]:
+    return _apply_lines(s, lower_expr(s.value), plain, op_kind)
 
 
 def _lower_assign(s: ex.Assign) -> list[str]:
@@ -190,6 +209,8 @@ def _operator_exprs(op: Operator):
         yield from ex.walk(st.value)
         if getattr(st, "activate_above", None) is not None:
             yield from ex.walk(st.activate_above)
+        if getattr(st, "at", None) is not None:
+            yield from ex.walk(st.at)
 
 
 def _src_fields(op: Operator) -> list[str]:
@@ -233,14 +254,17 @@ def _prefetch_function(spec: AlgorithmSpec) -> str:
 
 
 def _edge_function(op: Operator, name: str, plain: bool) -> str:
-    head = (f"__device__ __forceinline__ bool {name}(const gs_vid v, const GsSrc& s, "
-            "const gs_vid u, const gs_eid e, const int it) {")
+    # a template on the step type: the skeleton, which defines GsStep and gs_activate
+    # (an indirect reduction activates its target itself), comes after the operators
+    head = (f"template <typename GsStepT>\n__device__ __forceinline__ bool {name}("
+            "GsStepT& st, const gs_vid v, const GsSrc& s, const gs_vid u, const gs_eid e, "
+            "const int it) {")
     if op.raw is not None:
-        return f"{head}\n  (void)s;\n{op.raw.cuda_body}\n}}\n"
+        return f"{head}\n  (void)s; (void)st;\n{op.raw.cuda_body}\n}}\n"
     body = ["const float gs_w = gs_weight(e);", "bool act = false;"]
     for st in op.statements:
         body += _lower_reduction(st, plain) if isinstance(st, ex.Reduction) else _lower_assign(st)
-    body += ["(void)e; (void)it; (void)s; (void)gs_w;", "return act;"]
+    body += ["(void)e; (void)it; (void)s; (void)gs_w; (void)st;", "return act;"]
     return head + "\n" + "\n".join("  " + b for b in body) + "\n}\n"
 
 
@@ -257,6 +281,8 @@ def pull_form(spec: AlgorithmSpec) -> str | None:
     if len(op.statements) != 1 or not isinstance(op.statements[0], ex.Reduction):
         return "pull needs an edge operator of exactly one reduction"
     st = op.statements[0]
+    if st.at is not None:
+        return "pull cannot apply a reduction through .at() (its target is not e.dst)"
     if st.node != "dst" or st.kind.name not in ("min", "max", "add", "or"):
         return "pull needs a min, max, add or or reduction into e.dst"
     if st.dtype == "bool":
@@ -313,10 +339,15 @@ def _field_init_value(field: Any) -> Any:
 def _node_function(op: Operator) -> str:
     body = []
     for st in op.statements:
-        body += _lower_reduction(st, False) if isinstance(st, ex.Reduction) else _lower_assign(st)
-    body.append("(void)it;")
-    return ("__device__ __forceinline__ void gs_node_op(const gs_vid v, const int it) {\n"
-            "  bool act = false; (void)act;\n"
+        if isinstance(st, ex.Total):
+            body.append(f"gs_total(st, (double)({lower_expr(st.value)}));")
+        else:
+            body += (_lower_reduction(st, False, "node") if isinstance(st, ex.Reduction)
+                     else _lower_assign(st))
+    body.append("(void)it; (void)st;")
+    return ("template <typename GsStepT>\n"
+            "__device__ __forceinline__ void gs_node_op(GsStepT& st, const gs_vid v, "
+            "const int it) {\n"
             + "\n".join("  " + b for b in body) + "\n}\n")
 
 
@@ -399,7 +430,9 @@ def phase_list(spec: AlgorithmSpec, config: Config) -> list[Phase]:
     """Every phase of a step, in order: the node operator's and each strategy's."""
     phases: list[Phase] = []
     if spec.node is not None:
-        phases.append(Phase("node", 10, "active"))
+        # after the expansion, its outliers and the pull bookkeeping, before a worklist
+        # finishes the step's pushes
+        phases.append(Phase("node", 29 if spec.node_after_edges else 10, "active"))
     for strat in config.strategies().values():
         phases.extend(strat.phases(spec, config))
     names = [p.name for p in phases]
@@ -490,6 +523,22 @@ def reads_weights(spec: AlgorithmSpec) -> bool:
     return any(isinstance(e, ex.EdgeWeight) for e in _operator_exprs(op))
 
 
+#: ``gs_node_at(i)``: a node id an operator computed (``.at()``); under
+#: ``GSWITCH_CUDA_DEBUG=1`` one outside the graph stops the kernel with a message, which
+#: the host reports as a device error.
+_NODE_AT = """template <typename T> __device__ __forceinline__ gs_vid gs_node_at(const T i) {
+#if GS_DEBUG
+  if ((long long)i < 0 || (long long)i >= gs.n) {
+    printf("gswitch: .at() index %lld is outside the graph's node ids 0..%lld\\n",
+           (long long)i, gs.n - 1);
+    __trap();
+  }
+#endif
+  return (gs_vid)i;
+}
+"""
+
+
 def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedModule:
     weighted = weighted and reads_weights(spec)
     strategies = config.strategies()
@@ -510,7 +559,11 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         "GS_PULL_FIRST_HIT": "1" if first_hit else "0",
         "GS_READ_BEFORE_ATOMIC": "1" if config["read_before_atomic"] else "0",
         "GS_L2_PREFETCH": "1" if config["l2_prefetch"] else "0",
+        "GS_DEBUG": "1" if os.environ.get("GSWITCH_CUDA_DEBUG") == "1" else "0",
+        "GS_CONVERGE": "0" if spec.converge_below is None else "1",
     }
+    if spec.converge_below is not None:
+        defines["GS_CONVERGE_BELOW"] = f"((double)gs.P_{spec.converge_below})"
     for st in strategies.values():
         defines.update(st.defines())
     members = state_members(spec, config, None)
@@ -526,6 +579,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         "__device__ __forceinline__ float gs_rweight(const gs_eid e) {\n"
         "#if GS_WEIGHTED\n  return __ldg(gs.rweights + e);\n#else\n  (void)e;\n  return 1.0f;\n"
         "#endif\n}\n",
+        _NODE_AT,
         _src_struct(spec),
         _prefetch_function(spec),
         _edge_function(spec.edge, "gs_edge_op", plain=False),

@@ -64,6 +64,16 @@ def _checked(space: Any, key: str, value: Any) -> Any:
     return space.validate(key, value)
 
 
+def _variant(value: Any) -> str:
+    """The ``variant`` key: the name of an algorithm's formulation, checked against the
+    algorithm when a run starts (a config is not tied to one algorithm).
+    """
+    if not isinstance(value, str) or not value.replace("_", "").isalnum():
+        raise InvalidConfig(f"variant must be a formulation name such as 'hook_compress' "
+                            f"(letters, digits, _), got {value!r}")
+    return value
+
+
 class Config(Mapping[str, Any]):
     """Validated strategy configuration.
 
@@ -77,6 +87,8 @@ class Config(Mapping[str, Any]):
     step touches in the row offsets, the edge array and the updated fields are
     prefetched into L2, so the next steps of a latency-bound traversal find them there
     instead of in DRAM).
+    ``variant`` names the algorithm's formulation (``gswitch algorithms`` lists them;
+    ``default`` runs the algorithm's default one).
     Missing keys take :data:`DEFAULTS` and each strategy's declared defaults; a key
     for a strategy that is not chosen is an error (it would silently do nothing).
 
@@ -118,6 +130,7 @@ class Config(Mapping[str, Any]):
                 out[key] = _checked(space, key, given[key]) if key in given else space.default
         for key, space in GLOBAL_KEYS.items():
             out[key] = _checked(space, key, given[key]) if key in given else space.default
+        out["variant"] = _variant(given.get("variant", "default"))
         for key in given:
             if key in out:
                 continue
@@ -129,7 +142,7 @@ class Config(Mapping[str, Any]):
                     f"{key} is not a parameter of {axis} strategy {out[axis]!r} "
                     f"(its parameters: {valid})"
                 )
-            valid = ", ".join(list(AXES) + list(GLOBAL_KEYS))
+            valid = ", ".join(list(AXES) + list(GLOBAL_KEYS) + ["variant"])
             raise InvalidConfig(f"unknown config key {key!r}; keys are {valid} and <axis>.<param>")
         return out
 

@@ -25,6 +25,8 @@ __all__ = [
     "Const",
     "ParamRef",
     "FieldLoad",
+    "FieldAt",
+    "Total",
     "EdgeWeight",
     "NodeId",
     "Degree",
@@ -213,6 +215,23 @@ class FieldLoad(Expr):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
+class FieldAt(Expr):
+    """Indirect read: field ``field`` at the node whose id ``at`` evaluates to
+    (``comp[comp[v]]`` is ``FieldAt("comp", FieldLoad("comp", "self"))``).
+
+    The index must be a node id of the graph; the CPU engine raises on one out of range
+    and the GPU engine checks it under ``GSWITCH_CUDA_DEBUG=1``.
+    """
+
+    field: str
+    at: Expr
+    dtype: str = "float32"
+
+    def children(self) -> tuple[Expr, ...]:
+        return (self.at,)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class EdgeWeight(Expr):
     """The current edge's weight (1 on unweighted graphs)."""
 
@@ -382,6 +401,11 @@ class Reduction:
     ``add`` when the stored value crossed ``activate_above`` upwards (or, without a
     threshold, whenever a non-zero amount was added). ``exchange`` stores ``value`` and
     returns the previous value; it is allowed in node operators only.
+
+    With ``at`` the target is not ``node`` but the node whose id ``at`` evaluates to
+    (indirect reduction, e.g. hooking ``comp[comp[u]] = min(comp[comp[u]], x)``); the
+    activated node is then that one. Reductions of node operators activate only when
+    traced with ``activate=True`` (``activating``); those of edge operators always do.
     """
 
     kind: ReductionKind
@@ -391,11 +415,14 @@ class Reduction:
     dtype: str
     activate_above: Expr | None = None
     index: int = -1
+    at: Expr | None = None
+    activating: bool = True
 
     @property
     def activates(self) -> bool:
         """Whether this statement can put its target in the next active set."""
-        return self.node == "dst" and self.kind.name != "exchange"
+        return (self.activating and self.kind.name != "exchange"
+                and (self.node == "dst" or self.at is not None or self.node == "self"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -409,7 +436,21 @@ class Assign:
     index: int = -1
 
 
-Statement = Reduction | Assign
+@dataclass(frozen=True, eq=False)
+class Total:
+    """Statement: add ``value`` (of each node the node operator runs on) to the step's
+    total, which an algorithm declaring ``converge_below`` compares with its threshold
+    after the step (the L1 change of a power iteration). Summed in float64.
+    """
+
+    value: Expr
+    dtype: str = "float64"
+    index: int = -1
+    field: str = ""
+    node: str = "self"
+
+
+Statement = Reduction | Assign | Total
 
 
 def where(cond: Expr, a: Any, b: Any) -> Expr:
@@ -457,6 +498,8 @@ def format_expr(e: Expr) -> str:
         return f"param.{e.name}"
     if isinstance(e, FieldLoad):
         return f"{e.node}.{e.field}"
+    if isinstance(e, FieldAt):
+        return f"{e.field}[{format_expr(e.at)}]"
     if isinstance(e, EdgeWeight):
         return "edge.weight"
     if isinstance(e, NodeId):
@@ -488,12 +531,17 @@ def format_statement(s: Statement) -> str:
     """One-line rendering of a statement."""
     if isinstance(s, Assign):
         return f"%{s.index} = {s.node}.{s.field} := {format_expr(s.value)}"
+    if isinstance(s, Total):
+        return f"%{s.index} = step_total += {format_expr(s.value)}"
     extra = ""
     if s.activate_above is not None:
         extra = f", activate_above={format_expr(s.activate_above)}"
+    if s.activates and s.node == "self":
+        extra += ", activate=True"
     props = [p for p in ("commutative", "idempotent", "monotone") if getattr(s.kind, p)]
     tag = f"  [{', '.join(props)}]" if props else ""
-    return (f"%{s.index} = {s.node}.{s.field}.{s.kind.name}({format_expr(s.value)}{extra})"
+    target = f"{s.node}.{s.field}" if s.at is None else f"{s.field}[{format_expr(s.at)}]"
+    return (f"%{s.index} = {target}.{s.kind.name}({format_expr(s.value)}{extra})"
             f"{tag}")
 
 

@@ -39,7 +39,9 @@ class Registry:
     strategies: dict[str, dict[str, type[Strategy]]] = field(
         default_factory=lambda: {a: {} for a in AXES})
     algorithms: dict[str, AlgorithmSpec] = field(default_factory=dict)
-    sources: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: every formulation of each algorithm name: name -> variant -> spec
+    variants: dict[str, dict[str, AlgorithmSpec]] = field(default_factory=dict)
+    sources: dict[tuple[str, ...], str] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     #: validated configurations shared by :meth:`gswitch.Config.shared`, by their values
     configs: dict[tuple, Any] = field(default_factory=dict, repr=False)
@@ -55,13 +57,23 @@ class Registry:
             raise InvalidConfig(
                 f"unknown {axis} strategy {name!r}; choose one of {valid}") from None
 
-    def algorithm(self, name: str) -> AlgorithmSpec:
-        """Look up an algorithm, listing the valid names on failure."""
+    def algorithm(self, name: str, variant: str | None = None) -> AlgorithmSpec:
+        """Look up an algorithm (its default variant unless ``variant`` names another),
+        listing the valid names on failure.
+        """
         try:
-            return self.algorithms[name]
+            spec = self.algorithms[name]
         except KeyError:
             valid = ", ".join(sorted(self.algorithms))
             raise InvalidInput(f"unknown algorithm {name!r}; choose one of {valid}") from None
+        if variant in (None, "default", spec.variant):
+            return spec
+        family = self.variants[name]
+        if variant not in family:
+            raise InvalidInput(
+                f"{name} has no variant {variant!r}; its variants are "
+                f"{', '.join(family)} (set variant=NAME)")
+        return family[variant]
 
 
 class _Tracer:
@@ -173,12 +185,34 @@ def get_registry() -> Registry:
                 reg.failures.append(f"plugin {plugin!r} returned {spec!r} from "
                                     "gswitch_algorithms, which is not an AlgorithmSpec")
                 continue
-            key = ("algorithm", spec.name)
-            if spec.name in reg.algorithms:
-                raise PluginError(f"algorithm name {spec.name!r} registered twice: by "
+            key = ("algorithm", spec.name, spec.variant)
+            family = reg.variants.setdefault(spec.name, {})
+            if spec.variant in family:
+                raise PluginError(f"algorithm {spec.label!r} registered twice: by "
                                   f"{reg.sources[key]!r} and by {plugin!r}")
-            reg.algorithms[spec.name] = spec
+            if spec.default_variant and spec.name in reg.algorithms:
+                raise PluginError(
+                    f"algorithm {spec.name!r} has two default variants: "
+                    f"{reg.algorithms[spec.name].variant!r} (by "
+                    f"{reg.sources[('algorithm', spec.name, reg.algorithms[spec.name].variant)]!r})"
+                    f" and {spec.variant!r} (by {plugin!r}); declare default=False on one")
+            family[spec.variant] = spec
+            if spec.default_variant:
+                reg.algorithms[spec.name] = spec
             reg.sources[key] = plugin
+    for name, family in reg.variants.items():
+        if name not in reg.algorithms:
+            reg.failures.append(f"algorithm {name!r} has variants {', '.join(family)} but no "
+                                "default one; declare default=True on one of them")
+            continue
+        base = reg.algorithms[name]
+        for spec in family.values():  # a variant shares its algorithm's reference
+            if spec.expected is None:
+                spec.expected = base.expected
+            if spec.compare is None:
+                spec.compare = base.compare
+            if not spec.reference:
+                spec.reference = base.reference
     for msg in reg.failures:
         warnings.warn(msg, RuntimeWarning, stacklevel=2)
     return reg

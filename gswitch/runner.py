@@ -65,10 +65,18 @@ def _why_no_gpu() -> str:
     return "CuPy sees no CUDA device here: check the driver and CUDA_VISIBLE_DEVICES"
 
 
-def _spec(algorithm: str | AlgorithmSpec) -> AlgorithmSpec:
+def _spec(algorithm: str | AlgorithmSpec, variant: str = "default") -> AlgorithmSpec:
+    """The spec to run: ``algorithm``'s formulation named by the config's ``variant``."""
     if isinstance(algorithm, AlgorithmSpec):
-        return algorithm
-    return get_registry().algorithm(algorithm)
+        if variant in ("default", algorithm.variant):
+            return algorithm
+        family = get_registry().variants.get(algorithm.name, {})
+        if family.get(algorithm.variant) is not algorithm:
+            raise InvalidInput(
+                f"variant={variant} selects a formulation of a registered algorithm, but "
+                f"{algorithm.label} is not registered; run the variant's spec itself")
+        return get_registry().algorithm(algorithm.name, variant)
+    return get_registry().algorithm(algorithm, variant)
 
 
 def as_graph(graph: Any) -> Graph:
@@ -184,11 +192,25 @@ def prepare(spec: AlgorithmSpec, graph: Any, source: Any
     return graph, sources
 
 
+def with_variant_defaults(spec: AlgorithmSpec, values: Mapping[str, Any] | None) -> Config:
+    """The config of ``values`` with the formulation's own defaults (``defaults=`` on
+    :func:`~gswitch.algorithm.algorithm`) for the keys ``values`` leaves out; a strategy's
+    parameters are kept only when ``values`` picks that strategy itself.
+    """
+    given = dict(values or {})
+    merged = {k: v for k, v in spec.config_defaults.items()
+              if k not in given and k.split(".")[0] not in given}
+    return Config.shared({**merged, **given})
+
+
 def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
                       backend: str) -> str | None:
     """First reason any chosen strategy gives against the combination, or ``None``."""
     strategies = config.strategies()
     for axis in AXES:
+        reason = spec.unsupported(axis, config[axis])
+        if reason:
+            return f"{axis}={config[axis]}: {reason}"
         strategy = strategies[axis]
         reason = strategy.check(spec, graph, config, backend)
         if reason:
@@ -250,8 +272,10 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         The run took longer than ``deadline_s``.
 
     """
-    spec = _spec(algorithm)
     cfg = config if isinstance(config, Config) else Config.shared(config)
+    spec = _spec(algorithm, cfg["variant"])
+    if spec.config_defaults and not isinstance(config, Config):
+        cfg = with_variant_defaults(spec, config)
     if arrays not in ("numpy", "cupy"):
         raise InvalidInput(f"arrays must be 'numpy' or 'cupy'; got {arrays!r}")
     backend = resolve_backend(backend)

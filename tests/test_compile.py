@@ -36,6 +36,12 @@ CASES += [(u.name, gs.Config({"l2_prefetch": True, "launch": "persistent"}))
           for u in USER_ALGORITHMS]
 # the GPU sweep's drawn configurations (every parameter drawn, block_size included)
 CASES += [(a, c) for a in ALGORITHMS for c in sweep_configs(SPECS[a])]
+# every other formulation of each algorithm: all pairs of the strategies it supports
+for _a in ALGORITHMS:
+    for _v in get_registry().variants[_a].values():
+        if _v is not SPECS[_a]:
+            SPECS[_v.label] = _v
+            CASES += [(_v.label, c.replace(variant=_v.variant)) for c in pairwise_configs(_v)]
 # weighted matters only for weight-reading operators
 WEIGHTED = {"sssp", "widest", "dist64"}
 

@@ -70,7 +70,8 @@ def test_registry_has_builtin_algorithms():
     assert BUILTIN_ALGORITHMS <= set(reg.algorithms)
     for name in BUILTIN_ALGORITHMS:
         assert reg.algorithm(name).name == name
-        assert reg.sources[("algorithm", name)] == f"gswitch.algorithms.{name}"
+        variant = reg.algorithm(name).variant
+        assert reg.sources[("algorithm", name, variant)] == f"gswitch.algorithms.{name}"
 
 
 def test_registry_has_strategies_on_every_axis():

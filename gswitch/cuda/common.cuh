@@ -17,6 +17,7 @@ typedef int gs_eid;   // edge offset (graphs of 2^31 edges or more are refused o
 #define GS_CTL_ACT 1          // activations (topology steps count instead of pushing)
 #define GS_CTL_OVERFLOW 2     // a push found the worklist full (the host grows it)
 #define GS_CTL_FEDGES 3       // out-edges of the activated nodes (direction decisions)
+#define GS_CTL_TOTAL 4        // double (words 4..5): the step's n.total() sum (GS_CONVERGE)
 // One 16-byte header (words 24..27) that a phase kernel reads with a single load.
 #define GS_CTL_IT 24          // the next step to run
 #define GS_CTL_MODE 25        // its mode

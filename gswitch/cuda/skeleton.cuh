@@ -15,6 +15,9 @@ struct GsStep {
   unsigned fedges;           // out-edges of the nodes it activated (flushed per phase)
   unsigned pre_i;            // item index loaded ahead (gs_prefetch_item), or ~0u
   gs_vid pre_v;              // that item
+#if GS_CONVERGE
+  double total;              // this thread's n.total() sum (flushed per phase)
+#endif
 };
 
 // The counters step `it` wrote: size, activations, overflow, frontier edges.
@@ -36,6 +39,9 @@ __device__ __forceinline__ GsStep gs_make_step(int it, int mode, int pull, unsig
   st.fedges = 0;
   st.pre_i = ~0u;
   st.pre_v = 0;
+#if GS_CONVERGE
+  st.total = 0.0;
+#endif
   st.n_items = mode == GS_MODE_DATA ? gs_wl_size(st) : (unsigned)gs.n;
   return st;
 }
@@ -71,8 +77,30 @@ __device__ __forceinline__ void gs_activate(GsStep& st, gs_vid u) {
   }
 }
 
+#if GS_CONVERGE
+__device__ __forceinline__ void gs_total(GsStep& st, double x) { st.total += x; }
+// The step's total: a warp sum, a block sum in shared memory, one atomic per block (a
+// power iteration adds a term per node every step; one atomic per warp on one address
+// would serialise tens of thousands of them).
+__device__ __forceinline__ void gs_flush_total(GsStep& st) {
+  __shared__ double block_total;
+  double x = st.total;
+  for (int off = 16; off > 0; off >>= 1) x += __shfl_down_sync(0xffffffffu, x, off);
+  if (threadIdx.x == 0) block_total = 0.0;
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0 && x != 0.0) atomicAdd(&block_total, x);
+  __syncthreads();
+  if (threadIdx.x == 0 && block_total != 0.0)
+    atomicAdd((double*)(st.ctl_cur + GS_CTL_TOTAL), block_total);
+  st.total = 0.0;
+}
+#endif
+
 // After every phase, by every thread of the grid (the phase table calls it).
 __device__ __forceinline__ void gs_flush_counts(GsStep& st) {
+#if GS_CONVERGE
+  gs_flush_total(st);
+#endif
   const unsigned acts = __reduce_add_sync(0xffffffffu, st.acts);
 #if GS_COUNT_FRONTIER_EDGES
   const unsigned fedges = __reduce_add_sync(0xffffffffu, st.fedges);
@@ -96,10 +124,10 @@ __device__ __forceinline__ void gs_visit(GsStep& st, gs_vid v, const GsSrc& s, g
   if ((e & 31) == 31 && e >= 32) gs_prefetch_l2(gs.col + e - 32);
 #endif
 #if GS_ATOMIC_FREE
-  const bool act = st.mode == GS_MODE_TOPOLOGY ? gs_edge_op_plain(v, s, u, e, st.it)
-                                               : gs_edge_op(v, s, u, e, st.it);
+  const bool act = st.mode == GS_MODE_TOPOLOGY ? gs_edge_op_plain(st, v, s, u, e, st.it)
+                                               : gs_edge_op(st, v, s, u, e, st.it);
 #else
-  const bool act = gs_edge_op(v, s, u, e, st.it);
+  const bool act = gs_edge_op(st, v, s, u, e, st.it);
 #endif
   if (act) gs_activate(st, u);
 }
@@ -159,7 +187,7 @@ __device__ __forceinline__ void gs_phase_node(GsStep& st) {
 #if GS_HAS_NODE_OP
   const unsigned stride = gridDim.x * blockDim.x;
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < st.n_items; i += stride)
-    gs_node_op(gs_item(st, i), st.it);
+    gs_node_op(st, gs_item(st, i), st.it);
 #endif
 }
 
@@ -191,6 +219,11 @@ __device__ __forceinline__ GsDecision gs_decide_step(int it, int mode, int pull,
   const unsigned long long m = (unsigned long long)gs.m;
   const unsigned long long seen = visited + c.w;
   d.pull = gs_dir_decide(pull, c.x, (unsigned long long)c.w, seen < m ? m - seen : 0ull);
+#if GS_CONVERGE
+  // the algorithm's own stopping rule replaces "a step activated nothing"
+  const double total = __ldcg((const double*)(gs.ctl + GS_CTL_SLOT(it) + GS_CTL_TOTAL));
+  d.done = !(total >= GS_CONVERGE_BELOW);
+#endif
   if (it + 1 >= gs.max_it) d.done = 1;
   return d;
 }
@@ -258,6 +291,7 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_phase_kernel(int 
     next[GS_CTL_ACT] = 0u;
     next[GS_CTL_OVERFLOW] = 0u;
     next[GS_CTL_FEDGES] = 0u;
+    *(double*)(next + GS_CTL_TOTAL) = 0.0;
     c[GS_CTL_MODE] = (unsigned)d.mode;
     c[GS_CTL_PULL] = (unsigned)d.pull;
     c[GS_CTL_DONE] = (unsigned)d.done;

@@ -18,7 +18,7 @@ import numpy as np
 from .. import expr as ex
 from ..algorithm import AlgorithmSpec, Operator
 from ..config import Config
-from ..errors import DeadlineExceeded
+from ..errors import AlgorithmError, DeadlineExceeded
 from ..graph import Graph
 from ..result import Result
 
@@ -42,6 +42,8 @@ class _Env:
         self.graph = graph
         self.degrees = degrees
         self.values: dict[int, np.ndarray] = {}
+        #: what the node operator's ``n.total(value)`` statements added up
+        self.total = 0.0
         self._gathered: dict[tuple[str, str], np.ndarray] = {}
 
     def load(self, field: str, role: str) -> np.ndarray:
@@ -67,6 +69,8 @@ def evaluate(e: ex.Expr, env: _Env) -> Any:
         return _const(env.params[e.name], e.dtype)
     if isinstance(e, ex.FieldLoad):
         return env.load(e.field, e.node)
+    if isinstance(e, ex.FieldAt):
+        return env.fields[e.field][_node_index(e, evaluate(e.at, env), env.graph.n_nodes)]
     if isinstance(e, ex.EdgeWeight):
         if env.weights is None:
             return np.float32(1.0)
@@ -127,6 +131,17 @@ def evaluate(e: ex.Expr, env: _Env) -> Any:
     raise AssertionError(f"cannot evaluate {type(e).__name__}")
 
 
+def _node_index(e: ex.FieldAt | ex.Reduction, index: Any, n: int) -> np.ndarray:
+    """``index`` as node ids, after checking that every one is in ``0..n-1``."""
+    idx = np.asarray(index)
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
+        bad = int(idx[(idx < 0) | (idx >= n)].ravel()[0])
+        what = (f"{e.field}.at({ex.format_expr(e.at)})" if e.at is not None else e.field)
+        raise AlgorithmError(f"{what} names node {bad}, outside the graph's ids 0..{n - 1}; "
+                             "an index given to .at() must be a node id")
+    return idx
+
+
 def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # C semantics: integer division truncates toward zero
     q = np.abs(a) // np.where(b == 0, 1, np.abs(b))
@@ -140,20 +155,40 @@ def _broadcast(v: Any, length: int, dtype: str) -> np.ndarray:
     return arr
 
 
-def _node_phase(op: Operator, env: _Env) -> None:
+def _node_phase(op: Operator, env: _Env, activated: _Activations) -> None:
+    """The node operator on ``env.ids["self"]`` (distinct ids), statement by statement:
+    each sees the stores of the ones before it.
+    """
     nodes = env.ids["self"]
     for s in op.statements:
-        f = env.fields[s.field]
         val = _broadcast(evaluate(s.value, env), nodes.size, s.dtype)
+        f = env.fields.get(s.field)
+        if isinstance(s, ex.Total):
+            env.total += float(np.sum(val, dtype=np.float64))
+            continue
         if isinstance(s, ex.Assign):
             f[nodes] = val
+        elif s.at is not None:  # indirect: targets may repeat, so a buffered reduction
+            targets = _node_index(s, _broadcast(evaluate(s.at, env), nodes.size, "int64"),
+                                  f.size)
+            env.values[s.index] = f[targets].copy()
+            thr = None if s.activate_above is None else evaluate(s.activate_above, env)
+            _apply_reduction(s, f, targets, val, thr,
+                             activated if s.activates else _Activations.ignored(f.size))
         elif s.kind.name == "exchange":
             env.values[s.index] = f[nodes].copy()
             f[nodes] = val
         else:
             old = f[nodes]
             env.values[s.index] = old.copy()
-            f[nodes] = _combine(s.kind.name, old, val)
+            new = _combine(s.kind.name, old, val)
+            f[nodes] = new
+            if s.activates:
+                if s.kind.name == "add" and s.activate_above is not None:
+                    thr = evaluate(s.activate_above, env)
+                    activated.add(nodes[(old < thr) & (new >= thr)])
+                else:
+                    activated.add(nodes[new != old])
         env.invalidate(s.field)
 
 
@@ -205,6 +240,11 @@ class _Activations:
         self.mask = np.zeros(n, dtype=bool)
         self.ids: list[np.ndarray] | None = []
         self.count = 0  # ids held
+
+    @classmethod
+    def ignored(cls, n: int) -> _Activations:
+        """A sink for the activations of a reduction that activates nothing."""
+        return cls(n)
 
     def add(self, ids: np.ndarray) -> None:
         """Activate the nodes ``ids`` (valid node ids, duplicates allowed)."""
@@ -340,7 +380,7 @@ class CpuEngine:
             active = np.unique(np.asarray(sources, dtype=np.int32))
         mode = driving.initial_mode(active.size, n)
         stats: dict[str, Any] = {"active": [], "modes": [], "directions": [],
-                                 "edges_processed": 0}
+                                 "edges_processed": 0, "totals": []}
         it = 0
         edge_op = spec.edge
         activated = _Activations(n)
@@ -350,9 +390,11 @@ class CpuEngine:
             nodes = active if mode == "data" else all_nodes
             stats["active"].append(int(nodes.size))
             stats["modes"].append(mode)
-            if spec.node is not None:
+            total = 0.0
+            if spec.node is not None and not spec.node_after_edges:
                 env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
-                _node_phase(spec.node, env)
+                _node_phase(spec.node, env, activated)
+                total = env.total
             pull = direction.pull(mode, nodes.size, n)
             stats["directions"].append("pull" if pull else "push")
             if pull:
@@ -395,8 +437,13 @@ class CpuEngine:
                         all_src = graph.sources()
                     src, dst, w = all_src, graph.indices, graph.weights
                 stats["edges_processed"] += int(src.size)
-            self._edge_phase(edge_op, fields, src, dst, w, params, it, graph, degrees,
-                             activated)
+            if edge_op is not None:
+                self._edge_phase(edge_op, fields, src, dst, w, params, it, graph, degrees,
+                                 activated)
+            if spec.node is not None and spec.node_after_edges:
+                env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
+                _node_phase(spec.node, env, activated)
+                total = env.total
             next_active = activated.take()
             count = int(next_active.size)
             it += 1
@@ -407,7 +454,11 @@ class CpuEngine:
                 raise DeadlineExceeded(
                     f"{spec.name} passed its deadline of {deadline_s:.3g} s after {it} steps "
                     f"({elapsed:.3g} s)", elapsed_s=elapsed, iterations=it)
-            if mode != "data" and count == 0:
+            if spec.converge_below is not None:
+                stats["totals"].append(total)
+                if not total >= params[spec.converge_below]:
+                    break
+            elif mode != "data" and count == 0:
                 break
             mode = driving.next_mode(mode, count, n)
             active = next_active
@@ -438,6 +489,8 @@ class CpuEngine:
         for s in op.statements:
             val = _broadcast(evaluate(s.value, env), src.size, s.dtype)
             thr = None if s.activate_above is None else evaluate(s.activate_above, env)
-            pending.append((s, val, thr))
-        for s, val, thr in pending:
-            _apply_reduction(s, fields[s.field], dst, val, thr, activated)
+            target = dst if s.at is None else _node_index(
+                s, _broadcast(evaluate(s.at, env), src.size, "int64"), graph.n_nodes)
+            pending.append((s, val, thr, target))
+        for s, val, thr, target in pending:
+            _apply_reduction(s, fields[s.field], target, val, thr, activated)
