@@ -50,7 +50,10 @@ class ConnectedComponents:
 @gs.algorithm(name="cc", symmetric=True, reference=_REFERENCE, variant="hook_compress",
               default=False, node_after_edges=True,
               supports={"driving": ("topology",), "direction": ("push",)},
-              defaults={"driving": "topology"})
+              # the fastest strategies across RMAT-22, uniform 2^22 and the 2048x2048
+              # road grid on an H100 (benchmarks/results/h100_s22_formulations_gpu.json)
+              defaults={"driving": "topology", "driving.atomic_free": True,
+                        "load_balance": "twc"})
 class HookCompress:
     """Connected components by hooking and pointer jumping (Shiloach-Vishkin, FastSV).
 

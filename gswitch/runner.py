@@ -65,8 +65,16 @@ def _why_no_gpu() -> str:
     return "CuPy sees no CUDA device here: check the driver and CUDA_VISIBLE_DEVICES"
 
 
-def _spec(algorithm: str | AlgorithmSpec, variant: str = "default") -> AlgorithmSpec:
-    """The spec to run: ``algorithm``'s formulation named by the config's ``variant``."""
+def _spec(algorithm: str | AlgorithmSpec, config: Config) -> AlgorithmSpec:
+    """The spec to run: ``algorithm``'s formulation named by the config's ``variant``.
+
+    ``variant=default`` is the algorithm's default formulation, unless the config names a
+    strategy that one does not support (``supports``); then it is the first registered
+    formulation that supports every strategy of the config, so a config written for one
+    formulation (``driving=data`` for label propagation) keeps working when the default
+    changes. ``Result.stats["variant"]`` says which ran.
+    """
+    variant = config["variant"]
     if isinstance(algorithm, AlgorithmSpec):
         if variant in ("default", algorithm.variant):
             return algorithm
@@ -76,7 +84,16 @@ def _spec(algorithm: str | AlgorithmSpec, variant: str = "default") -> Algorithm
                 f"variant={variant} selects a formulation of a registered algorithm, but "
                 f"{algorithm.label} is not registered; run the variant's spec itself")
         return get_registry().algorithm(algorithm.name, variant)
-    return get_registry().algorithm(algorithm, variant)
+    spec = get_registry().algorithm(algorithm, variant)
+    if variant == "default" and _refuses(spec, config):
+        for other in get_registry().variants[spec.name].values():
+            if not _refuses(other, config):
+                return other
+    return spec
+
+
+def _refuses(spec: AlgorithmSpec, config: Config) -> bool:
+    return any(spec.unsupported(axis, config[axis]) for axis in AXES)
 
 
 def as_graph(graph: Any) -> Graph:
@@ -273,7 +290,7 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
 
     """
     cfg = config if isinstance(config, Config) else Config.shared(config)
-    spec = _spec(algorithm, cfg["variant"])
+    spec = _spec(algorithm, cfg)
     if spec.config_defaults and not isinstance(config, Config):
         cfg = with_variant_defaults(spec, config)
     if arrays not in ("numpy", "cupy"):
@@ -308,6 +325,7 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         result.fields = spec.finalize(result.fields, resolved) or result.fields
         result.stats["finalized_on"] = "host"
     result.fields = {k: v for k, v in result.fields.items() if k in spec.outputs}
+    result.stats["variant"] = spec.variant
     if arrays == "cupy":  # host arrays (a host finalize, an empty graph) go up
         import cupy
 

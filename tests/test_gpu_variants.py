@@ -102,7 +102,8 @@ def test_debug_mode_catches_an_index_outside_the_graph(tmp_path):
     import sys
 
     env = {**os.environ, "GSWITCH_CUDA_DEBUG": "1", "CUPY_CACHE_DIR": str(tmp_path)}
+    # run from tmp_path: a checkout's own gswitch/ must not shadow the installed package
     proc = subprocess.run([sys.executable, "-c", _OUT_OF_RANGE], env=env, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode != 0
     assert "index 10000" in proc.stdout + proc.stderr
