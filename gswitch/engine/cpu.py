@@ -355,6 +355,60 @@ def _expand(indptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return eidx, np.repeat(nodes.astype(np.int32), deg)
 
 
+class _SumGather:
+    """An edge operator that only adds a function of its source into ``e.dst``
+    (``e.dst.acc.reduce_add(e.src.contrib)``), run over every edge at once: a sparse
+    matrix-vector product ``A^T x`` with ``x`` evaluated once per node instead of once per
+    edge, which is what a scipy power iteration does (parallel edges count with
+    multiplicity, as per edge). Activations are exact: a node whose in-edges offered a
+    non-zero value, from a second product of the non-zero pattern, unless the algorithm
+    stops on its step total (``converge_below``) and so never reads them.
+    """
+
+    def __init__(self, s: ex.Reduction, at: Any, count_activations: bool) -> None:
+        self.s = s
+        self.at = at
+        self.count_activations = count_activations
+
+    @classmethod
+    def of(cls, spec: AlgorithmSpec, graph: Graph) -> _SumGather | None:
+        op = spec.edge
+        if op is None or op.raw is not None or len(op.statements) != 1:
+            return None
+        s = op.statements[0]
+        if not (isinstance(s, ex.Reduction) and s.kind.name == "add" and s.at is None
+                and s.node == "dst" and s.activate_above is None):
+            return None
+        for e in ex.walk(s.value):
+            if isinstance(e, (ex.FieldLoad, ex.NodeId, ex.Degree)) and e.node != "src":
+                return None
+            if isinstance(e, (ex.EdgeWeight, ex.FieldAt, ex.StmtValue)):
+                return None
+            if isinstance(e, ex.FieldLoad) and e.field == s.field:
+                return None  # reads what it writes: keep the per-edge semantics
+        if graph.n_edges < graph.n_nodes:
+            return None
+        import scipy.sparse as sp
+
+        n = graph.n_nodes
+        a = sp.csr_array((np.ones(graph.n_edges, np.float64), graph.indices, graph.indptr),
+                         shape=(n, n))
+        return cls(s, a.T.tocsr(), spec.converge_below is None)
+
+    def apply(self, fields: dict[str, np.ndarray], params: dict[str, Any], it: int,
+              graph: Graph, degrees: dict[str, np.ndarray], activated: _Activations) -> None:
+        n = graph.n_nodes
+        ids = np.arange(n, dtype=np.int32)
+        env = _Env(fields, {"src": ids}, None, n, params, it, graph, degrees)
+        val = _broadcast(evaluate(self.s.value, env), n, self.s.dtype)
+        f = fields[self.s.field]
+        sums = self.at @ val.astype(np.float64)
+        f += sums.astype(f.dtype, copy=False)
+        if self.count_activations:
+            reached = self.at @ (val != 0).astype(np.float64)
+            activated.add_mask(reached > 0)
+
+
 class CpuEngine:
     """Runs an :class:`~gswitch.algorithm.AlgorithmSpec` with NumPy super-steps."""
 
@@ -384,6 +438,7 @@ class CpuEngine:
         it = 0
         edge_op = spec.edge
         activated = _Activations(n)
+        gather = _SumGather.of(spec, graph)
         while it < max_iterations:
             if mode == "data" and active.size == 0:
                 break
@@ -397,6 +452,7 @@ class CpuEngine:
                 total = env.total
             pull = direction.pull(mode, nodes.size, n)
             stats["directions"].append("pull" if pull else "push")
+            whole = nodes.size == n
             if pull:
                 if rev is None:
                     rev = graph.reverse
@@ -438,8 +494,11 @@ class CpuEngine:
                     src, dst, w = all_src, graph.indices, graph.weights
                 stats["edges_processed"] += int(src.size)
             if edge_op is not None:
-                self._edge_phase(edge_op, fields, src, dst, w, params, it, graph, degrees,
-                                 activated)
+                if whole and gather is not None:
+                    gather.apply(fields, params, it, graph, degrees, activated)
+                else:
+                    self._edge_phase(edge_op, fields, src, dst, w, params, it, graph,
+                                     degrees, activated)
             if spec.node is not None and spec.node_after_edges:
                 env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
                 _node_phase(spec.node, env, activated)
