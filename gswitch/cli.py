@@ -274,6 +274,8 @@ def _cpu_relevant(config) -> dict[str, Any]:
 
     reg = get_registry()
     keep = {axis for axis in AXES if "cpu" in reg.strategy(axis, config[axis]).backends}
+    if config["variant"] != "default":
+        keep.add("variant")
     return {k: v for k, v in config.items() if k.split(".", 1)[0] in keep}
 
 
@@ -291,9 +293,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         default = Config().to_dict()
         given.update({k: v for k, v in values.items() if default.get(k) != v})
     sets = parse_set_options(args.sets)
+    chosen = _variant_spec(args.algorithm, str(sets["variant"])) if "variant" in sets \
+        else None
     values.update(sets)
     given.update(sets)
     config = Config(values)
+    if chosen is not None:
+        from .runner import with_variant_defaults
+
+        # the variant's own defaults for the keys neither --set nor the file chose
+        config = with_variant_defaults(chosen, values)
     if args.output:
         _check_output(args.output)  # refuse before running, not after
     backend = resolve_backend(args.backend)
@@ -309,7 +318,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         tuned, where = resolve_config(args.algorithm, graph, tuned_mode, backend=backend,
                                       storage=getattr(args, "storage", None))
-        config = tuned.replace(**parse_set_options(args.sets))
+        config = tuned.replace(**sets)
         print(f"config {tuned_mode}: {where}", file=sys.stderr)
     params = _parse_params(args.params)
     bar = None
@@ -491,6 +500,18 @@ def _describe(spec) -> str:
     return text
 
 
+def _variants(name: str) -> list:
+    """The formulations of algorithm ``name``, the default first."""
+    from .plugins import get_registry
+
+    family = get_registry().variants.get(name, {})
+    return sorted(family.values(), key=lambda s: (not s.default_variant, s.variant))
+
+
+def _supports_text(spec) -> str:
+    return "; ".join(f"{axis} {' or '.join(names)} only" for axis, names in spec.supports.items())
+
+
 def _cmd_algorithms(args: argparse.Namespace) -> int:
     from .plugins import get_registry
 
@@ -498,15 +519,51 @@ def _cmd_algorithms(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({n: {"summary": s.summary, "reference": s.reference,
                               "params": {k: p.default for k, p in s.params.items()},
-                              "start": s.start.kind} for n, s in reg.algorithms.items()},
-                         indent=2))
+                              "start": s.start.kind, "default_variant": s.variant,
+                              "variants": {v.variant: {
+                                  "default": v.default_variant, "summary": v.summary,
+                                  "supports": {a: list(x) for a, x in v.supports.items()},
+                                  "config_defaults": v.config_defaults,
+                                  "params": {k: p.default for k, p in v.params.items()}}
+                                  for v in _variants(n)}}
+                          for n, s in reg.algorithms.items()}, indent=2, default=str))
         return 0
     for name, spec in reg.algorithms.items():
+        family = _variants(name)
         if args.describe:
-            print(_describe(spec))
-        else:
-            print(f"{name}: {plain_text(spec.summary)}")
+            for v in family or [spec]:
+                print(_describe(v))
+            continue
+        print(f"{name}: {plain_text(spec.summary)}")
+        if len(family) > 1:
+            for v in family:
+                mark = " (default)" if v.default_variant else ""
+                only = f" [{_supports_text(v)}]" if v.supports else ""
+                head = f"  variant {v.variant}{mark}: "
+                print(textwrap.fill(plain_text(v.summary) + only, width=96,
+                                    initial_indent=head, subsequent_indent=" " * 6))
+    if any(len(_variants(n)) > 1 for n in reg.algorithms) and not args.describe:
+        print("(choose a variant with --set variant=NAME)")
     return 0
+
+
+def _variant_spec(algorithm: str, variant: str):
+    """The spec ``--set variant=`` selects, refused in one line that names the flag and the
+    valid variants.
+    """
+    from .plugins import get_registry
+
+    reg = get_registry()
+    spec = reg.algorithm(algorithm)  # an unknown algorithm: its own message
+    family = reg.variants.get(algorithm, {spec.variant: spec})
+    if variant in ("default", spec.variant):
+        return spec
+    if variant not in family:
+        names = [v.variant for v in _variants(algorithm)]
+        raise InvalidInput(f"--set variant={variant}: {algorithm} has no such variant; "
+                           f"choose one of {', '.join(names)}"
+                           + ("" if "default" in names else " (or default)"))
+    return family[variant]
 
 
 # ---------------------------------------------------------------------------- entry point

@@ -370,3 +370,57 @@ def test_convert_to_edge_list_keeps_isolated_nodes(capsys, tmp_path):
     assert not g.directed and g.n_nodes == 3 and g.n_edges == 4
     assert main(["info", str(tmp_path / "s.txt"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n_nodes"] == 1
+
+
+# ---------------------------------------------------------------------- variants
+SAMPLE = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "data"
+             / "sample.mtx")
+
+
+def test_algorithms_lists_variants_and_marks_the_default(capsys):
+    """algorithms shows each formulation of cc, the default one marked, in text and JSON."""
+    assert main(["algorithms", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    cc = data["cc"]["variants"]
+    assert set(cc) == {"label_propagation", "hook_compress"}
+    assert [v for v, d in cc.items() if d["default"]] == ["label_propagation"]
+    assert data["cc"]["default_variant"] == "label_propagation"
+    assert cc["hook_compress"]["supports"] == {"driving": ["topology"], "direction": ["push"]}
+    assert list(data["bfs"]["variants"]) == ["default"]
+    assert main(["algorithms"]) == 0
+    out = capsys.readouterr().out
+    assert "variant label_propagation (default):" in out
+    assert re.search(r"variant hook_compress: .*\n.*driving topology only", out)
+    assert "variant hook_compress (default)" not in out
+
+
+def test_run_variant_gives_the_default_variants_labels(capsys, tmp_path):
+    """--set variant=hook_compress runs that formulation (with its own driving default)
+    and finds the labels label propagation finds.
+    """
+    default, hooked = tmp_path / "lp.npy", tmp_path / "hc.npy"
+    assert main(["run", "cc", SAMPLE, "--backend", "cpu", "--output", str(default)]) == 0
+    capsys.readouterr()
+    assert main(["run", "cc", SAMPLE, "--backend", "cpu", "--set", "variant=hook_compress",
+                 "--json", "--output", str(hooked)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["config"]["variant"] == "hook_compress"
+    assert summary["config"]["driving"] == "topology"
+    a, b = np.load(default), np.load(hooked)
+    assert a.size > 1 and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "cc", SAMPLE, "--backend", "cpu", "--set", "variant=afforest"],
+    ["run", "bfs", SAMPLE, "--backend", "cpu", "--set", "variant=hook_compress"],
+    ["tune", "cc", SAMPLE, "--backend", "cpu", "--set", "variant=no-such"],
+])
+def test_bad_variant_is_one_line_naming_the_flag(capsys, argv, tmp_path, monkeypatch):
+    """An unknown variant exits 2 with one line naming --set variant= and the valid ones."""
+    monkeypatch.setenv("GSWITCH_STORAGE", f"journal://{tmp_path / 's.journal'}")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--set variant=" in err
+    valid = "label_propagation, hook_compress" if argv[1] == "cc" else "default"
+    assert valid in err
+    assert not (tmp_path / "s.journal").exists()

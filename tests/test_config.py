@@ -31,6 +31,7 @@ def test_defaults_filled():
         "worklist_capacity": 0,
         "read_before_atomic": True,
         "l2_prefetch": False,
+        "variant": "default",
     }
     assert {a: cfg[a] for a in AXES} == gs.DEFAULTS
 

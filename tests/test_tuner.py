@@ -119,14 +119,16 @@ def test_moves_are_small_and_large_steps_inside_the_space(space, value, expected
 @pytest.mark.parametrize("algorithm", ["bfs", "pagerank"])
 def test_neighbours_change_one_parameter_or_one_axis(algorithm):
     """Every neighbour of a sampled configuration is a valid trial of the space that moves
-    one parameter, or switches one axis with the new strategy's parameters at defaults.
+    one parameter, switches one axis with the new strategy's parameters at defaults, or
+    switches the variant keeping every strategy the new variant supports.
     """
     g = parse_generator_spec(GRAPH)
     space = build_space(get_registry().algorithm(algorithm), g, "gpu")
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=4))
+    variant_moves = 0
     for _ in range(10):
         trial = study.ask()
-        space.suggest(trial)
+        before = space.suggest(trial)
         params = dict(trial.params)
         study.tell(trial, 1.0)
         found = space.neighbours(params)
@@ -135,21 +137,37 @@ def test_neighbours_change_one_parameter_or_one_axis(algorithm):
         switched = set()
         for n in found:
             changed = {k for k in set(n) | set(params) if n.get(k) != params.get(k)}
-            axes = changed & set(space.axes)
+            if "variant" in changed:
+                variant_moves += 1
+                cfg = space.config(n)
+                spec = space.spec(cfg)
+                assert cfg["variant"] == n["variant"] != params["variant"]
+                for axis in AXES:
+                    assert spec.unsupported(axis, cfg[axis]) is None
+                    if spec.unsupported(axis, before[axis]) is None:
+                        assert cfg[axis] == before[axis]
+                switched.add("variant")
+                continue
+            axes = {k.split("|")[0] for k in changed} & set(space.axes)
             if axes:
                 (axis,) = axes
                 switched.add(axis)
-                for k in changed - {axis}:
+                (picker,) = {k for k in changed if k.split("|")[0] == axis}
+                for k in changed - {picker}:
                     assert k.startswith(f"{axis}.")  # only that axis's strategy parameters
                     if k in n:
                         strategy, pname = k.split(".")[1:]
-                        assert strategy == n[axis]
+                        assert strategy == n[picker]
                         assert n[k] == space.params[(axis, strategy)][pname].default
             else:
                 assert len(changed) == 1
             cfg = space.config(n)
-            assert all(cfg[a] == n[a] for a in space.axes)
-        assert switched == set(space.axes)
+            assert all(cfg[a.split("|")[0]] == v for a, v in n.items() if a.split("|")[0]
+                       in space.axes)
+        assert switched >= set(space.axes) - set(AXES) - {"variant"}
+        assert {a for a in space.axes if space.axis_choices(a, before["variant"])[0]} \
+            <= switched | {"variant"}
+    assert variant_moves == (10 if algorithm == "pagerank" else 0)
 
 
 def test_space_config_reads_study_parameters():
@@ -731,3 +749,120 @@ def test_device_key_checks_the_listed_gpus(monkeypatch, devices, names, message)
         with pytest.raises(gs.InvalidInput, match=re.escape(message)):
             device_key("gpu", devices)
     assert device_key("cpu", devices) == "cpu"
+
+
+# ---------------------------------------------------------------------- variants
+def test_space_samples_variants_and_never_an_unsupported_strategy_with_one():
+    """cc's space searches its variants; hook_compress is never sampled with a driving or
+    direction it does not support, and its parameters rebuild the sampled config.
+    """
+    g = parse_generator_spec(GRAPH)
+    reg = get_registry()
+    space = build_space(reg.algorithm("cc"), g, "gpu")
+    assert space.axes["variant"] == ("label_propagation", "hook_compress")
+    assert space.restricted["hook_compress"] == {"driving": ("topology",), "direction": ("push",)}
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1))
+    seen = set()
+    for _ in range(40):
+        trial = study.ask()
+        cfg = space.suggest(trial)
+        seen.add(cfg["variant"])
+        spec = space.spec(cfg)
+        assert spec is reg.variants["cc"][cfg["variant"]]
+        assert all(spec.unsupported(axis, cfg[axis]) is None for axis in AXES)
+        if cfg["variant"] == "hook_compress":  # held, so never a study parameter
+            assert "driving" not in trial.params and "direction" not in trial.params
+        assert space.config(dict(trial.params)).to_dict() == cfg.to_dict()
+        study.tell(trial, 1.0)
+    assert seen == {"label_propagation", "hook_compress"}
+    grid = space.grid()
+    assert grid["variant"] == ["label_propagation", "hook_compress"]
+
+
+def test_restricted_choices_get_their_own_parameter_name(monkeypatch):
+    """A variant that narrows an axis to two or more strategies samples it as
+    ``<axis>|<variant>``, so the plain axis keeps one distribution.
+    """
+    spec = get_registry().variants["cc"]["hook_compress"]
+    monkeypatch.setattr(spec, "supports", {"driving": ("topology", "temporal")})
+    monkeypatch.setattr(spec, "config_defaults", {"driving": "topology"})
+    space = build_space(get_registry().algorithm("cc"), parse_generator_spec(GRAPH), "cpu")
+    assert space.axis_choices("driving", "hook_compress") == \
+        ("driving|hook_compress", ("temporal", "topology"))
+    assert space.axis_choices("driving", "label_propagation")[0] == "driving"
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=3))
+    for _ in range(30):
+        trial = study.ask()
+        cfg = space.suggest(trial)
+        if cfg["variant"] == "hook_compress":
+            assert trial.params["driving|hook_compress"] == cfg["driving"] != "data"
+            assert "driving" not in trial.params
+        study.tell(trial, 1.0)
+    params = space.trial_params({"variant": "hook_compress", "driving": "data"})
+    assert params == {"variant": "hook_compress"}  # left for the sampler: not supported
+    fixed = space.repaired({"variant": "hook_compress", "driving": "data",
+                            "driving.threshold": 0.5})
+    assert fixed["driving"] == "topology" and "driving.threshold" not in fixed
+
+
+def test_space_version_changes_when_a_variant_changes(monkeypatch):
+    """Changing what a variant supports or defaults to changes the space version."""
+    spec = get_registry().variants["cc"]["hook_compress"]
+    before = space_version()
+    monkeypatch.setattr(spec, "supports", {"driving": ("topology", "temporal")})
+    assert space_version() != before
+    monkeypatch.undo()
+    assert space_version() == before
+    monkeypatch.setattr(spec, "config_defaults", {"driving": "topology", "block_size": 128})
+    assert space_version() != before
+
+
+def test_tune_searches_cc_variants_with_verified_trials(storage):
+    """A CPU study of cc tries both variants, every trial's config suits its variant, every
+    completed trial was checked against the reference, and warm start enqueues each
+    variant's default.
+    """
+    g = parse_generator_spec(GRAPH)
+    result = tune("cc", g, trials=8, backend="cpu", storage=storage, seed=0, sampler="random")
+    assert result.warm_start[:2] == ["default", "default:hook_compress"]
+    trials = _trials(storage, result.study_name)
+    done = [t for t in trials if t.state.name == "COMPLETE"]
+    assert len(done) == 8
+    variants = {t.user_attrs["config"]["variant"] for t in done}
+    assert variants == {"label_propagation", "hook_compress"}
+    reg = get_registry()
+    for t in done:
+        cfg = t.user_attrs["config"]
+        if t.params.get("variant") == "hook_compress":
+            assert "driving" not in t.params and cfg["driving"] == "topology"
+        spec = reg.variants["cc"][cfg["variant"]]
+        assert all(spec.unsupported(axis, cfg[axis]) is None for axis in AXES)
+        assert t.user_attrs["outcome"] == "ok"  # measured and verified, or the same config
+        if not t.user_attrs.get("reused"):
+            assert len(t.user_attrs["times_s"]) == 3
+    assert result.space["axes"]["variant"] == ["label_propagation", "hook_compress"]
+
+
+def test_pinned_variant_study_and_config_auto_carry_the_variant(storage, capsys):
+    """--set variant= tunes one formulation in its own study; --config tuned/auto and the
+    warm start of another graph bring that variant back.
+    """
+    g = parse_generator_spec(GRAPH)
+    result = tune("cc", g, trials=3, backend="cpu", storage=storage, seed=0,
+                  variant="hook_compress")
+    assert result.study_name.startswith("cc[hook_compress]@")
+    assert result.best_config["variant"] == "hook_compress"
+    assert result.space["fixed"]["variant"] == "hook_compress"
+    assert "variant" not in result.space["axes"]
+    cfg, _ = resolve_config("cc", g, "tuned", backend="cpu", storage=storage)
+    assert cfg["variant"] == "hook_compress" and cfg["driving"] == "topology"
+    other = parse_generator_spec("rmat:8,seed=9")
+    cfg, where = resolve_config("cc", other, "auto", backend="cpu", storage=storage)
+    assert cfg["variant"] == "hook_compress" and "nearest tuned graph" in where
+    second = tune("cc", other, trials=1, backend="cpu", storage=storage, seed=0)
+    assert second.warm_start[0].startswith("similar:cc[hook_compress]@")
+    first = _trials(storage, second.study_name)[0]
+    assert first.params["variant"] == "hook_compress"
+    assert main(["tune", "cc", "--generate", GRAPH, "--backend", "cpu", "--storage", storage,
+                 "--set", "driving=data"]) == 2
+    assert "--set takes variant=NAME only" in capsys.readouterr().err

@@ -66,8 +66,11 @@ def _compile(config_text: str, weighted: bool) -> float:
     from gswitch.config import Config
     from gswitch.engine.gpu import GpuEngine
 
+    from .space import variant_spec
+
     t0 = time.perf_counter()
-    gen = generate_source(_SPEC, Config(json.loads(config_text)), weighted=weighted)
+    config = Config(json.loads(config_text))
+    gen = generate_source(variant_spec(_SPEC, config["variant"]), config, weighted=weighted)
     GpuEngine.instance().module(gen)
     return time.perf_counter() - t0
 
@@ -112,8 +115,11 @@ class Precompiler:
     def _module_key(self, config: Any) -> str | None:
         from gswitch.codegen import generate_source
 
+        from .space import variant_spec
+
         try:
-            return generate_source(self.spec, config, weighted=self.weighted).key
+            spec = variant_spec(self.spec, config["variant"])
+            return generate_source(spec, config, weighted=self.weighted).key
         except Exception:  # noqa: BLE001 - the trial itself reports what is wrong
             return None
 

@@ -52,6 +52,10 @@ def add_tuner_commands(sub: Any) -> None:
                       help="source node for bfs/sssp (default: the node of highest degree)")
     tune.add_argument("--param", dest="params", action="append", default=[],
                       metavar="NAME=VALUE", help="algorithm parameter, e.g. --param alpha=0.9")
+    tune.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                      help="pin a config key instead of searching it; the tuner takes "
+                      "variant=NAME (tune one formulation of the algorithm, see gswitch "
+                      "algorithms; default: the variant is searched too)")
     tune.add_argument("--trials", type=int, default=50, metavar="N",
                       help="finished trials the study should have (default 50); running the "
                       "command again resumes up to N")
@@ -169,13 +173,21 @@ def _table(result: Any) -> str:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Handler of ``gswitch tune``."""
-    from gswitch.cli import _check_output, _load, _parse_params
-    from gswitch.config import Config
+    from gswitch.cli import _check_output, _load, _parse_params, _variant_spec
+    from gswitch.config import Config, parse_set_options
 
     from .study import tune
 
     if args.trials < 1:
         raise InvalidInput(f"--trials must be at least 1; got {args.trials}")
+    sets = parse_set_options(args.sets)
+    others = sorted(set(sets) - {"variant"})
+    if others:
+        raise InvalidInput(f"gswitch tune --set takes variant=NAME only, got {others[0]}=; "
+                           "the tuner searches the strategies and their parameters")
+    variant = None
+    if "variant" in sets:
+        variant = _variant_spec(args.algorithm, str(sets["variant"])).variant
     export = None
     if args.export:
         export = _check_output(args.export, (".json",), "--export")
@@ -189,7 +201,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
                       warmup=args.warmup, repeats=args.repeats,
                       prune_factor=args.prune_factor, trial_timeout_s=args.trial_timeout,
                       warm_start=args.warm_start, refine=args.refine, progress=update,
-                      name=args.study, compile_ahead=args.compile_ahead)
+                      name=args.study, compile_ahead=args.compile_ahead, variant=variant)
     finally:
         if bar is not None:
             bar.close()

@@ -24,11 +24,21 @@ __all__ = ["resolve_config", "MODES"]
 MODES = ("auto", "tuned")
 
 
-def _usable(entry: dict[str, Any]) -> Config | None:
+def _usable(entry: dict[str, Any], algorithm: str) -> Config | None:
+    """The study's best configuration, or ``None`` when it no longer runs here: a strategy
+    or the variant it names is not installed, or the variant does not support a strategy.
+    """
+    from gswitch.plugins import AXES, get_registry
+
     try:
-        return Config(entry["best_config"])
+        cfg = Config(entry["best_config"])
+        spec = get_registry().algorithm(algorithm, cfg["variant"])
     except GswitchError:
-        return None  # a strategy of that study is no longer installed
+        return None
+    # (variant=default runs whichever formulation supports the strategies: gswitch.run)
+    if cfg["variant"] != "default" and any(spec.unsupported(axis, cfg[axis]) for axis in AXES):
+        return None
+    return cfg
 
 
 def resolve_config(algorithm: str, graph: Any, mode: str = "auto", *, backend: str = "auto",
@@ -45,7 +55,8 @@ def resolve_config(algorithm: str, graph: Any, mode: str = "auto", *, backend: s
         ``tuned`` accepts only a study of this very graph (same fingerprint) on this
         device. ``auto`` takes that when it exists, else the best configuration of the
         tuned graph nearest by features (size, mean degree, degree skew, estimated
-        diameter), else the default configuration.
+        diameter), else the default configuration. The configuration carries the
+        variant (formulation) the study found best.
     backend : {"auto", "cpu", "gpu"}
         Backend the run will use (studies are per device).
     storage : str, optional
@@ -82,7 +93,7 @@ def resolve_config(algorithm: str, graph: Any, mode: str = "auto", *, backend: s
     # the current plugin set first, then older studies whose best still validates
     exact.sort(key=lambda s: s["space_version"] != version)
     for entry in exact:
-        cfg = _usable(entry)
+        cfg = _usable(entry, algorithm)
         if cfg is not None:
             older = "" if entry["space_version"] == version else \
                 " with an earlier plugin set"
@@ -93,14 +104,14 @@ def resolve_config(algorithm: str, graph: Any, mode: str = "auto", *, backend: s
             f"no tuned configuration for {algorithm} on this graph (fingerprint "
             f"{graph.fingerprint[:16]}) on {device} in {url}; run `gswitch tune {algorithm} "
             "...` on it first, or use --config auto")
-    candidates = [s for s in studies if s["features"] and _usable(s) is not None]
+    candidates = [s for s in studies if s["features"] and _usable(s, algorithm) is not None]
     if not candidates:
         return Config(), (f"default config: no {algorithm} study on {device} in {url} "
                           "to borrow from")
     features = graph_features(graph)
     nearest = min(candidates, key=lambda s: feature_distance(features, s["features"]))
     dist = feature_distance(features, nearest["features"])
-    return _usable(nearest), (  # type: ignore[return-value]
+    return _usable(nearest, algorithm), (  # type: ignore[return-value]
         f"config of the nearest tuned graph {nearest['graph'] or nearest['fingerprint'][:16]!r}"
         f" (feature distance {dist:.2f}; study {nearest['study_name']!r}); this graph was "
         "never tuned")

@@ -8,18 +8,28 @@ strategy choice, ``<axis>.<strategy>.<param>`` for a strategy parameter (so two
 strategies' parameters of the same name never share a distribution) and the global
 key itself (``block_size``) for global keys; :meth:`SearchSpace.config` turns them
 back into a :class:`~gswitch.config.Config`.
+
+An algorithm with several formulations (variants, ``gswitch algorithms``) adds the
+categorical ``variant``, sampled first. A variant that supports only some strategies of
+an axis (``AlgorithmSpec.supports``) samples that axis under its own name,
+``<axis>|<variant>`` (``driving|hook_compress``), over the strategies it allows, so each
+study parameter keeps one fixed distribution and a strategy a variant does not support
+is never sampled with it; where a variant allows one strategy of the axis, the axis is
+held there and not sampled at all. Configuration keys the space does not choose take the
+variant's own defaults (``AlgorithmSpec.config_defaults``), as :func:`gswitch.run` does.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gswitch.config import DEFAULTS, GLOBAL_KEYS, Config
-from gswitch.errors import GswitchError, InvalidConfig
+from gswitch.errors import GswitchError, InvalidConfig, InvalidInput
 from gswitch.plugins import AXES, get_registry
 from gswitch.strategy import Categorical, FloatRange, IntRange, ParamSpace
 
@@ -30,11 +40,11 @@ if TYPE_CHECKING:
     from gswitch.graph import Graph
 
 __all__ = ["SearchSpace", "TunerError", "build_space", "space_version", "moves",
-           "TUNED_GLOBAL_KEYS", "SPACE_SCHEMA"]
+           "variant_spec", "TUNED_GLOBAL_KEYS", "SPACE_SCHEMA"]
 
 #: Version of the way this module maps strategies to study parameters; part of the
 #: space version, so a change here starts new studies instead of mixing old ones.
-SPACE_SCHEMA = 1
+SPACE_SCHEMA = 2
 
 #: Global config keys the tuner searches. They are GPU launch mechanics, so they are
 #: searched on the GPU only; ``worklist_capacity`` is a sizing hint, not a choice.
@@ -52,10 +62,13 @@ def _space_dict(space: ParamSpace) -> dict[str, Any]:
 
 
 def space_version() -> str:
-    """Short hash of every registered strategy, its backends and declared parameters.
+    """Short hash of every registered strategy, its backends and declared parameters, and
+    of every algorithm's variants (which is the default, what each supports, its config
+    defaults).
 
-    Installing, removing or changing a strategy plugin changes it, so a study (whose
-    name includes it) never sees a categorical whose choices changed.
+    Installing, removing or changing a strategy plugin, or a formulation of an algorithm,
+    changes it, so a study (whose name includes it) never sees a categorical whose
+    choices changed.
 
     Returns
     -------
@@ -72,12 +85,40 @@ def space_version() -> str:
                    "params": {p: _space_dict(s) for p, s in sorted(cls.params.items())}}
             for name, cls in sorted(reg.strategies[axis].items())
         }
+    data["variants"] = {
+        name: {v: {"default": spec.default_variant, "supports": spec.supports,
+                   "defaults": spec.config_defaults} for v, spec in sorted(family.items())}
+        for name, family in sorted(reg.variants.items())}
     text = json.dumps(data, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 def _param_name(axis: str, strategy: str, param: str) -> str:
     return f"{axis}.{strategy}.{param}"
+
+
+def _axis_param(axis: str, variant: str) -> str:
+    """Study parameter of an axis whose choices ``variant`` restricts."""
+    return f"{axis}|{variant}"
+
+
+def variant_spec(spec: AlgorithmSpec, variant: str) -> AlgorithmSpec:
+    """The formulation of ``spec``'s algorithm that a config's ``variant`` names (``spec``
+    itself for ``default`` or its own variant).
+    """
+    if variant in ("default", spec.variant):
+        return spec
+    return get_registry().algorithm(spec.name, variant)
+
+
+def _family(spec: AlgorithmSpec) -> dict[str, AlgorithmSpec]:
+    """Every registered variant of ``spec``'s algorithm, the default first (``spec`` alone
+    when it is not registered).
+    """
+    family = get_registry().variants.get(spec.name, {})
+    if family.get(spec.variant) is not spec:
+        return {spec.variant: spec}
+    return dict(sorted(family.items(), key=lambda kv: (not kv[1].default_variant, kv[0])))
 
 
 #: Factors of a move on a log-scaled range, and fractions of the range on a linear one:
@@ -143,10 +184,20 @@ class SearchSpace:
     backend : str
         ``cpu`` or ``gpu``.
     axes : dict[str, tuple[str, ...]]
-        Searched axes (two or more accepted strategies) and their choices.
+        Searched axes (two or more accepted strategies) and their choices, and
+        ``variant`` with the searched formulations when the algorithm has two or more
+        that run here (first, the default one leading).
     fixed : dict[str, str]
         Axes held at one strategy (the only one accepted, or the default when no
-        strategy of the axis runs on this backend).
+        strategy of the axis runs on this backend), and ``variant`` when one formulation
+        is searched.
+    restricted : dict[str, dict[str, tuple[str, ...]]]
+        Per variant, the axes whose choices it narrows (the strategies it supports and
+        accepts); sampled as ``<axis>|<variant>``, or held when one choice is left.
+    variant_defaults : dict[str, dict[str, Any]]
+        Per variant, its config defaults, for the keys the space does not choose.
+    default_variant : str
+        The variant a config's ``variant: default`` stands for.
     params : dict[tuple[str, str], dict[str, ParamSpace]]
         Searched parameters per ``(axis, strategy)``.
     global_params : dict[str, ParamSpace]
@@ -154,9 +205,12 @@ class SearchSpace:
     compile_time : list[str]
         Study parameter names whose change recompiles the kernel module.
     excluded : dict[str, str]
-        ``"<axis>=<strategy>"`` left out, with the reason.
+        ``"<axis>=<strategy>"`` left out (``... with variant=<v>`` when only that
+        variant refuses it), and ``variant=<v>`` left out, with the reason.
     version : str
         :func:`space_version` when the space was built.
+    specs : dict[str, AlgorithmSpec]
+        The searched formulations by variant name.
 
     """
 
@@ -164,11 +218,91 @@ class SearchSpace:
     backend: str
     axes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     fixed: dict[str, str] = field(default_factory=dict)
+    restricted: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    variant_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    default_variant: str = "default"
     params: dict[tuple[str, str], dict[str, ParamSpace]] = field(default_factory=dict)
     global_params: dict[str, ParamSpace] = field(default_factory=dict)
     compile_time: list[str] = field(default_factory=list)
     excluded: dict[str, str] = field(default_factory=dict)
     version: str = ""
+    specs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """The searched variants (one when the variant is held)."""
+        if "variant" in self.axes:
+            return self.axes["variant"]
+        return (self.fixed.get("variant", self.default_variant),)
+
+    def axis_choices(self, axis: str, variant: str) -> tuple[str | None, tuple[str, ...]]:
+        """The study parameter that picks ``axis``'s strategy under ``variant`` (``None``
+        when the axis is held) and the strategies it picks from.
+        """
+        narrowed = self.restricted.get(variant, {}).get(axis)
+        if narrowed is not None:
+            return (_axis_param(axis, variant) if len(narrowed) > 1 else None), narrowed
+        if axis in self.axes:
+            return axis, self.axes[axis]
+        return None, (self.fixed[axis],)
+
+    def spec(self, config: Config | dict[str, Any]) -> AlgorithmSpec:
+        """The formulation ``config``'s ``variant`` runs."""
+        variant = config.get("variant", "default")
+        return self.specs[self.default_variant if variant == "default" else variant]
+
+    def _variant_of(self, params: dict[str, Any]) -> str:
+        if "variant" not in self.axes:
+            return self.fixed.get("variant", self.default_variant)
+        if "variant" not in params:
+            raise InvalidConfig("study parameters name no variant")
+        return params["variant"]
+
+    def _decode(self, params: dict[str, Any]) -> tuple[str, dict[str, str]]:
+        """The variant and the strategy per axis that study parameters ``params`` pick."""
+        variant = self._variant_of(params)
+        chosen = {}
+        for axis in AXES:
+            name, choices = self.axis_choices(axis, variant)
+            if name is not None and name not in params:
+                raise InvalidConfig(f"study parameters name no {name} strategy")
+            chosen[axis] = params[name] if name is not None else choices[0]
+        return variant, chosen
+
+    def _encode(self, variant: str, chosen: dict[str, str], values: dict[str, Any]
+                ) -> dict[str, Any]:
+        """Study parameters picking ``variant`` and the strategies ``chosen``; parameter
+        values from ``values`` where it has them, else their defaults.
+        """
+        out: dict[str, Any] = {}
+        if "variant" in self.axes:
+            out["variant"] = variant
+        for axis in AXES:
+            name, _ = self.axis_choices(axis, variant)
+            if name is not None:
+                out[name] = chosen[axis]
+            for pname, space in self.params.get((axis, chosen[axis]), {}).items():
+                key = _param_name(axis, chosen[axis], pname)
+                out[key] = values.get(key, space.default)
+        for key, space in self.global_params.items():
+            out[key] = values.get(key, space.default)
+        return out
+
+    def _moved_variant(self, variant: str, chosen: dict[str, str]) -> dict[str, str]:
+        """``chosen`` under ``variant``: each strategy it supports kept, the others
+        replaced by the variant's default for the axis (else the global default, else its
+        first choice).
+        """
+        out = {}
+        for axis in AXES:
+            _, choices = self.axis_choices(axis, variant)
+            if chosen[axis] in choices:
+                out[axis] = chosen[axis]
+                continue
+            wanted = (self.variant_defaults.get(variant, {}).get(axis), DEFAULTS.get(axis))
+            out[axis] = next((w for w in wanted if w in choices), choices[0])
+        return out
 
     # ------------------------------------------------------------------ sampling
     @staticmethod
@@ -183,7 +317,8 @@ class SearchSpace:
         raise TypeError(f"unknown parameter space {space!r}")
 
     def suggest(self, trial: optuna.Trial) -> Config:
-        """Sample a configuration: each axis, then the chosen strategy's parameters.
+        """Sample a configuration: the variant, each axis (over the strategies that
+        variant supports), then the chosen strategies' parameters.
 
         Parameters
         ----------
@@ -198,7 +333,7 @@ class SearchSpace:
 
         """
         return self._assemble(
-            lambda axis: trial.suggest_categorical(axis, list(self.axes[axis])),
+            lambda name, choices: trial.suggest_categorical(name, list(choices)),
             lambda name, space: self._suggest(trial, name, space))
 
     def config(self, params: dict[str, Any]) -> Config:
@@ -208,32 +343,62 @@ class SearchSpace:
         Raises
         ------
         InvalidConfig
-            A value the configuration refuses.
+            A value the configuration refuses, a missing variant or strategy choice, or
+            a strategy its variant does not allow.
 
         """
-        missing = [axis for axis in self.axes if axis not in params]
-        if missing:
-            raise InvalidConfig(f"study parameters name no {missing[0]} strategy")
-        return self._assemble(lambda axis: params[axis],
-                              lambda name, space: params.get(name, space.default))
+        def choose(name: str, choices: tuple[str, ...]) -> str:
+            if name not in params:
+                raise InvalidConfig(f"study parameters name no {name} strategy")
+            if params[name] not in choices:
+                raise InvalidConfig(f"study parameter {name}={params[name]} is not one of "
+                                    f"{', '.join(choices)}")
+            return params[name]
 
-    def _assemble(self, axis_choice: Callable[[str], str],
+        return self._assemble(choose, lambda name, space: params.get(name, space.default))
+
+    def _assemble(self, choose: Callable[[str, tuple[str, ...]], str],
                   value: Callable[[str, ParamSpace], Any]) -> Config:
-        values: dict[str, Any] = dict(self.fixed)
+        values: dict[str, Any] = {}
+        variant = choose("variant", self.axes["variant"]) if "variant" in self.axes \
+            else self.fixed.get("variant", self.default_variant)
+        values["variant"] = variant
         for axis in AXES:
-            if axis in self.axes:
-                values[axis] = axis_choice(axis)
+            name, choices = self.axis_choices(axis, variant)
+            values[axis] = choose(name, choices) if name is not None else choices[0]
             for pname, space in self.params.get((axis, values[axis]), {}).items():
                 values[f"{axis}.{pname}"] = value(_param_name(axis, values[axis], pname), space)
         for key, space in self.global_params.items():
             values[key] = value(key, space)
+        values.update(self._unchosen_defaults(variant, values))
         return Config(values)
+
+    def _unchosen_defaults(self, variant: str, values: dict[str, Any]) -> dict[str, Any]:
+        """The variant's config defaults for the keys the space leaves to defaults (global
+        keys it does not search, parameters of a chosen strategy it does not search), as
+        :func:`gswitch.runner.with_variant_defaults` gives them to a run.
+        """
+        own = self.variant_defaults.get(variant, {})
+        reg = get_registry()
+        out = {}
+        for key, v in own.items():
+            if key in values:
+                continue  # chosen by the space
+            axis, dot, pname = key.partition(".")
+            if not dot:
+                if key in GLOBAL_KEYS:
+                    out[key] = v
+            elif axis in AXES and own.get(axis, values[axis]) == values[axis] \
+                    and pname in reg.strategy(axis, values[axis]).params:
+                out[key] = v
+        return out
 
     def neighbours(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         """Study parameters one move away from ``params``, for a local search around the
         best configuration: each parameter of the chosen strategies and each global key
-        moved (see :func:`moves`), and each axis switched to another strategy whose
-        parameters take their defaults.
+        moved (see :func:`moves`), each axis switched to another strategy whose
+        parameters take their defaults, and the variant switched to each other one (the
+        strategies it supports kept, each other replaced by its default for the axis).
 
         Parameters
         ----------
@@ -255,26 +420,25 @@ class SearchSpace:
                 seen.add(text)
                 out.append(candidate)
 
+        variant, chosen = self._decode(params)
         spaces = {key: space for key, space in self.global_params.items()}
         for axis in AXES:
-            name = params.get(axis, self.fixed.get(axis))
-            for pname, space in self.params.get((axis, name), {}).items():
-                spaces[_param_name(axis, name, pname)] = space
+            for pname, space in self.params.get((axis, chosen[axis]), {}).items():
+                spaces[_param_name(axis, chosen[axis], pname)] = space
         for key, space in spaces.items():
             if key in params:
                 for value in moves(space, params[key]):
                     add({**params, key: value})
-        for axis, choices in self.axes.items():
-            current = params.get(axis)
-            dropped = {_param_name(axis, current, p) for p in self.params.get((axis, current), {})}
+        for axis in AXES:
+            name, choices = self.axis_choices(axis, variant)
+            if name is None:
+                continue
             for other in choices:
-                if other == current:
-                    continue
-                candidate = {k: v for k, v in params.items() if k not in dropped}
-                candidate[axis] = other
-                for pname, space in self.params.get((axis, other), {}).items():
-                    candidate[_param_name(axis, other, pname)] = space.default
-                add(candidate)
+                if other != chosen[axis]:
+                    add(self._encode(variant, {**chosen, axis: other}, params))
+        for other in self.axes.get("variant", ()):
+            if other != variant:
+                add(self._encode(other, self._moved_variant(other, chosen), params))
         return out
 
     def continued(self, params: dict[str, Any], parent: dict[str, Any]
@@ -305,10 +469,13 @@ class SearchSpace:
         key = keys[0]
         space = self.global_params.get(key)
         if space is None:
+            try:
+                _, chosen = self._decode(params)
+            except InvalidConfig:
+                return None
             for axis in AXES:
-                name = params.get(axis, self.fixed.get(axis))
-                for pname, candidate in self.params.get((axis, name), {}).items():
-                    if _param_name(axis, name, pname) == key:
+                for pname, candidate in self.params.get((axis, chosen[axis]), {}).items():
+                    if _param_name(axis, chosen[axis], pname) == key:
                         space = candidate
         if not isinstance(space, (IntRange, FloatRange)):
             return None
@@ -326,26 +493,32 @@ class SearchSpace:
     def trial_params(self, config: Config | dict[str, Any]) -> dict[str, Any]:
         """Study parameters that reproduce ``config`` (for ``enqueue_trial``).
 
-        Values the space cannot express (a strategy not in this space, a value out of
-        its range) are left out, so the sampler fills them in.
+        Values the space cannot express (a variant or strategy not in this space, a
+        strategy its variant does not allow, a value out of its range) are left out, so
+        the sampler fills them in; a config of a variant the space does not search gives
+        its global keys only.
         """
         cfg = dict(config)
         out: dict[str, Any] = {}
-        for axis in AXES:
-            name = cfg.get(axis, self.fixed.get(axis))
-            if axis in self.axes:
-                if name not in self.axes[axis]:
+        variant = cfg.get("variant", "default")
+        variant = self.default_variant if variant == "default" else variant
+        if variant in self.variants:
+            if "variant" in self.axes:
+                out["variant"] = variant
+            for axis in AXES:
+                param, choices = self.axis_choices(axis, variant)
+                name = cfg.get(axis, choices[0] if param is None else None)
+                if name not in choices:
                     continue
-                out[axis] = name
-            elif name != self.fixed.get(axis):
-                continue
-            for pname, space in self.params.get((axis, name), {}).items():
-                key = f"{axis}.{pname}"
-                if key in cfg:
-                    try:
-                        out[_param_name(axis, name, pname)] = space.validate(key, cfg[key])
-                    except InvalidConfig:
-                        pass
+                if param is not None:
+                    out[param] = name
+                for pname, space in self.params.get((axis, name), {}).items():
+                    key = f"{axis}.{pname}"
+                    if key in cfg:
+                        try:
+                            out[_param_name(axis, name, pname)] = space.validate(key, cfg[key])
+                        except InvalidConfig:
+                            pass
         for key, space in self.global_params.items():
             if key in cfg:
                 try:
@@ -354,12 +527,42 @@ class SearchSpace:
                     pass
         return out
 
+    def repaired(self, config: dict[str, Any]) -> dict[str, Any] | None:
+        """``config`` made valid for its variant: a strategy the variant does not support
+        is replaced by the variant's default for that axis (else the global default,
+        else its first supported strategy), and that strategy's parameters dropped;
+        ``None`` when ``config`` names a variant this space does not search.
+        """
+        values = dict(config)
+        variant = values.get("variant", "default")
+        variant = self.default_variant if variant == "default" else variant
+        if variant not in self.variants:
+            return None
+        spec = self.specs.get(variant)
+        if spec is None:
+            return values
+        values["variant"] = variant
+        own = self.variant_defaults.get(variant, {})
+        for axis in AXES:
+            current = values.get(axis, DEFAULTS.get(axis))
+            if current is None or not spec.unsupported(axis, current):
+                continue
+            allowed = spec.supports[axis]
+            values = {k: v for k, v in values.items() if not k.startswith(f"{axis}.")}
+            values[axis] = next((w for w in (own.get(axis), DEFAULTS.get(axis))
+                                 if w in allowed), allowed[0])
+        return values
+
     def grid(self) -> dict[str, list[Any]]:
-        """Search space for Optuna's ``GridSampler``: every combination of strategies,
-        each parameter at its declared default (a grid over continuous parameters would
-        be unbounded).
+        """Search space for Optuna's ``GridSampler``: every variant and combination of
+        strategies, each parameter at its declared default (a grid over continuous
+        parameters would be unbounded).
         """
         out: dict[str, list[Any]] = {axis: list(ch) for axis, ch in self.axes.items()}
+        for variant, narrowed in self.restricted.items():
+            for axis, choices in narrowed.items():
+                if len(choices) > 1:
+                    out[_axis_param(axis, variant)] = list(choices)
         for (axis, name), params in self.params.items():
             for pname, space in params.items():
                 out[_param_name(axis, name, pname)] = [space.default]
@@ -369,11 +572,9 @@ class SearchSpace:
 
     @property
     def n_combinations(self) -> int:
-        """Number of strategy combinations (ignoring parameters)."""
-        n = 1
-        for choices in self.axes.values():
-            n *= len(choices)
-        return n
+        """Number of (variant, strategy combination) pairs (ignoring parameters)."""
+        return sum(math.prod(len(self.axis_choices(axis, v)[1]) for axis in AXES)
+                   for v in self.variants)
 
     def describe(self) -> dict[str, Any]:
         """JSON-friendly description (stored on the study)."""
@@ -381,6 +582,8 @@ class SearchSpace:
             "backend": self.backend,
             "axes": {a: list(c) for a, c in self.axes.items()},
             "fixed": dict(self.fixed),
+            "restricted": {v: {a: list(c) for a, c in axes.items()}
+                           for v, axes in self.restricted.items()},
             "params": {f"{a}.{n}": {p: _space_dict(s) for p, s in ps.items()}
                        for (a, n), ps in self.params.items()},
             "globals": {k: _space_dict(s) for k, s in self.global_params.items()},
@@ -393,10 +596,13 @@ class SearchSpace:
 def _accepts(spec: AlgorithmSpec, graph: Graph, axis: str, name: str,
              backend: str) -> str | None:
     """``None`` when strategy ``name`` accepts the combination with the other axes at
-    their defaults or with one other axis changed; else the first reason given.
+    their defaults (the variant's, else the global ones) or with one other axis changed;
+    else the first reason given.
     """
     reg = get_registry()
     base = {a: DEFAULTS[a] for a in AXES if a in DEFAULTS}
+    base.update({a: v for a, v in spec.config_defaults.items() if a in AXES})
+    base["variant"] = spec.variant
     tries = [{**base, axis: name}]
     for other in AXES:
         if other == axis:
@@ -418,19 +624,23 @@ def _accepts(spec: AlgorithmSpec, graph: Graph, axis: str, name: str,
     return first or "refused"
 
 
-def build_space(spec: AlgorithmSpec, graph: Graph, backend: str) -> SearchSpace:
+def build_space(spec: AlgorithmSpec, graph: Graph, backend: str,
+                variants: Sequence[str] | None = None) -> SearchSpace:
     """Assemble the search space for ``spec`` on ``graph`` and ``backend``.
 
     Parameters
     ----------
     spec : AlgorithmSpec
-        The algorithm.
+        The algorithm (its registered variants are searched with it).
     graph : Graph
         The input (as the algorithm sees it, e.g. symmetrised).
     backend : {"cpu", "gpu"}
         Strategies whose ``backends`` lack it are left out; on ``cpu`` compile-time
         parameters (they only change generated device code) and GPU launch keys are
         held at their defaults.
+    variants : sequence of str, optional
+        Search only these variants of the algorithm (``default`` is the default one);
+        default: every registered variant.
 
     Returns
     -------
@@ -439,57 +649,115 @@ def build_space(spec: AlgorithmSpec, graph: Graph, backend: str) -> SearchSpace:
     Raises
     ------
     TunerError
-        When an axis has no strategy that accepts the combination.
+        When an axis has no strategy that accepts the combination under any variant.
+    InvalidInput
+        A name in ``variants`` that is not a variant of the algorithm.
 
     """
     reg = get_registry()
-    space = SearchSpace(spec.name, backend, version=space_version())
+    family = _family(spec)
+    default_variant = next(iter(family))
+    if variants is not None:
+        names = [default_variant if v == "default" else v for v in variants]
+        for v in names:
+            if v not in family:
+                raise InvalidInput(
+                    f"{spec.name} has no variant {v!r}; its variants are "
+                    f"{', '.join(family)} (--set variant=NAME)")
+        family = {v: s for v, s in family.items() if v in names}
+    space = SearchSpace(spec.name, backend, version=space_version(),
+                        default_variant=default_variant)
+    # per variant and axis: the strategies it supports and that accept it here
+    accepted: dict[str, dict[str, list[str]]] = {v: {} for v in family}
+    refusals: dict[str, dict[str, str]] = {}  # "axis=name" -> variant -> reason
+    unsampled: list[str] = []
     for axis in AXES:
-        on_backend = {n: c for n, c in sorted(reg.strategies[axis].items())
-                      if backend in c.backends}
+        on_backend = [n for n, c in sorted(reg.strategies[axis].items())
+                      if backend in c.backends]
+        for name in sorted(set(reg.strategies[axis]) - set(on_backend)):
+            space.excluded[f"{axis}={name}"] = f"does not run on the {backend} backend"
         if not on_backend:
             # nothing on this axis runs on the backend: the engine ignores it
-            space.fixed[axis] = DEFAULTS[axis]
+            unsampled.append(axis)
             continue
-        accepted = []
-        for name in on_backend:
-            reason = _accepts(spec, graph, axis, name, backend)
-            if reason:
-                space.excluded[f"{axis}={name}"] = reason
-            else:
-                accepted.append(name)
-        for name in set(reg.strategies[axis]) - set(on_backend):
-            space.excluded[f"{axis}={name}"] = f"does not run on the {backend} backend"
-        if not accepted:
-            reasons = "; ".join(f"{k}: {v}" for k, v in space.excluded.items()
-                                if k.startswith(axis + "="))
+        for v, vspec in family.items():
+            mine = accepted[v][axis] = []
+            for name in on_backend:
+                reason = vspec.unsupported(axis, name) or \
+                    _accepts(vspec, graph, axis, name, backend)
+                if reason:
+                    refusals.setdefault(f"{axis}={name}", {})[v] = reason
+                else:
+                    mine.append(name)
+    live = [v for v in family if all(accepted[v].values())]
+    for v in family:
+        empty = next((a for a, names in accepted[v].items() if not names), None)
+        if empty is None:
+            continue
+        reasons = "; ".join(f"{k}: {by[v]}" for k, by in refusals.items()
+                            if k.startswith(empty + "=") and v in by)
+        if not live and v == next(iter(family)):
             raise TunerError(
-                f"no valid combination for {spec.name} on the {backend} backend: every "
-                f"{axis} strategy refuses it ({reasons}); try another --backend or install "
-                f"a {axis} plugin that supports {spec.name}")
-        if len(accepted) == 1:
-            space.fixed[axis] = accepted[0]
+                f"no valid combination for {spec.label if len(family) == 1 else spec.name} "
+                f"on the {backend} backend: every {empty} strategy refuses it ({reasons}); "
+                f"try another --backend or install a {empty} plugin that supports "
+                f"{spec.name}")
+        space.excluded[f"variant={v}"] = f"every {empty} strategy refuses it ({reasons})"
+    for key, by in refusals.items():
+        mine = {v: r for v, r in by.items() if v in live}
+        if len(mine) == len(live):
+            space.excluded[key] = mine[live[0]]
         else:
-            default = DEFAULTS.get(axis)
-            # the default first: Optuna's grid and random samplers start nowhere special,
-            # but a person reading the study sees the usual choice first
-            accepted.sort(key=lambda n: (n != default, n))
-            space.axes[axis] = tuple(accepted)
-        for name in accepted:
+            space.excluded.update({f"{key} with variant={v}": r for v, r in mine.items()})
+    if len(live) > 1:
+        space.axes["variant"] = tuple(live)
+    else:
+        space.fixed["variant"] = live[0]
+    for v in live:
+        space.specs[v] = family[v]
+        if family[v].config_defaults:
+            space.variant_defaults[v] = dict(family[v].config_defaults)
+    for axis in AXES:
+        if axis in unsampled:
+            space.fixed[axis] = DEFAULTS[axis]
+            for v in live:  # held at the variant's default, or at one it supports
+                vspec = family[v]
+                held = vspec.config_defaults.get(axis, DEFAULTS[axis])
+                if vspec.unsupported(axis, held):
+                    held = vspec.supports[axis][0]
+                if held != DEFAULTS[axis]:
+                    space.restricted.setdefault(v, {})[axis] = (held,)
+            continue
+        default = DEFAULTS.get(axis)
+        # the default first: Optuna's grid and random samplers start nowhere special,
+        # but a person reading the study sees the usual choice first
+        order = sorted({n for v in live for n in accepted[v][axis]},
+                       key=lambda n: (n != default, n))
+        if len(order) == 1:
+            space.fixed[axis] = order[0]
+        else:
+            space.axes[axis] = tuple(order)
+        for v in live:
+            mine = tuple(n for n in order if n in accepted[v][axis])
+            if mine != tuple(order):
+                space.restricted.setdefault(v, {})[axis] = mine
+        for name in order:
             params = {p: s for p, s in reg.strategy(axis, name).params.items()
                       if backend == "gpu" or not s.compile_time}
             if params:
                 space.params[(axis, name)] = params
                 space.compile_time += [_param_name(axis, name, p) for p, s in params.items()
                                        if s.compile_time]
+    if "variant" in space.axes:  # sampled first, so shown first
+        space.axes = {"variant": space.axes.pop("variant"), **space.axes}
     if backend == "gpu":
         space.global_params = {k: GLOBAL_KEYS[k] for k in TUNED_GLOBAL_KEYS if k in GLOBAL_KEYS}
-    default = Config({a: DEFAULTS[a] for a in AXES if a in DEFAULTS})
     from gswitch.runner import check_combination
 
-    if not space.axes and not space.global_params and not space.params \
-            and check_combination(spec, graph, default, backend):
-        raise TunerError(
-            f"no valid combination for {spec.name} on the {backend} backend: "
-            f"{check_combination(spec, graph, default, backend)}")
+    if space.n_combinations == 1 and not space.global_params and not space.params:
+        default_cfg = space.config({})
+        reason = check_combination(space.spec(default_cfg), graph, default_cfg, backend)
+        if reason:
+            raise TunerError(
+                f"no valid combination for {spec.name} on the {backend} backend: {reason}")
     return space

@@ -431,7 +431,7 @@ class _Session:
                 except GswitchError:
                     continue
                 if cfg.key() not in self.known and \
-                        not check_combination(self.spec, self.graph, cfg, self.backend):
+                        not check_combination(self.space.spec(cfg), self.graph, cfg, self.backend):
                     self.ahead.submit(cfg)
         if waiting:
             return
@@ -509,7 +509,7 @@ class _Session:
                 continue  # a move the configuration refuses
             if cfg.key() in self.known:
                 continue  # the same configuration under other study parameters
-            if check_combination(self.spec, self.graph, cfg, self.backend):
+            if check_combination(self.space.spec(cfg), self.graph, cfg, self.backend):
                 continue  # a strategy refuses it: no trial spent on that
             self.enqueued.add(text)
             attrs: dict[str, Any] = {"source": "refine", "refine_of": best.number}
@@ -537,7 +537,8 @@ class _Session:
             attrs["same_as"] = seen["number"]
             self._tell(trial, config, {**attrs, "value_s": seen["value"], "reused": True}, t0)
             return
-        reason = check_combination(self.spec, self.graph, config, self.backend)
+        reason = check_combination(self.space.spec(config), self.graph, config,
+                                   self.backend)
         if reason:
             self._tell(trial, config, {"outcome": "refused", "reason": reason}, t0)
             return
@@ -649,22 +650,33 @@ def _recover_orphans(study: Any, host: str) -> int:
     return n
 
 
-def _suggested(spec: Any, graph: Any, features: dict[str, float], backend: str
+def _suggested(space: SearchSpace, graph: Any, features: dict[str, float], backend: str
                ) -> list[dict[str, Any]]:
-    """The plugins' suggested configurations that every strategy accepts here."""
+    """The plugins' suggested configurations for each searched variant (the default one
+    first), made valid for it (:meth:`SearchSpace.repaired`), that every strategy accepts
+    here.
+    """
     from gswitch.runner import check_combination
 
     out = []
     default = {a: DEFAULTS[a] for a in AXES if a in DEFAULTS}
-    for lst in get_plugin_manager().hook.gswitch_suggested_configs(
-            algorithm=spec, features=features, backend=backend):
-        for values in lst or []:
-            try:
-                cfg = Config({**default, **dict(values)})
-            except GswitchError:
-                continue  # names a strategy or parameter that is not installed
-            if check_combination(spec, graph, cfg, backend) is None:
-                out.append(cfg.to_dict())
+    for variant in space.variants:
+        spec = space.specs[variant]
+        base = {**default, **spec.config_defaults, "variant": variant}
+        for lst in get_plugin_manager().hook.gswitch_suggested_configs(
+                algorithm=spec, features=features, backend=backend):
+            for values in lst or []:
+                given = dict(values)
+                # a suggestion that picks an axis brings its own parameters for it
+                kept = {k: v for k, v in base.items()
+                        if k not in given and k.split(".")[0] not in given}
+                repaired = space.repaired({**kept, **given, "variant": variant})
+                try:
+                    cfg = Config(repaired)
+                except GswitchError:
+                    continue  # names a strategy or parameter that is not installed
+                if check_combination(spec, graph, cfg, backend) is None:
+                    out.append(cfg.to_dict())
     return out
 
 
@@ -672,14 +684,18 @@ def _warm_start(study: Any, space: SearchSpace, storage: Any, spec: Any, graph: 
                 backend: str, device: str, fingerprint: str, features: dict[str, float],
                 k: int) -> list[str]:
     """Enqueue the best of the ``k`` most similar tuned graphs, the default configuration
-    and the plugins' suggestions, in that order (duplicates once).
+    of each searched variant and the plugins' suggestions, in that order (duplicates
+    once); each made valid for its variant first (:meth:`SearchSpace.repaired`).
     """
     enqueued: list[str] = []
     seen: set[str] = set()
 
     def enqueue(config: dict[str, Any], source: str) -> None:
+        values = space.repaired(config)
+        if values is None:
+            return  # a variant this space does not search (not installed, not pinned)
         try:
-            params = space.trial_params(Config(config))
+            params = space.trial_params(Config(values))
         except GswitchError:
             return  # a strategy of that configuration is no longer installed
         text = json.dumps(params, sort_keys=True)
@@ -695,8 +711,14 @@ def _warm_start(study: Any, space: SearchSpace, storage: Any, spec: Any, graph: 
     for other in others[:k]:
         enqueue(other["best_config"], f"similar:{other['study_name']}")
     # (when a similar graph's best is the default, that trial also times the default)
-    enqueue({a: DEFAULTS[a] for a in AXES if a in DEFAULTS}, "default")
-    for i, config in enumerate(_suggested(spec, graph, features, backend)):
+    # then the default of each other variant (its own config defaults); the first variant
+    # searched (the algorithm's default one unless --set variant= pins another) is "default"
+    from gswitch.runner import with_variant_defaults
+
+    for i, variant in enumerate(space.variants):
+        config = with_variant_defaults(space.specs[variant], {"variant": variant})
+        enqueue(dict(config), "default" if i == 0 else f"default:{variant}")
+    for i, config in enumerate(_suggested(space, graph, features, backend)):
         enqueue(config, f"suggested:{i}")
     return enqueued
 
@@ -731,6 +753,7 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
          prune_factor: float = 3.0, min_deadline_s: float = 0.05,
          trial_timeout_s: float = 120.0, warm_start: int = 2, refine: float = 0.5,
          name: str | None = None, compile_ahead: int | None = None,
+         variant: str | None = None,
          progress: Callable[[dict[str, Any]], None] | None = None) -> TuneResult:
     """Search the strategy configurations for the fastest correct one on ``graph``.
 
@@ -789,6 +812,10 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
         core, at most 8; CPU: 0). 0 compiles each trial in its worker when it runs. On
         the CPU backend nothing compiles, and a number above 0 only asks sampler trials
         ahead.
+    variant : str, optional
+        Tune this formulation of the algorithm only (``--set variant=NAME``; its own
+        study, named ``algorithm[variant]@...``); default: the variant is searched with
+        the strategies, over every registered formulation.
     progress : callable, optional
         Called after every trial with ``outcome``, ``number``, ``best_s``, ``counts``.
 
@@ -846,11 +873,14 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     source = _default_source(spec, graph, source)
     prepared, _ = prepare(spec, graph, source)
     spec.resolve_params(dict(params), prepared.n_nodes)  # refuse bad parameters up front
-    space = build_space(spec, prepared, backend)
+    space = build_space(spec, prepared, backend,
+                        variants=None if variant is None else [variant])
     device = device_key(backend, devices)  # refuses absent or mixed GPUs before any file
     url = storage or default_storage_url()
     store = open_storage(storage)
-    name = name or study_name(spec.name, graph.fingerprint, device, space.version)
+    # a study pinned to one variant searches another space than the full one: its own name
+    pinned = "" if variant is None else f"[{space.variants[0]}]"
+    name = name or study_name(spec.name + pinned, graph.fingerprint, device, space.version)
     try:
         study = optuna.create_study(study_name=name, storage=store, direction="minimize",
                                     sampler=_make_sampler(sampler, space, seed),
@@ -859,7 +889,7 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
         raise InvalidInput(f"cannot create or load study {name!r} in {url}: {exc}") from None
     attrs = study.user_attrs
     for key, mine in (("algorithm", spec.name), ("fingerprint", graph.fingerprint),
-                      ("device", device)):
+                      ("device", device), ("variants", list(space.variants))):
         if attrs and attrs.get(key) not in (None, mine):
             raise TunerError(f"study {name!r} was made for {key} {attrs.get(key)!r}, not "
                              f"{mine!r}; nothing was changed, choose another --study")
@@ -877,6 +907,7 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
                 "graph_name": graph.name or "", "n_nodes": graph.n_nodes,
                 "n_edges": graph.n_edges, "features": features, "device": device,
                 "backend": backend, "space_version": space.version, "space": space.describe(),
+                "variants": list(space.variants),
                 "source": source, "params": params, "reference": ref_desc,
                 "objective": "median device time (s)" if backend == "gpu"
                 else "median end-to-end time (s)"}
