@@ -514,6 +514,7 @@ class AlgorithmSpec:
     stages: list[Any] = field(default_factory=list)
     converge_below: str | None = None
     config_defaults: dict[str, Any] = field(default_factory=dict)
+    priority: ex.Expr | None = None
 
     @property
     def label(self) -> str:
@@ -626,6 +627,26 @@ def trace_operator(marker: _OpMarker, fields: dict[str, NodeField],
     return op
 
 
+def _trace_priority(func: Callable, fields: dict[str, NodeField],
+                    params: dict[str, Param]) -> ex.Expr:
+    """The priority key expression of ``func(n[, params])`` over a node's fields."""
+    tracer = _Tracer(fields, "key")
+    pproxy = _ParamProxy(params)
+    try:
+        n_args = len(inspect.signature(func).parameters)
+        value = func(_NodeProxy(tracer, "self"), *([pproxy] if n_args == 2 else []))
+    finally:
+        for k in [k for k, t in _FIELD_TRACER.items() if t is tracer]:
+            del _FIELD_TRACER[k]
+    if tracer.statements:
+        raise AlgorithmError("priority must return an expression of the node's fields; "
+                             "it may not reduce, assign or total")
+    if not isinstance(value, (ex.Expr, int, float)) or isinstance(value, bool):
+        raise AlgorithmError(f"priority must return a number expression, got {value!r}")
+    key = ex._lift(value, "float64")
+    return key if key.dtype == "float64" else ex.Cast(key, "float64")
+
+
 def algorithm(cls: type | None = None, *, name: str | None = None,
               symmetric: bool = False, weights: str = "any", reference: str = "",
               max_iterations_param: str | None = None, first_hit_final: bool = False,
@@ -633,7 +654,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
               default: bool = True, supports: Mapping[str, Any] | None = None,
               node_after_edges: bool = False, expected: Callable | None = None,
               compare: Callable | None = None, converge_below: str | None = None,
-              defaults: Mapping[str, Any] | None = None) -> Any:
+              defaults: Mapping[str, Any] | None = None,
+              priority: Callable | None = None) -> Any:
     """Class decorator turning a declarative class into an :class:`AlgorithmSpec`.
 
     Parameters
@@ -697,6 +719,12 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         falls below it, instead of when a step activates nothing. The sum is reduced on
         the device and tested in the step's decision, so persistent and CUDA-graph
         launches need no host round trip for it.
+    priority : callable, optional
+        ``priority(n)`` or ``priority(n, params)``: an expression of a node's fields
+        (e.g. ``lambda n: n.dist``), the key an activation carries. A driving strategy
+        that orders work (``priority``: near-far, delta-stepping buckets) processes
+        nodes of small keys first; every other strategy ignores it. A result never
+        depends on it, only the work does, so it must not change what the fixpoint is.
 
     Returns
     -------
@@ -755,6 +783,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
                 isinstance(st, ex.Total) for st in node_spec.statements)):
             raise AlgorithmError("converge_below needs a node operator that calls "
                                  "n.total(value)")
+        key = None if priority is None else _trace_priority(priority, fields, params)
         if max_iterations_param is not None and max_iterations_param not in params:
             raise AlgorithmError(f"max_iterations_param {max_iterations_param!r} is not a Param")
         return AlgorithmSpec(
@@ -782,6 +811,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             compare=compare,
             converge_below=converge_below,
             config_defaults=dict(defaults or {}),
+            priority=key,
         )
 
     if cls is not None:

@@ -351,6 +351,18 @@ def _node_function(op: Operator) -> str:
             + "\n".join("  " + b for b in body) + "\n}\n")
 
 
+def _priority_function(spec: AlgorithmSpec) -> str:
+    """``gs_priority(v)``: the algorithm's priority key at node ``v`` (driving strategies
+    that order work read it; ``GS_HAS_PRIORITY`` says whether the algorithm has one).
+    """
+    if spec.priority is None:
+        return "#define GS_HAS_PRIORITY 0\n"
+    return ("#define GS_HAS_PRIORITY 1\n"
+            "__device__ __forceinline__ double gs_priority(const gs_vid v) {\n"
+            "  const int it = 0;\n  (void)it;\n"
+            f"  return (double)({lower_expr(spec.priority)});\n}}\n")
+
+
 # ---------------------------------------------------------------------- parameter block
 _STATE_FIXED = [
     ("row", "const gs_eid*"), ("col", "const gs_vid*"), ("weights", "const float*"),
@@ -432,7 +444,8 @@ def phase_list(spec: AlgorithmSpec, config: Config) -> list[Phase]:
     if spec.node is not None:
         # after the expansion, its outliers and the pull bookkeeping, before a worklist
         # finishes the step's pushes
-        phases.append(Phase("node", 29 if spec.node_after_edges else 10, "active"))
+        phases.append(Phase("node", 29 if spec.node_after_edges else 10, "active",
+                            runs_in="operators"))
     for strat in config.strategies().values():
         phases.extend(strat.phases(spec, config))
     names = [p.name for p in phases]
@@ -442,14 +455,36 @@ def phase_list(spec: AlgorithmSpec, config: Config) -> list[Phase]:
     return sorted(phases, key=lambda p: p.order)
 
 
-_MODE_C = {"data": "GS_MODE_DATA", "topology": "GS_MODE_TOPOLOGY",
-           "transition": "GS_MODE_TRANSITION"}
+def mode_table(driving: Any) -> str:
+    """``GS_MODE_<NAME>`` for each of the driving strategy's step modes and the core's
+    predicates over a mode word (bit masks over mode numbers, folded at compile time).
+    """
+    modes = driving.modes
+    if not modes or len(modes) > 15:
+        raise AlgorithmError(f"driving {driving.name} must declare 1 to 15 step modes")
+
+    def mask(pred: Any) -> int:
+        return sum(1 << i for i, m in enumerate(modes) if pred(m))
+
+    lines = [f"#define GS_MODE_{m.name.upper()} {i}\n" for i, m in enumerate(modes)]
+    for fn, pred in (("worklist", lambda m: m.items == "worklist"),
+                     ("pushes", lambda m: m.pushes),
+                     ("operators", lambda m: m.operators)):
+        lines.append(f"#define gs_mode_{fn}(mode) ((0x{mask(pred):x}u >> gs_mode_id(mode)) & 1u)\n")
+    return "".join(lines)
 
 
-def _phase_cond(p: Phase) -> str:
+def _phase_cond(p: Phase, driving: Any) -> str:
     conds = []
+    names = driving.mode_names()
     if p.modes:
-        conds.append("(" + " || ".join(f"st.mode == {_MODE_C[m]}" for m in p.modes) + ")")
+        ids = [names.index(m) for m in p.modes if m in names]
+        conds.append("(" + (" || ".join(f"gs_mode_id(st.mode) == {i}" for i in ids)
+                            or "false") + ")")
+    if p.runs_in in ("operators", "frontier"):
+        conds.append("gs_mode_operators(st.mode)")
+    if p.runs_in == "frontier":
+        conds.append("gs_mode_worklist(st.mode)")
     if p.direction == "push":
         conds.append("!st.pull")
     elif p.direction == "pull":
@@ -457,8 +492,9 @@ def _phase_cond(p: Phase) -> str:
     return " && ".join(conds) or "true"
 
 
-def _phase_table(phases: list[Phase]) -> str:
-    en = "".join(f"    case {i}: return {_phase_cond(p)};\n" for i, p in enumerate(phases))
+def _phase_table(phases: list[Phase], driving: Any) -> str:
+    en = "".join(f"    case {i}: return {_phase_cond(p, driving)};\n"
+                 for i, p in enumerate(phases))
     run = "".join(f"    case {i}: gs_phase_{p.name}(st); break;\n" for i, p in enumerate(phases))
     return (f"#define GS_N_PHASES {len(phases)}\n"
             "__device__ __forceinline__ bool gs_phase_enabled(int phase, const GsStep& st) {\n"
@@ -546,8 +582,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
     atomic_free = strategies["driving"].atomic_free()
     direction = strategies["direction"]
     pulls = bool(getattr(direction, "may_pull", False)) and pull_form(spec) is None
-    first_hit = pulls and spec.first_hit_final and set(
-        getattr(strategies["driving"], "modes", ("data", "topology"))) == {"data"}
+    first_hit = pulls and spec.first_hit_final and strategies["driving"].worklist_only()
     defines = {
         "GS_BLOCK_SIZE": str(block),
         "GS_WEIGHTED": "1" if weighted else "0",
@@ -572,6 +607,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         + " ".join(f"{a}={config[a]}" for a in AXES) + "\n",
         _define_lines(defines),
         _core_file("common.cuh"),
+        mode_table(strategies["driving"]),
         _state_struct(members),
         "__device__ __forceinline__ float gs_weight(const gs_eid e) {\n"
         "#if GS_WEIGHTED\n  return __ldg(gs.weights + e);\n#else\n  (void)e;\n  return 1.0f;\n"
@@ -590,6 +626,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         parts.append(_pull_functions(spec))
     if spec.node is not None:
         parts.append(_node_function(spec.node))
+    parts.append(_priority_function(spec))
     skeleton = _core_file("skeleton.cuh")
     for axis in AXES:
         marker = f"/*@slot {axis}@*/"
@@ -597,7 +634,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
             raise AssertionError(f"skeleton has no slot for {axis}")
         skeleton = skeleton.replace(marker, strategies[axis].cuda_source())
     phases = phase_list(spec, config)
-    skeleton = skeleton.replace("/*@phases@*/", _phase_table(phases))
+    skeleton = skeleton.replace("/*@phases@*/", _phase_table(phases, strategies["driving"]))
     parts.append(skeleton)
     source = "\n".join(parts)
     launch = strategies["launch"]

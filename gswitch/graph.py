@@ -146,6 +146,7 @@ class Graph:
         "_symmetric",
         "_fingerprint",
         "_in_degree",
+        "_mean_weight",
         "name",
         "node_labels",
         "__weakref__",
@@ -201,6 +202,7 @@ class Graph:
         self._symmetric: Graph | None = None
         self._fingerprint: str | None = None
         self._in_degree: np.ndarray | None = None
+        self._mean_weight: float | None = None
         self.name = name
         if node_labels is not None and len(node_labels) != indptr.size - 1:
             raise InvalidGraph(f"node_labels has {len(node_labels)} entries, expected one per "
@@ -618,6 +620,15 @@ class Graph:
             d.flags.writeable = False
             self._in_degree = d
         return self._in_degree
+
+    @property
+    def mean_weight(self) -> float:
+        """Mean edge weight (1.0 without weights or edges), computed once."""
+        if self._mean_weight is None:
+            w = self._weights
+            self._mean_weight = 1.0 if w is None or w.size == 0 else float(
+                np.mean(w, dtype=np.float64))
+        return self._mean_weight
 
     def sources(self) -> np.ndarray:
         """Source id of every edge, aligned with :attr:`indices` (int32)."""

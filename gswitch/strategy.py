@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Buffer",
     "Phase",
+    "StepMode",
     "Categorical",
     "IntRange",
     "FloatRange",
@@ -169,11 +170,17 @@ class Phase:
         ``"words"`` (``ceil(nodes / 32)``) or ``"queued"`` (a strategy side queue whose
         size the phase reads itself; the host sizes it like ``"active"``).
     modes : tuple of str, optional
-        Step modes (``data``, ``topology``, ``transition``) it runs in; all if empty.
+        Names of the driving strategy's step modes (:class:`StepMode`) it runs in; a
+        name the chosen driving strategy does not declare never matches. All modes if
+        empty (subject to ``runs_in``).
     direction : str, optional
         ``"push"`` or ``"pull"``: run only in steps of that direction.
     threads_per_item : int
         Threads the host loop gives each item.
+    runs_in : {"all", "operators", "frontier"}
+        Which steps run it, whatever the mode names: every step, steps that run the
+        algorithm's operators (:attr:`StepMode.operators`), or operator steps whose
+        items come from the worklist (a frontier to test membership in).
     """
 
     name: str
@@ -182,6 +189,45 @@ class Phase:
     modes: tuple[str, ...] = ()
     direction: str | None = None
     threads_per_item: int = 1
+    runs_in: str = "all"
+
+
+@dataclass(frozen=True)
+class StepMode:
+    """One kind of step a driving strategy produces.
+
+    The core knows no mode by name: it reads these properties. A driving strategy lists
+    its modes in :attr:`DrivingStrategy.modes`; the position in that tuple is the mode's
+    number in the control block's mode word (its low 4 bits; the bits from 8 up carry
+    the strategy's own state, see :class:`DrivingStrategy`), and codegen defines
+    ``GS_MODE_<NAME>`` for it.
+
+    Parameters
+    ----------
+    name : str
+        Identifier, unique within the strategy (a C identifier once upper-cased).
+    items : {"worklist", "nodes"}
+        What the step's active items are: the worklist's (``gs_wl_item``) or every node.
+    pushes : bool
+        Activations are pushed to the worklist of the next step (else only counted, and
+        the count decides).
+    operators : bool
+        The step runs the algorithm's node and edge operators. A step that does not
+        runs only the phases its driving strategy (or a worklist) adds: a refill of the
+        worklist from a strategy's own store, say.
+    """
+
+    name: str
+    items: str
+    pushes: bool
+    operators: bool = True
+
+    def __post_init__(self) -> None:
+        if self.items not in ("worklist", "nodes"):
+            raise ValueError(f"StepMode {self.name}: items must be 'worklist' or 'nodes', "
+                             f"got {self.items!r}")
+        if not self.name.isidentifier():
+            raise ValueError(f"StepMode name {self.name!r} is not an identifier")
 
 
 class Strategy:
@@ -356,32 +402,99 @@ class LoadBalanceStrategy(Strategy):
     def phases(self, spec: AlgorithmSpec, config: Config) -> list[Phase]:
         """The push expansion, in steps that push."""
         return [Phase("expand", 20, "active", direction="push",
-                      threads_per_item=self.threads_per_item())]
+                      threads_per_item=self.threads_per_item(), runs_in="operators")]
 
 
 class DrivingStrategy(Strategy):
     """Driving axis: which nodes are active in a step and when the run stops.
 
-    Modes: ``data`` (the worklist's items, activations pushed), ``topology`` (every
-    node, activations only counted) and ``transition`` (every node, activations pushed:
-    the step that rebuilds a worklist when a hybrid leaves topology mode). The fragment
-    defines ``__device__ int gs_decide(int mode, unsigned count, int* done)``, the
-    mode of the next step from this step's count (pushes, or activations in topology
-    mode), reading its own runtime arguments from ``gs``; :meth:`next_mode` is the
-    same rule in Python for the CPU engine.
+    The core names no mode: a driving strategy declares the kinds of step it produces
+    in :attr:`modes` (:class:`StepMode`: where the items come from, whether activations
+    are pushed or counted, whether the algorithm's operators run). The fragment defines
+    ``__device__ int gs_decide(int mode, unsigned count, const unsigned* slot, int*
+    done)``: the mode word of the next step from this step's mode word and count (pushes,
+    or activations when the mode only counts), reading its own runtime arguments from
+    ``gs`` and, if it needs them, the step's counter slot ``slot`` (``GS_CTL_DRIVE``
+    and ``GS_CTL_DRIVE + 1`` are the strategy's: zero at the start of the step). The low
+    4 bits of the mode word are the mode's number (``GS_MODE_<NAME>``, its position in
+    :attr:`modes`); bits 8 and up are the strategy's own state between steps (a bucket,
+    say), kept in a register by the persistent kernel and in the control block
+    otherwise, so the decision stays a pure function every thread of a grid can take.
+
+    A strategy that defines ``GS_DRIVE_ADMIT`` (see :meth:`defines`) also defines
+    ``__device__ bool gs_drive_admit(GsStep& st, gs_vid u)``, asked before each push:
+    ``false`` keeps ``u`` back in the strategy's own store, from which a later step
+    (a mode without operators, with a phase of the strategy) pushes it. Every node
+    kept back must be pushed eventually: a result never depends on the driving
+    strategy, only the work does.
+
+    The CPU engine uses :meth:`initial_mode`, :meth:`next_mode` and, for strategies
+    that keep nodes back, :meth:`begin`, :meth:`admit` and :meth:`refill`.
     """
 
     axis = "driving"
-    #: The step modes this strategy can produce (``data``, ``topology``, ``transition``).
-    modes: ClassVar[tuple[str, ...]] = ("data", "topology", "transition")
+    #: The kinds of step this strategy produces; the first is mode number 0.
+    modes: ClassVar[tuple[StepMode, ...]] = ()
+    #: Activations may be kept back and pushed in a later step (steps then no longer
+    #: follow the order of activation: a level-synchronous algorithm is not).
+    defers: ClassVar[bool] = False
+
+    @classmethod
+    def mode_names(cls) -> tuple[str, ...]:
+        """Names of :attr:`modes`, in mode-number order."""
+        return tuple(m.name for m in cls.modes)
+
+    @classmethod
+    def mode(cls, name: str) -> StepMode:
+        """The declared mode called ``name``."""
+        for m in cls.modes:
+            if m.name == name:
+                return m
+        raise KeyError(f"driving {cls.name} has no mode {name!r}; it has "
+                       f"{', '.join(cls.mode_names())}")
+
+    @classmethod
+    def worklist_only(cls) -> bool:
+        """Every step is an operator step over the worklist's items, in activation
+        order (no mode sweeps every node, nothing is kept back).
+        """
+        return bool(cls.modes) and not cls.defers and all(
+            m.items == "worklist" and m.operators for m in cls.modes)
 
     def initial_mode(self, n_active: int, n_nodes: int) -> str:
-        """Mode of step 0."""
-        return "data"
+        """Name of the mode of step 0."""
+        return self.modes[0].name
 
     def next_mode(self, mode: str, n_next: int, n_nodes: int) -> str:
-        """Mode of the next step given this step's activation count."""
+        """Name of the next step's mode given this step's activation count (CPU engine).
+
+        For a strategy that keeps nodes back, ``n_next`` counts what entered the
+        worklist, and :meth:`refill` decides the modes without operators.
+        """
         return mode
+
+    def begin(self, graph: Graph, config: Config, key: Any) -> Any:
+        """CPU engine: per-run state of a strategy that keeps nodes back.
+
+        ``key(nodes)`` evaluates the algorithm's priority key at ``nodes`` (``None``
+        when the algorithm declares none).
+        """
+        return None
+
+    def admit(self, state: Any, nodes: Any) -> Any:
+        """CPU engine: the activations (sorted node ids) that enter the next worklist;
+        the strategy keeps the rest in ``state``.
+        """
+        return nodes
+
+    def refill(self, state: Any, mode: str) -> tuple[Any, str | None]:
+        """CPU engine: a step of ``mode`` whose :attr:`StepMode.operators` is false.
+
+        Returns the next worklist and the next mode's name, or ``None`` when the run is
+        done.
+        """
+        raise NotImplementedError(f"driving {self.name} declares mode {mode!r} without "
+                                  "operators but no refill")
 
     def atomic_free(self) -> bool:
         """Whether topology sweeps may use the non-atomic form of monotone reductions."""

@@ -11,6 +11,7 @@ BUILTIN_MODULES = (
     "gswitch.strategies.driving.data",
     "gswitch.strategies.driving.topology",
     "gswitch.strategies.driving.temporal",
+    "gswitch.strategies.driving.priority",
     "gswitch.strategies.direction.push",
     "gswitch.strategies.direction.pull",
     "gswitch.strategies.direction.direction_optimizing",

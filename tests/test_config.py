@@ -275,6 +275,8 @@ def _expected_valid_count(spec, backend):
     # atomic_free=True needs monotone reductions: one of topology's two variants goes
     monotone = all(k.monotone for k in spec.edge.activating)
     driving = per["driving"] - (0 if monotone else 1)
+    # priority driving (two policies) needs a priority key
+    driving -= 0 if spec.priority is not None else 2
     rest = per["load_balance"] * driving * per["direction"]
     if backend != "gpu":
         return per["worklist"] * rest * per["launch"], total
@@ -289,12 +291,12 @@ def _expected_valid_count(spec, backend):
 
 
 def test_option_counts_by_hand():
-    """The categorical search space is as declared: 5 x 7 x 4 x 9 x 3 combinations."""
+    """The categorical search space is as declared: 5 x 7 x 6 x 9 x 3 combinations."""
     counts = _option_counts()
     assert {a: sum(c.values()) for a, c in counts.items()} == {
-        "worklist": 2 + 2 + 1, "load_balance": 1 + 5 + 1, "driving": 1 + 2 + 1,
+        "worklist": 2 + 2 + 1, "load_balance": 1 + 5 + 1, "driving": 1 + 2 + 1 + 2,
         "direction": 1 + 4 + 4, "launch": 3}
-    assert len(list(iter_configs())) == 5 * 7 * 4 * 9 * 3
+    assert len(list(iter_configs())) == 5 * 7 * 6 * 9 * 3
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)

@@ -6,9 +6,10 @@ namespace cg = cooperative_groups;
 typedef int gs_vid;   // node id
 typedef int gs_eid;   // edge offset (graphs of 2^31 edges or more are refused on the GPU)
 
-#define GS_MODE_DATA 0        // the worklist's items, activations pushed
-#define GS_MODE_TOPOLOGY 1    // every node, activations only counted
-#define GS_MODE_TRANSITION 2  // every node, activations pushed (leaving topology mode)
+// Step modes are the driving strategy's (codegen defines GS_MODE_<NAME> and the
+// predicates gs_mode_worklist / gs_mode_pushes / gs_mode_operators from its StepModes).
+// A mode word's low 4 bits are the mode's number, bits 8 and up the strategy's state.
+#define gs_mode_id(mode) ((mode) & 15)
 
 // Control block. Three rotating slots of 8 words: step `it` writes the counters of
 // slot GS_CTL_SLOT(it) (its pushes are the size of step it + 1), then the step state.
@@ -18,6 +19,7 @@ typedef int gs_eid;   // edge offset (graphs of 2^31 edges or more are refused o
 #define GS_CTL_OVERFLOW 2     // a push found the worklist full (the host grows it)
 #define GS_CTL_FEDGES 3       // out-edges of the activated nodes (direction decisions)
 #define GS_CTL_TOTAL 4        // double (words 4..5): the step's n.total() sum (GS_CONVERGE)
+#define GS_CTL_DRIVE 6        // words 6..7: the driving strategy's own counters
 // One 16-byte header (words 24..27) that a phase kernel reads with a single load.
 #define GS_CTL_IT 24          // the next step to run
 #define GS_CTL_MODE 25        // its mode

@@ -42,12 +42,12 @@ __device__ __forceinline__ GsStep gs_make_step(int it, int mode, int pull, unsig
 #if GS_CONVERGE
   st.total = 0.0;
 #endif
-  st.n_items = mode == GS_MODE_DATA ? gs_wl_size(st) : (unsigned)gs.n;
+  st.n_items = gs_mode_worklist(mode) ? gs_wl_size(st) : (unsigned)gs.n;
   return st;
 }
 
 __device__ __forceinline__ gs_vid gs_item(const GsStep& st, unsigned i) {
-  if (st.mode != GS_MODE_DATA) return (gs_vid)i;
+  if (!gs_mode_worklist(st.mode)) return (gs_vid)i;
   return i == st.pre_i ? st.pre_v : gs_wl_item(st, i);
 }
 
@@ -55,7 +55,11 @@ __device__ __forceinline__ unsigned gs_out_degree(gs_vid v) {
   return (unsigned)(__ldg(gs.row + v + 1) - __ldg(gs.row + v));
 }
 
-// An activated node: counted in topology steps, pushed otherwise. Direction decisions
+#if GS_DRIVE_ADMIT
+__device__ __forceinline__ bool gs_drive_admit(GsStep& st, gs_vid u);
+#endif
+
+// An activated node: counted when the step's mode only counts, pushed otherwise. Direction decisions
 // also need the out-edges of what was activated. Both counts stay in registers until the
 // phase ends (gs_flush_counts): one atomic per warp and phase on the shared control
 // line instead of one per activation, which serialised pull steps of millions of nodes.
@@ -63,9 +67,12 @@ __device__ __forceinline__ void gs_activate(GsStep& st, gs_vid u) {
 #if GS_COUNT_FRONTIER_EDGES
   st.fedges += gs_out_degree(u);
 #endif
-  if (st.mode == GS_MODE_TOPOLOGY) {
+  if (!gs_mode_pushes(st.mode)) {
     st.acts += 1;
   } else {
+#if GS_DRIVE_ADMIT
+    if (!gs_drive_admit(st, u)) return;  // kept back by the driving strategy
+#endif
     gs_wl_push(st, u);
 #if GS_L2_PREFETCH
     gs_prefetch_l2(gs.row + u);  // the next step reads u's row: from L2, not DRAM
@@ -124,7 +131,7 @@ __device__ __forceinline__ void gs_visit(GsStep& st, gs_vid v, const GsSrc& s, g
   if ((e & 31) == 31 && e >= 32) gs_prefetch_l2(gs.col + e - 32);
 #endif
 #if GS_ATOMIC_FREE
-  const bool act = st.mode == GS_MODE_TOPOLOGY ? gs_edge_op_plain(st, v, s, u, e, st.it)
+  const bool act = !gs_mode_pushes(st.mode) ? gs_edge_op_plain(st, v, s, u, e, st.it)
                                                : gs_edge_op(st, v, s, u, e, st.it);
 #else
   const bool act = gs_edge_op(st, v, s, u, e, st.it);
@@ -147,7 +154,7 @@ __device__ __forceinline__ gs_vid gs_prefetch_item(int it) {
   return gs_wl_prefetch(p, GS_LB_FIRST_ITEM);
 }
 __device__ __forceinline__ void gs_use_prefetched(GsStep& st, gs_vid v) {
-  if (st.mode == GS_MODE_DATA) {
+  if (gs_mode_worklist(st.mode)) {
     st.pre_i = GS_LB_FIRST_ITEM;
     st.pre_v = v;
   }
@@ -214,7 +221,8 @@ __device__ __forceinline__ GsDecision gs_decide_step(int it, int mode, int pull,
   d.late = c.z >> 1;
   d.fedges = c.w;
   int done = 0;
-  d.mode = gs_decide(mode, mode == GS_MODE_TOPOLOGY ? c.y : c.x, &done);
+  d.mode = gs_decide(mode, gs_mode_pushes(mode) ? c.x : c.y,
+                     gs.ctl + GS_CTL_SLOT(it), &done);
   d.done = done;
   const unsigned long long m = (unsigned long long)gs.m;
   const unsigned long long seen = visited + c.w;
@@ -231,7 +239,7 @@ __device__ __forceinline__ GsDecision gs_decide_step(int it, int mode, int pull,
 __device__ __forceinline__ void gs_trace(int it, unsigned n_items, int mode, int pull) {
   if (it < gs.trace_cap) {  // one interleaved array: one read-back after the run
     gs.trace[2 * it] = (int)n_items;
-    gs.trace[2 * it + 1] = mode | (pull << 4);
+    gs.trace[2 * it + 1] = gs_mode_id(mode) | (pull << 4);
   }
 }
 
@@ -292,6 +300,8 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_phase_kernel(int 
     next[GS_CTL_OVERFLOW] = 0u;
     next[GS_CTL_FEDGES] = 0u;
     *(double*)(next + GS_CTL_TOTAL) = 0.0;
+    next[GS_CTL_DRIVE] = 0u;
+    next[GS_CTL_DRIVE + 1] = 0u;
     c[GS_CTL_MODE] = (unsigned)d.mode;
     c[GS_CTL_PULL] = (unsigned)d.pull;
     c[GS_CTL_DONE] = (unsigned)d.done;

@@ -21,7 +21,7 @@ from ..algorithm import AlgorithmSpec
 from ..config import Config
 from ..errors import DeadlineExceeded
 from ..graph import Graph
-from ..strategy import Phase
+from ..strategy import Phase, StepMode
 from .memory import (
     _CTL_WORDS,
     _D2H,
@@ -30,8 +30,7 @@ from .memory import (
     _H2D,
     _IT,
     _MODE,
-    _MODE_NAMES,
-    _MODES,
+    _MODE_ID,
     _PULL,
     _CoreBlock,
     _Resident,
@@ -72,7 +71,8 @@ class LaunchContext:
     Attributes
     ----------
     it, mode, pull : int
-        The next step to run, its mode (0 data, 1 topology, 2 transition) and direction.
+        The next step to run, its mode word (the driving strategy's mode number in the
+        low 4 bits, its state above) and direction.
     done : bool
         The run converged.
     n_nodes, max_it : int
@@ -302,9 +302,13 @@ class LaunchContext:
         self.overflows += 1
         self.engine.work += 1
 
+    def step_mode(self) -> StepMode:
+        """The driving strategy's :class:`~gswitch.strategy.StepMode` of the next step."""
+        return self.strategies["driving"].modes[self.mode & _MODE_ID]
+
     def n_items(self) -> int:
         """Items of the next step (from the last read of the control block)."""
-        if self.mode != _MODES["data"]:
+        if self.step_mode().items != "worklist":
             return self.n_nodes
         return int(self.ctl_host[_slot(self.it - 1)])
 
@@ -358,7 +362,12 @@ class LaunchContext:
 
     def phase_enabled(self, p: Phase) -> bool:
         """Whether phase ``p`` runs in the next step (host-side mirror of the device test)."""
-        if p.modes and _MODE_NAMES[self.mode] not in p.modes:
+        mode = self.step_mode()
+        if p.modes and mode.name not in p.modes:
+            return False
+        if p.runs_in != "all" and not mode.operators:
+            return False
+        if p.runs_in == "frontier" and mode.items != "worklist":
             return False
         if p.direction == "push" and self.pull:
             return False
@@ -384,7 +393,7 @@ class LaunchContext:
         """The phases of the next step with their kernel arguments, as values and packed
         for the driver (cached per mode and direction in the plan).
         """
-        key = None if every else (self.mode, self.pull)
+        key = None if every else (self.mode & _MODE_ID, self.pull)
         phases = self.plan.steps.get(key)
         if phases is None:
             listed = list(enumerate(self.gen.phases))

@@ -47,8 +47,7 @@ from .memory import (
     _EDGES,
     _H2D,
     _MODE,
-    _MODE_NAMES,
-    _MODES,
+    _MODE_ID,
     _NP_CTYPES,
     _PULL,
     _TRACE_CAP,
@@ -443,8 +442,9 @@ class GpuEngine:
         stats["edges_processed"] = int(h[_EDGES]) | (int(h[_EDGES + 1]) << 32)
         stats["active"] = trace[0::2].tolist()
         modes = trace[1::2].tolist()
-        stats["modes"] = [_MODE_NAMES[x & 15] for x in modes]
-        stats["directions"] = ["pull" if x >> 4 else "push" for x in modes]
+        names = ctx.strategies["driving"].mode_names()
+        stats["modes"] = [names[x & _MODE_ID] for x in modes]
+        stats["directions"] = ["pull" if (x >> 4) & 1 else "push" for x in modes]
         stats["iterations"] = ctx.it
         stats["converged"] = ctx.done
         stats["overflows"] = ctx.overflows
@@ -503,7 +503,8 @@ class GpuEngine:
         for name, member in plan.params:
             put(block, member, params[name])
         start_count = n if sources is None else n_start
-        ctx.mode = _MODES[ctx.strategies["driving"].initial_mode(start_count, n)]
+        driving = ctx.strategies["driving"]
+        ctx.mode = driving.mode_names().index(driving.initial_mode(start_count, n))
         ctx.pull = int(bool(ctx.strategies["direction"].initial_pull(start_count, n)))
         h = host.ctl  # the last run waited for every copy into it
         h.fill(0)

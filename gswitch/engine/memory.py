@@ -28,9 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = ["estimate_bytes"]
 
-#: Step modes as the control block's mode word holds them.
-_MODES = {"data": 0, "topology": 1, "transition": 2}
-_MODE_NAMES = {v: k for k, v in _MODES.items()}
+#: The mode word's bits that number the step mode (the rest is the driving's state).
+_MODE_ID = 15
 _CTL_WORDS = 36
 _IT, _MODE, _PULL, _DONE, _DEADLINE, _EDGES = 24, 25, 26, 27, 29, 30  # GS_CTL_*
 _TRACE_CAP = 1 << 16

@@ -71,6 +71,11 @@ def strategy_problems(cls: type[Strategy],
             space.validate(f"{cls.axis}.{key}", space.default)
         except Exception as exc:  # noqa: BLE001 - reporting, not handling
             problems.append(f"param {key} default is invalid: {exc}")
+    if cls.axis == "driving" and issubclass(cls, DrivingStrategy):
+        if not cls.modes:
+            problems.append("driving strategy declares no step modes (modes = (StepMode...))")
+        elif len({m.name for m in cls.modes}) != len(cls.modes):
+            problems.append("driving strategy declares two step modes of the same name")
     if "gpu" in cls.backends and cls.axis in CUDA_SYMBOLS:
         src = cls.cuda_source()
         for sym in CUDA_SYMBOLS[cls.axis]:
@@ -101,8 +106,9 @@ def compile_problems(cls: type[Strategy], algorithm: str = "bfs",
                      nvcc: str | None = None) -> list[str]:
     """Compose a real module with ``cls`` on its axis and compile it for sm_90 with nvcc.
 
-    The configuration is the first all-pairs configuration of ``algorithm`` that uses
-    the strategy (so the other axes are ones it combines with). Returns the compiler's
+    The configuration is the first all-pairs configuration of ``algorithm`` (else of the
+    first registered formulation) that uses the strategy, so the other axes are ones it
+    combines with. Returns the compiler's
     errors; an empty list means the fragment works through the real pipeline. Needs
     the strategy registered (installed) and nvcc.
     """
@@ -115,10 +121,18 @@ def compile_problems(cls: type[Strategy], algorithm: str = "bfs",
     nvcc = nvcc or find_nvcc()
     if nvcc is None:
         return ["nvcc not found: install the CUDA toolkit to compile the fragment"]
-    spec = get_registry().algorithm(algorithm)
-    configs = [c for c in pairwise_configs(spec) if c[cls.axis] == cls.name]
+    reg = get_registry()
+    # the named algorithm first, then any formulation the strategy serves (a driving
+    # strategy that needs a priority key, say)
+    specs = [reg.algorithm(algorithm)] + [v for forms in reg.variants.values()
+                                          for v in forms.values()]
+    configs = []
+    for spec in specs:
+        configs = [c for c in pairwise_configs(spec) if c[cls.axis] == cls.name]
+        if configs:
+            break
     if not configs:
-        return [f"no valid configuration of {algorithm} uses {cls.axis}={cls.name}"]
+        return [f"no valid configuration of any algorithm uses {cls.axis}={cls.name}"]
     gen = generate_source(spec, configs[0], weighted=True)
     ok, out = compile_source(gen.source, nvcc=nvcc)
     if ok:

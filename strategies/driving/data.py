@@ -5,6 +5,8 @@ from __future__ import annotations
 from gswitch import hookimpl
 from gswitch.strategy import DrivingStrategy
 
+from ._modes import DATA
+
 
 class DataDriving(DrivingStrategy):
     """Data-driven: a step processes exactly the nodes activated by the previous step;
@@ -18,7 +20,7 @@ class DataDriving(DrivingStrategy):
 
     name = "data"
     cuda_files = ("data.cuh",)
-    modes = ("data",)
+    modes = (DATA,)
 
     def initial_mode(self, n_active: int, n_nodes: int) -> str:
         return "data"

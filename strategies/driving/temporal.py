@@ -5,6 +5,8 @@ from __future__ import annotations
 from gswitch import hookimpl
 from gswitch.strategy import DrivingStrategy, FloatRange
 
+from ._modes import DATA, TOPOLOGY, TRANSITION
+
 
 class TemporalHybridDriving(DrivingStrategy):
     """Temporal hybrid: run data-driven while the worklist is small and topology-driven
@@ -20,7 +22,7 @@ class TemporalHybridDriving(DrivingStrategy):
     name = "temporal"
     params = {"threshold": FloatRange(0.0005, 1.0, 0.05, log=True)}
     cuda_files = ("temporal.cuh",)
-    modes = ("data", "topology", "transition")
+    modes = (DATA, TOPOLOGY, TRANSITION)
 
     def runtime_args(self, graph, config):
         return {"threshold": ("float", float(self.options["threshold"]))}

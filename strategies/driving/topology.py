@@ -5,6 +5,8 @@ from __future__ import annotations
 from gswitch import hookimpl
 from gswitch.strategy import Categorical, DrivingStrategy
 
+from ._modes import TOPOLOGY
+
 
 class TopologyDriving(DrivingStrategy):
     """Topology-driven: every node runs the operator in every step; the run ends after
@@ -21,7 +23,7 @@ class TopologyDriving(DrivingStrategy):
     name = "topology"
     params = {"atomic_free": Categorical((False, True), False, compile_time=True)}
     cuda_files = ("topology.cuh",)
-    modes = ("topology",)
+    modes = (TOPOLOGY,)
 
     def check(self, algorithm, graph, config, backend):
         if self.options.get("atomic_free"):

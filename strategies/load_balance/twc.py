@@ -39,7 +39,8 @@ class TwcLoadBalancer(LoadBalanceStrategy):
         return [Buffer("side", "gs_vid", n), Buffer("side_count", "unsigned", 2, zero=True)]
 
     def phases(self, spec, config):
-        return super().phases(spec, config) + [Phase("outliers", 25, items="queued")]
+        return super().phases(spec, config) + [Phase("outliers", 25, items="queued",
+                                                        runs_in="operators")]
 
 
 @hookimpl

@@ -45,8 +45,7 @@ class QueueWorklist(WorklistStrategy):
             return True
         driving = config.strategy("driving") if config is not None else None
         return bool(algorithm is not None and algorithm.first_hit_final
-                    and driving is not None
-                    and set(getattr(driving, "modes", ("topology",))) == {"data"})
+                    and driving is not None and driving.worklist_only())
 
     def buffers(self, spec, graph, config):
         n = 0 if graph is None else graph.n_nodes

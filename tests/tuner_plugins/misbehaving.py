@@ -11,6 +11,8 @@ import os
 import sys
 import time
 
+from gswitch.strategies.driving._modes import DATA
+
 from gswitch import hookimpl
 from gswitch.config import DEFAULTS
 from gswitch.strategy import DrivingStrategy
@@ -18,6 +20,7 @@ from gswitch.strategy import DrivingStrategy
 
 class _OnlyDefaultDirection(DrivingStrategy):
     backends = ("cpu",)
+    modes = (DATA,)
 
     def check(self, algorithm, graph, config, backend):
         if config is not None and config["direction"] != DEFAULTS["direction"]:

@@ -96,7 +96,7 @@ __device__ __forceinline__ void gs_phase_pull(GsStep& st) {
   const unsigned wl = threadIdx.x & 31;
   const unsigned gmask = GS_PULL_GROUP == 32 ? 0xffffffffu
       : (((1u << GS_PULL_GROUP) - 1u) << (wl - wl % GS_PULL_GROUP));
-  const bool data = st.mode == GS_MODE_DATA;
+  const bool data = gs_mode_worklist(st.mode);
   const bool first_hit = GS_PULL_FIRST_HIT && data;
   if (threadIdx.x == 0) heavy_count = 0u;
   __syncthreads();

@@ -1,6 +1,7 @@
 // Topology-driven: every node every step; done after a step that activated nothing.
-__device__ __forceinline__ int gs_decide(int mode, unsigned count, int* done) {
+__device__ __forceinline__ int gs_decide(int mode, unsigned count, const unsigned* slot, int* done) {
   (void)mode;
+  (void)slot;
   *done = count == 0u;
   return GS_MODE_TOPOLOGY;
 }

@@ -38,6 +38,8 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_persistent_kernel
       next[GS_CTL_OVERFLOW] = 0u;
       next[GS_CTL_FEDGES] = 0u;
       *(double*)(next + GS_CTL_TOTAL) = 0.0;
+      next[GS_CTL_DRIVE] = 0u;
+      next[GS_CTL_DRIVE + 1] = 0u;
       gs_trace(it, st.n_items, mode, pull);
       // reported in this step's overflow word, which every thread reads after the step
       if (gs.deadline_ns && gs_globaltimer() - t0 > (unsigned long long)gs.deadline_ns) {

@@ -43,7 +43,7 @@ __device__ __forceinline__ void gs_wl_store(GsStep& st, unsigned slot, gs_vid v)
 extern "C" __global__ void gs_wl_compact_spill(int it) {
   GsStep st;
   st.it = it;
-  st.mode = GS_MODE_DATA;
+  st.mode = 0;  // unused: the compaction stores, it does not activate
   st.pull = 0;
   st.in_size = 0;
   st.ctl_cur = gs.ctl + GS_CTL_SLOT(it);
