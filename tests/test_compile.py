@@ -14,6 +14,7 @@ import pytest
 
 import gswitch as gs
 from gswitch.codegen import generate_source
+from gswitch.staging import stage_config
 from gswitch.combinations import pairwise_configs
 from gswitch.plugins import get_registry
 from gswitch.testing.nvcc import compile_source, find_nvcc
@@ -39,9 +40,15 @@ CASES += [(a, c) for a in ALGORITHMS for c in sweep_configs(SPECS[a])]
 # every other formulation of each algorithm: all pairs of the strategies it supports
 for _a in ALGORITHMS:
     for _v in get_registry().variants[_a].values():
-        if _v is not SPECS[_a]:
+        if _v is not SPECS[_a] and not _v.stages:
             SPECS[_v.label] = _v
             CASES += [(_v.label, c.replace(variant=_v.variant)) for c in pairwise_configs(_v)]
+        for _st in _v.stages:  # a staged formulation: each operator stage's own module
+            if isinstance(_st, gs.AlgorithmSpec):
+                SPECS[f"{_v.label}:{_st.stage_name}"] = _st
+                CASES += [(f"{_v.label}:{_st.stage_name}",
+                           stage_config(_st, c.replace(variant=_v.variant)))
+                          for c in pairwise_configs(_v)]
 # weighted matters only for weight-reading operators
 WEIGHTED = {"sssp", "widest", "dist64"}
 
@@ -188,10 +195,9 @@ def test_core_names_no_builtin_strategy():
 
     root = Path(gs.__file__).parent
     reg = get_registry()
-    # push/pull and data/topology are also the vocabulary of phase directions and
-    # step modes, which the core does speak
-    names = {n for axis in reg.strategies.values() for n in axis} - {
-        "push", "pull", "data", "topology"}
+    # push/pull are also the vocabulary of phase directions, which the core does speak;
+    # step modes are the driving strategies' own (the core names none)
+    names = {n for axis in reg.strategies.values() for n in axis} - {"push", "pull"}
     keys = {f"{cls.axis}.{p}" for axis in reg.strategies.values() for cls in axis.values()
             for p in cls.params}
     offenders = []
@@ -250,3 +256,65 @@ def test_raw_operator_with_documented_names_compiles():
         assert ok, out[-2000:]
     g = gs.Graph.from_edges([0, 1], [1, 2])
     assert gs.run(RawBfs, g, source=0, backend="cpu").fields["depth"].tolist() == [0, 1, 2]
+
+
+def test_edge_gather_phases_only_in_sweeps():
+    """direction.gather=edges adds the edge-balanced phases for the step modes that sweep
+    every node and only count activations, keeps the node gather for the others, and adds
+    none for data-driven steps or for an operator whose value reads ``e.dst``."""
+    from gswitch.codegen import phase_list
+
+    reg = get_registry()
+    power = reg.variants["pagerank"]["power_pull"]
+
+    def names(spec, **cfg):
+        return {p.name: p for p in phase_list(spec, gs.Config(cfg))}
+
+    sweep = names(power, variant="power_pull", driving="topology", direction="pull")
+    assert "pull" not in sweep and sweep["pull_edges"].modes == ("topology",)
+    hybrid = names(reg.algorithm("cc"), driving="temporal", direction="pull")
+    assert hybrid["pull_edges"].modes == ("topology",)
+    assert "topology" not in hybrid["pull"].modes and "data" in hybrid["pull"].modes
+    data = names(reg.algorithm("bfs"), direction="direction_optimizing")
+    assert "pull_edges" not in data and data["pull"].modes == ()
+    nodes = names(power, variant="power_pull", driving="topology", direction="pull",
+                  **{"direction.gather": "nodes"})
+    assert "pull_edges" not in nodes
+
+    @gs.algorithm(name="reads_dst")
+    class ReadsDst:
+        x = gs.NodeField("float32", init=1.0)
+        start = gs.all_nodes()
+
+        @gs.edge_op
+        def gather(e):
+            e.dst.x.reduce_min(e.src.x + e.dst.x * 0.5)
+
+    own = names(ReadsDst, driving="topology", direction="pull")
+    assert "pull_edges" not in own and own["pull"].modes == ()
+
+
+@pytest.mark.parametrize("case", [
+    ("power_pull", {"block_size": 64, "direction.ipt": 11}),
+    ("power_pull", {"block_size": 1024, "launch": "persistent"}),
+    ("power_pull", {"launch": "cuda_graph", "direction.ipt": 3}),
+    ("cc", {"driving": "temporal", "direction": "direction_optimizing"}),
+    ("sssp", {"driving": "topology", "direction": "pull", "direction.group": 8}),
+], ids=lambda c: f"{c[0]}-" + "-".join(f"{k}={v}" for k, v in c[1].items()))
+def test_edge_gather_compiles(case):
+    """The edge-balanced pull compiles with every value type, block size and launch."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
+    name, extra = case
+    reg = get_registry()
+    if name == "power_pull":
+        spec = reg.variants["pagerank"]["power_pull"]
+        cfg = {"variant": "power_pull", "driving": "topology", "direction": "pull"}
+    else:
+        spec, cfg = reg.algorithm(name), {}
+    cfg = gs.Config({**cfg, "direction.gather": "edges", **extra})
+    gen = generate_source(spec, cfg, weighted=name == "sssp")
+    assert any(p.name == "pull_edges" for p in gen.phases)
+    ok, out = compile_source(gen.source, nvcc=nvcc)
+    assert ok, out[-3000:]

@@ -291,12 +291,12 @@ def _expected_valid_count(spec, backend):
 
 
 def test_option_counts_by_hand():
-    """The categorical search space is as declared: 5 x 7 x 6 x 9 x 3 combinations."""
+    """The categorical search space is as declared: 5 x 7 x 6 x 17 x 3 combinations."""
     counts = _option_counts()
     assert {a: sum(c.values()) for a, c in counts.items()} == {
         "worklist": 2 + 2 + 1, "load_balance": 1 + 5 + 1, "driving": 1 + 2 + 1 + 2,
-        "direction": 1 + 4 + 4, "launch": 3}
-    assert len(list(iter_configs())) == 5 * 7 * 6 * 9 * 3
+        "direction": 1 + 8 + 8, "launch": 3}
+    assert len(list(iter_configs())) == 5 * 7 * 6 * 17 * 3
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -323,10 +323,10 @@ def test_valid_configs_by_hand():
     atomic_free (add is not monotone)."""
     reg = get_registry()
     assert len(valid_configs(reg.algorithm("bfs"), "gpu")) == (
-        5 * 7 * 4 * 9 * 2 + 3 * 7 * 4 * 9 + 2 * 7 * 1 * 9)  # + BFS's plain queues, data
+        5 * 7 * 4 * 17 * 2 + 3 * 7 * 4 * 17 + 2 * 7 * 1 * 17)  # + BFS's plain queues, data
     assert len(valid_configs(reg.algorithm("pagerank"), "gpu")) == (
-        5 * 7 * 3 * 9 * 2 + 3 * 7 * 3 * 9)
-    assert len(valid_configs(reg.algorithm("pagerank"), "cpu")) == 5 * 7 * 3 * 9 * 3
+        5 * 7 * 3 * 17 * 2 + 3 * 7 * 3 * 17)
+    assert len(valid_configs(reg.algorithm("pagerank"), "cpu")) == 5 * 7 * 3 * 17 * 3
     assert any(c.get("driving.atomic_free") for c in valid_configs(reg.algorithm("bfs"), "gpu"))
 
 

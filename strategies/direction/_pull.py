@@ -29,7 +29,7 @@ class PullCapable(DirectionStrategy):
     params: ClassVar[dict] = {
         "group": Categorical((1, 4, 8, 32), 1, compile_time=True),
         "gather": Categorical(("nodes", "edges"), "edges", compile_time=True),
-        "ipt": IntRange(3, 11, 7, step=2, compile_time=True),
+        "ipt": IntRange(3, 11, 5, step=2, compile_time=True),
     }
 
     def defines(self) -> dict[str, str]:

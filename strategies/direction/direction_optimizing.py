@@ -23,7 +23,7 @@ class DirectionOptimizing(PullCapable):
     """
 
     name = "direction_optimizing"
-    cuda_files = ("direction_optimizing.cuh", "pull_phase.cuh")
+    cuda_files = ("direction_optimizing.cuh", "pull_phase.cuh", "pull_edges.cuh")
     params = {
         **PullCapable.params,
         "alpha": FloatRange(0.5, 200.0, 15.0, log=True),
