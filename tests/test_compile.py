@@ -14,7 +14,6 @@ import pytest
 
 import gswitch as gs
 from gswitch.codegen import generate_source
-from gswitch.staging import stage_config
 from gswitch.combinations import pairwise_configs
 from gswitch.plugins import get_registry
 from gswitch.testing.nvcc import compile_source, find_nvcc
@@ -40,15 +39,9 @@ CASES += [(a, c) for a in ALGORITHMS for c in sweep_configs(SPECS[a])]
 # every other formulation of each algorithm: all pairs of the strategies it supports
 for _a in ALGORITHMS:
     for _v in get_registry().variants[_a].values():
-        if _v is not SPECS[_a] and not _v.stages:
+        if _v is not SPECS[_a]:
             SPECS[_v.label] = _v
             CASES += [(_v.label, c.replace(variant=_v.variant)) for c in pairwise_configs(_v)]
-        for _st in _v.stages:  # a staged formulation: each operator stage's own module
-            if isinstance(_st, gs.AlgorithmSpec):
-                SPECS[f"{_v.label}:{_st.stage_name}"] = _st
-                CASES += [(f"{_v.label}:{_st.stage_name}",
-                           stage_config(_st, c.replace(variant=_v.variant)))
-                          for c in pairwise_configs(_v)]
 # weighted matters only for weight-reading operators
 WEIGHTED = {"sssp", "widest", "dist64"}
 
@@ -195,9 +188,10 @@ def test_core_names_no_builtin_strategy():
 
     root = Path(gs.__file__).parent
     reg = get_registry()
-    # push/pull are also the vocabulary of phase directions, which the core does speak;
-    # step modes are the driving strategies' own (the core names none)
-    names = {n for axis in reg.strategies.values() for n in axis} - {"push", "pull"}
+    # push/pull and data/topology are also the vocabulary of phase directions and
+    # step modes, which the core does speak
+    names = {n for axis in reg.strategies.values() for n in axis} - {
+        "push", "pull", "data", "topology"}
     keys = {f"{cls.axis}.{p}" for axis in reg.strategies.values() for cls in axis.values()
             for p in cls.params}
     offenders = []
