@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse.csgraph as csgraph
 
 import gswitch as gs
 from gswitch.algorithm import int_inf
+from gswitch.verify import exact
+
+
+def expected_depth(graph: gs.Graph, source: int | None = None, **params) -> np.ndarray:
+    """Hops from ``source`` by ``scipy.sparse.csgraph.shortest_path``; -1 where unreached."""
+    d = csgraph.shortest_path(graph.to_scipy(), unweighted=True, indices=int(source))
+    return np.where(np.isinf(d), -1, d).astype(np.int64)
 
 
 @gs.algorithm(name="bfs", reference="scipy.sparse.csgraph.shortest_path(unweighted=True)",
-              first_hit_final=True, finalize_on_device=True)
+              first_hit_final=True, finalize_on_device=True, expected=expected_depth,
+              compare=exact)
 class BFS:
     """Breadth-first search: number of hops from the source to every node.
 

@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+import numpy as np
+import scipy.sparse.csgraph as csgraph
+
 import gswitch as gs
+from gswitch.verify import canonical_labels, exact
 
 _REFERENCE = "scipy.sparse.csgraph.connected_components(connection='weak')"
 
 
-@gs.algorithm(name="cc", symmetric=True, reference=_REFERENCE, variant="label_propagation")
+def expected_components(graph: gs.Graph, source: int | None = None, **params) -> np.ndarray:
+    """Weak components by ``scipy.sparse.csgraph.connected_components``, each node
+    labelled with the smallest id of its component.
+    """
+    if graph.n_nodes == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, labels = csgraph.connected_components(graph.to_scipy(), directed=True,
+                                             connection="weak")
+    return canonical_labels(labels)
+
+
+def compare_components(got: np.ndarray, expected: np.ndarray) -> str | None:
+    """Exact, after relabelling ``got`` canonically (any labelling of the same partition
+    matches).
+    """
+    return exact(canonical_labels(got), expected)
+
+
+@gs.algorithm(name="cc", symmetric=True, reference=_REFERENCE, variant="label_propagation",
+              expected=expected_components, compare=compare_components)
 class ConnectedComponents:
     """Connected components of the symmetrised graph by minimum-label propagation.
 

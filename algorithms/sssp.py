@@ -2,7 +2,27 @@
 
 from __future__ import annotations
 
+import numpy as np
+import scipy.sparse.csgraph as csgraph
+
 import gswitch as gs
+from gswitch.verify import close
+
+
+def expected_distances(graph: gs.Graph, source: int | None = None, **params) -> np.ndarray:
+    """Distances from ``source`` by ``scipy.sparse.csgraph.dijkstra`` (an unweighted
+    graph counts every edge as 1); ``inf`` where unreached.
+    """
+    g = graph if graph.weighted else graph.with_weights(np.ones(graph.n_edges, np.float32))
+    # parallel edges: the shortest one counts (scipy would sum them)
+    return csgraph.dijkstra(g.deduplicate("min").to_scipy(), indices=int(source))
+
+
+def compare_distances(got: np.ndarray, expected: np.ndarray) -> str | None:
+    """Float32 distances against the float64 reference: ``rtol=1e-5, atol=1e-4``, and
+    the same nodes unreached.
+    """
+    return close(got, expected, rtol=1e-5, atol=1e-4, what="distance")
 
 
 def relax(e):
@@ -10,7 +30,8 @@ def relax(e):
 
 
 @gs.algorithm(name="sssp", weights="nonnegative", variant="bellman_ford",
-              reference="scipy.sparse.csgraph.dijkstra")
+              reference="scipy.sparse.csgraph.dijkstra", expected=expected_distances,
+              compare=compare_distances)
 class SSSP:
     """Single-source shortest paths (Bellman-Ford style relaxation to a fixpoint).
 

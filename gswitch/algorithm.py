@@ -703,12 +703,22 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         it: a pull-gather into an accumulator, then a node update that reads it
         (Jacobi power iteration), or hooking then shortcutting (hook-and-compress).
     expected : callable, optional
-        ``expected(graph, source, params) -> ndarray``: the independent reference of the
-        first output (scipy, networkx), for the test-suites and the tuner's answer check.
-        Variants without one share the default variant's.
+        ``expected(graph, source=None, **params) -> ndarray``: the independent reference
+        (scipy, networkx; never the engine) of the first output field, for the
+        test-suites and the tuner's answer check. ``graph`` is the :class:`Graph` as the
+        caller gave it (not symmetrised), ``source`` the start node or ``None``, and
+        ``params`` every :class:`Param` of the algorithm, the caller's values over the
+        defaults; accept ``**params`` and ignore what the reference does not need.
+        Variants without one share the default variant's. Without it the tuner checks
+        trials against the CPU engine's answer with the default configuration.
     compare : callable, optional
-        ``compare(got, expected) -> str | None``: ``None`` when ``got`` matches, else a
-        one-line description of the difference (exact, canonical labels, a tolerance).
+        ``compare(got, expected) -> str | None``: ``None`` when ``got`` (the first output
+        field, a NumPy array of the reference's shape) matches ``expected``, else a
+        one-line description of the difference. The tolerance is part of it: exact,
+        canonical labels, ``rtol``/``atol``, an L1 bound; :mod:`gswitch.verify` has the
+        common ones. Variants without one share the default variant's; without any,
+        :func:`gswitch.verify.generic_compare` (exact for integers, ``rtol=1e-4`` for
+        floats).
     defaults : mapping, optional
         Config values this formulation runs with when the caller's config leaves those
         keys out (``{"driving": "topology"}`` for one that ``supports`` only that), so
@@ -729,6 +739,37 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
     Returns
     -------
     AlgorithmSpec
+
+    Notes
+    -----
+    An algorithm is one module: its fields, operators, its ``expected`` reference and
+    its ``compare`` here, and a ``gswitch_algorithms`` hook returning the spec (and its
+    variants). The registry, the CLI, the tuner's answer check and
+    :mod:`gswitch.testing.reference` find everything through the spec; nothing names
+    the algorithm elsewhere.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gswitch as gs
+    >>> from gswitch.verify import exact
+    >>> def reached(graph, source=None, **params):
+    ...     from scipy.sparse.csgraph import breadth_first_order
+    ...     out = np.zeros(graph.n_nodes, np.int32)
+    ...     out[breadth_first_order(graph.to_scipy(), source, return_predecessors=False)] = 1
+    ...     return out
+    >>> @gs.algorithm(name="reach", expected=reached, compare=exact)
+    ... class Reach:
+    ...     hit = gs.NodeField("int32", init=0, at_source=1)
+    ...     start = gs.from_source()
+    ...     @gs.edge_op
+    ...     def visit(e):
+    ...         e.dst.hit.reduce_max(e.src.hit)
+    >>> from gswitch.verify import answer_problem, expected_answer
+    >>> g = gs.Graph.from_edges([0, 1], [1, 2], n_nodes=4)
+    >>> got = gs.run(Reach, g, source=0).fields["hit"]
+    >>> answer_problem(Reach, got, expected_answer(Reach, g, source=0)) is None
+    True
 
     """
 

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from gswitch.verify import answer_problem
+
 __all__ = ["WorkerSetup", "Worker", "measure", "load_extra_plugins", "answer_problem",
            "PLUGINS_ENV", "DETERMINISTIC", "TRANSIENT"]
 
@@ -75,36 +77,6 @@ class WorkerSetup:
     device: int | None = None
 
 
-def answer_problem(algorithm: str, got: np.ndarray, expected: np.ndarray) -> str | None:
-    """``None`` when ``got`` matches the reference answer, else a one-line description.
-
-    Built-in algorithms use :func:`gswitch.testing.reference.compare` (exact for BFS
-    depths and component labels, ``rtol=1e-5, atol=1e-4`` for distances, an L1 bound for
-    PageRank); other algorithms are compared exactly for integer outputs and with
-    ``rtol=1e-4, atol=1e-6`` for floating-point ones.
-    """
-    from gswitch.testing.reference import compare
-
-    try:
-        return compare(algorithm, got, expected)
-    except KeyError:
-        pass
-    got = np.asarray(got)
-    if got.shape != expected.shape:
-        return f"shape {got.shape} != reference {expected.shape}"
-    if got.dtype.kind in "iub" and expected.dtype.kind in "iub":
-        bad = np.flatnonzero(got != expected)
-    else:
-        a, b = got.astype(np.float64), expected.astype(np.float64)
-        ok = np.isclose(a, b, rtol=1e-4, atol=1e-6) | ((a == b) & ~np.isfinite(a))
-        bad = np.flatnonzero(~ok)
-    if bad.size:
-        i = int(bad[0])
-        return f"{bad.size} nodes differ from the reference, e.g. node {i}: {got[i]} != " \
-               f"{expected[i]}"
-    return None
-
-
 def _objective_time(stats: dict[str, Any]) -> float:
     t = stats.get("device_time_s")
     return float(t if t is not None else stats["time_s"])
@@ -144,7 +116,8 @@ def measure(spec: Any, graph: Any, config: Any, *, backend: str, source: int | N
     params : dict
         Algorithm parameters.
     reference : numpy.ndarray
-        The expected first output field.
+        The expected first output field, matched by the algorithm's declared
+        ``compare`` (:func:`gswitch.verify.answer_problem`).
     warmup, repeats : int
         Untimed runs after the first (which compiles), then timed runs.
     deadline_s : float, optional
@@ -179,7 +152,7 @@ def measure(spec: Any, graph: Any, config: Any, *, backend: str, source: int | N
             if i == 0:
                 compile_time = float(result.stats.get("compile_time_s", 0.0) or 0.0)
             if i == 0 or i == warmup + repeats:
-                problem = answer_problem(spec.name, result.fields[output], reference)
+                problem = answer_problem(spec, result.fields[output], reference)
                 if problem:
                     return {"outcome": "wrong_answer", "reason": f"wrong answer: {problem}",
                             "compile_time_s": compile_time}
