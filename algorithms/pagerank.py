@@ -184,10 +184,12 @@ class PowerPull:
     -----
     Each step every node's ``acc`` receives ``rank[v] / out_degree(v)`` of each
     in-neighbour ``v`` (``contrib``, written by the previous step: the buffered,
-    Jacobi half of the iteration); with direction ``pull`` a node sums its in-edges in
-    registers and stores once, without atomics per edge. Then the node operator, placed
-    after the edge expansion, sets ``rank = (1 - alpha) / n + alpha * acc``, adds
-    ``|change|`` to the step's total, and writes the next ``contrib``. The run ends on
+    Jacobi half of the iteration; ``acc`` starts at ``1 / n`` and ``contrib`` at zero, so
+    the first step sets every rank to ``1 / n``, networkx's start vector); with direction
+    ``pull`` a node sums its in-edges in registers and stores once, without atomics per
+    edge. Then the node operator, placed after the edge expansion, sets
+    ``rank = (1 - alpha) / n + alpha * acc``, adds ``|change|`` to the step's total, and
+    writes the next ``contrib``. The run ends on
     the device when the total falls below ``tolerance``. Rank flowing into dangling
     nodes leaves the system; the fixpoint is then proportional to PageRank with
     dangling rank spread uniformly (networkx's convention) and the final normalisation
@@ -216,8 +218,12 @@ class PowerPull:
     rank = gs.NodeField("float32", init=0.0, doc="PageRank")
     contrib = gs.NodeField("float32", init=0.0, output=False,
                            doc="rank / out-degree, as of the previous step")
-    # float64: a hub sums 10^5 or more nearly equal shares
-    acc = gs.NodeField("float64", init=0.0, output=False, doc="sum over in-edges")
+    # float64: a hub sums 10^5 or more nearly equal shares. It starts at 1/n, so the first
+    # step sets every rank to 1/n: the iteration starts from the uniform vector, as
+    # networkx's does (from zero ranks: 89 steps instead of 69 on the 512x512 road grid
+    # at tolerance 1e-7)
+    acc = gs.NodeField("float64", init=lambda p: 1.0 / max(p["n_nodes"], 1), output=False,
+                       doc="sum over in-edges")
     start = gs.all_nodes()
 
     @gs.edge_op

@@ -27,7 +27,11 @@ degrees (:func:`bipartite_zipf`; hubs of 1e5 to 1e6 edges at S=22). Peers, in Cu
 
 CPU part (``--backend cpu``): a road-like 512x512 grid; CC against scipy
 ``connected_components``, SSSP against scipy Dijkstra, PageRank against a scipy SpMV power
-iteration (what ``networkx.pagerank`` runs), float64, its tolerance chosen as above.
+iteration (what ``networkx.pagerank`` runs), float64, its tolerance chosen as above, and
+the same iteration stopped at each ``--pr-tolerance`` value (``-same-tol``), which the
+PageRank rows of that tolerance are compared with. The peers call BLAS (a dot product a
+step): on a small shared host, ``OPENBLAS_NUM_THREADS=1`` keeps its threads from
+spinning against other processes.
 
 Times: ``wall_ms`` is the median over ``--repeats`` calls (after one warm-up) from the
 call to the returned result (gswitch returns host arrays); ``device_time_ms`` is the
@@ -419,9 +423,16 @@ def cpu_peers(alg, g, source, args):
     wall, _ = time_peer(lambda: power_iteration(np, at, d, tol, 500), args.repeats,
                         lambda: None)
     bad = None if err <= PEER_L1_TARGET else f"L1 error {err:.3g} > {PEER_L1_TARGET}"
-    peer = peer_row("scipy-spmv-power-float64", "host", wall, bad, tolerance=tol,
-                    l1_error=err, iterations=n_it)
-    return [peer], {"rank": ref, "reference_iterations": its, "reference_converged": ok}
+    peers = [peer_row("scipy-spmv-power-float64", "host", wall, bad, tolerance=tol,
+                      l1_error=err, iterations=n_it)]
+    for t in args.pr_tolerance:  # the same loop stopped where gswitch's rows stop
+        wall, (x, n_it, _) = time_peer(lambda t=t: power_iteration(np, at, d, t, 10000),
+                                       args.repeats, lambda: None)
+        err = l1_error(np, x, ref)
+        bad = None if err <= PEER_L1_TARGET else f"L1 error {err:.3g} > {PEER_L1_TARGET}"
+        peers.append(peer_row("scipy-spmv-power-float64-same-tol", "host", wall, bad,
+                              tolerance=t, l1_error=err, iterations=n_it, same_tolerance=True))
+    return peers, {"rank": ref, "reference_iterations": its, "reference_converged": ok}
 
 
 # ------------------------------------------------------------------ checking and rows
@@ -451,9 +462,14 @@ def param_list(alg: str, args) -> list[dict]:
     return [{"tolerance": t} for t in args.pr_tolerance] if alg == "pagerank" else [{}]
 
 
-def primary_peer(peers: list[dict], where: str) -> dict | None:
-    """The fastest verified peer running where gswitch runs (``gpu`` or ``host``)."""
+def primary_peer(peers: list[dict], where: str, params: dict | None = None) -> dict | None:
+    """The verified peer running where gswitch runs (``gpu`` or ``host``) that stops at
+    the row's own ``tolerance`` (``same_tolerance`` peers), else the fastest one.
+    """
     ok = [p for p in peers if p["verified"] and p["device"] == where and p["wall_ms"]]
+    same = [p for p in ok if p.get("same_tolerance")
+            and p["tolerance"] == (params or {}).get("tolerance")]
+    ok = same or [p for p in ok if not p.get("same_tolerance")]
     return min(ok, key=lambda p: p["wall_ms"]) if ok else None
 
 
@@ -470,7 +486,7 @@ def measure_row(alg, g, source, label, cfg, params, refs, peers, args) -> dict:
         bad, l1 = check(alg, r.fields[FIELD[alg]], refs)
         row.update(wall_ms=wall * 1e3, device_time_ms=None if engine is None else engine * 1e3,
                    iterations=r.iterations, verified=bad is None, error=bad, l1_error=l1)
-    best = primary_peer(peers, "gpu" if args.backend == "gpu" else "host")
+    best = primary_peer(peers, "gpu" if args.backend == "gpu" else "host", params)
     row.update(peer=best and best["name"], peer_wall_ms=best and best["wall_ms"],
                ratio_to_peer=(row["wall_ms"] / best["wall_ms"]
                               if best and row["wall_ms"] else None), peers=peers)

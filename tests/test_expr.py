@@ -380,7 +380,7 @@ def test_or_reachability_matches_two_bfs(random_graph, driving, direction):
 
 def test_integer_floor_division_truncates_toward_zero():
     """// on int32 follows C truncation on the CPU engine, as it does on the GPU."""
-    from gswitch.engine.cpu import _trunc_div
+    from gswitch.engine.cpu_eval import _trunc_div
 
     a = np.array([7, -7, 7, -7], dtype=np.int32)
     b = np.array([2, 2, -2, -2], dtype=np.int32)

@@ -18,178 +18,83 @@ import numpy as np
 from .. import expr as ex
 from ..algorithm import AlgorithmSpec, Operator
 from ..config import Config
-from ..errors import AlgorithmError, DeadlineExceeded
+from ..errors import DeadlineExceeded
 from ..graph import Graph
 from ..result import Result
+from .cpu_eval import ALL, evaluate, shared_subexpressions, unaliased
+from .cpu_eval import Env as _Env
+from .cpu_eval import broadcast as _broadcast
+from .cpu_eval import node_index as _node_index
+from .cpu_fast import whole_edge_path
 
 __all__ = ["CpuEngine", "evaluate"]
-
-_NP = {d: np.dtype(d) for d in ex.DTYPES}
-
-
-class _Env:
-    """Arrays an expression is evaluated against: ids per role and the edge weights."""
-
-    def __init__(self, fields: dict[str, np.ndarray], ids: dict[str, np.ndarray],
-                 weights: np.ndarray | None, length: int, params: dict[str, Any],
-                 iteration: int, graph: Graph, degrees: dict[str, np.ndarray]) -> None:
-        self.fields = fields
-        self.ids = ids
-        self.weights = weights
-        self.length = length
-        self.params = params
-        self.iteration = iteration
-        self.graph = graph
-        self.degrees = degrees
-        self.values: dict[int, np.ndarray] = {}
-        #: what the node operator's ``n.total(value)`` statements added up
-        self.total = 0.0
-        self._gathered: dict[tuple[str, str], np.ndarray] = {}
-
-    def load(self, field: str, role: str) -> np.ndarray:
-        key = (field, role)
-        if key not in self._gathered:
-            self._gathered[key] = self.fields[field][self.ids[role]]
-        return self._gathered[key]
-
-    def invalidate(self, field: str) -> None:
-        for key in [k for k in self._gathered if k[0] == field]:
-            del self._gathered[key]
-
-
-def _const(value: Any, dtype: str) -> Any:
-    return _NP[dtype].type(value)
-
-
-def evaluate(e: ex.Expr, env: _Env) -> Any:
-    """Evaluate an expression tree to a NumPy array (or scalar) of ``e.dtype``."""
-    if isinstance(e, ex.Const):
-        return _const(e.value, e.dtype)
-    if isinstance(e, ex.ParamRef):
-        return _const(env.params[e.name], e.dtype)
-    if isinstance(e, ex.FieldLoad):
-        return env.load(e.field, e.node)
-    if isinstance(e, ex.FieldAt):
-        return env.fields[e.field][_node_index(e, evaluate(e.at, env), env.graph.n_nodes)]
-    if isinstance(e, ex.EdgeWeight):
-        if env.weights is None:
-            return np.float32(1.0)
-        return env.weights
-    if isinstance(e, ex.NodeId):
-        return env.ids[e.node].astype(np.int32, copy=False)
-    if isinstance(e, ex.Degree):
-        return env.degrees[e.kind][env.ids[e.node]]
-    if isinstance(e, ex.Iteration):
-        return np.int32(env.iteration)
-    if isinstance(e, ex.NumNodes):
-        return np.int32(env.graph.n_nodes)
-    if isinstance(e, ex.StmtValue):
-        return env.values[e.index]
-    if isinstance(e, ex.Cast):
-        return np.asarray(evaluate(e.a, env)).astype(_NP[e.dtype])
-    if isinstance(e, ex.BinOp):
-        dt = _NP[e.dtype]
-        a = np.asarray(evaluate(e.a, env)).astype(dt, copy=False)
-        b = np.asarray(evaluate(e.b, env)).astype(dt, copy=False)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if e.op == "+":
-                return a + b
-            if e.op == "-":
-                return a - b
-            if e.op == "*":
-                return a * b
-            if e.op == "/":
-                return a / b
-            if e.op == "//":
-                return np.floor_divide(a, b) if dt.kind == "f" else _trunc_div(a, b)
-            if e.op == "&":
-                return a & b
-            if e.op == "|":
-                return a | b
-            if e.op == "min":
-                return np.minimum(a, b)
-            if e.op == "max":
-                return np.maximum(a, b)
-        raise AssertionError(f"unknown operator {e.op}")
-    if isinstance(e, ex.UnaryOp):
-        a = evaluate(e.a, env)
-        if e.op == "-":
-            return -a
-        if e.op == "abs":
-            return np.abs(a)
-        return np.logical_not(a)
-    if isinstance(e, ex.Compare):
-        dt = _NP[ex._promote(e.a.dtype, e.b.dtype)]
-        a = np.asarray(evaluate(e.a, env)).astype(dt, copy=False)
-        b = np.asarray(evaluate(e.b, env)).astype(dt, copy=False)
-        return {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
-                "==": np.equal, "!=": np.not_equal}[e.op](a, b)
-    if isinstance(e, ex.Select):
-        dt = _NP[e.dtype]
-        return np.where(evaluate(e.cond, env), np.asarray(evaluate(e.a, env)).astype(dt),
-                        np.asarray(evaluate(e.b, env)).astype(dt))
-    raise AssertionError(f"cannot evaluate {type(e).__name__}")
-
-
-def _node_index(e: ex.FieldAt | ex.Reduction, index: Any, n: int) -> np.ndarray:
-    """``index`` as node ids, after checking that every one is in ``0..n-1``."""
-    idx = np.asarray(index)
-    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
-        bad = int(idx[(idx < 0) | (idx >= n)].ravel()[0])
-        what = (f"{e.field}.at({ex.format_expr(e.at)})" if e.at is not None else e.field)
-        raise AlgorithmError(f"{what} names node {bad}, outside the graph's ids 0..{n - 1}; "
-                             "an index given to .at() must be a node id")
-    return idx
-
-
-def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    # C semantics: integer division truncates toward zero
-    q = np.abs(a) // np.where(b == 0, 1, np.abs(b))
-    return np.where((a < 0) ^ (b < 0), -q, q).astype(a.dtype)
-
-
-def _broadcast(v: Any, length: int, dtype: str) -> np.ndarray:
-    arr = np.asarray(v).astype(_NP[dtype], copy=False)
-    if arr.ndim == 0:
-        arr = np.full(length, arr, dtype=_NP[dtype])
-    return arr
-
 
 def _node_phase(op: Operator, env: _Env, activated: _Activations) -> None:
     """The node operator on ``env.ids["self"]`` (distinct ids), statement by statement:
     each sees the stores of the ones before it.
+
+    On every node (a topology-driven step) it reads and writes the fields whole, without
+    gathering them through the ids.
     """
     nodes = env.ids["self"]
+    env.shared = shared_subexpressions(op.statements)
+    whole = _every_node(nodes, env.graph.n_nodes)
+    if whole:
+        env.ids["self"] = ALL
+    at = slice(None) if whole else nodes
     for s in op.statements:
-        val = _broadcast(evaluate(s.value, env), nodes.size, s.dtype)
+        val = None if isinstance(s, ex.Total) else evaluate(s.value, env)
         f = env.fields.get(s.field)
-        if isinstance(s, ex.Total):
-            env.total += float(np.sum(val, dtype=np.float64))
+        if isinstance(s, ex.Assign):  # a constant is stored without an array of copies
+            f[at] = np.asarray(val).astype(s.dtype, copy=False)
+            env.invalidate(s.field)
             continue
-        if isinstance(s, ex.Assign):
-            f[nodes] = val
-        elif s.at is not None:  # indirect: targets may repeat, so a buffered reduction
+        if isinstance(s, ex.Total):
+            env.total += _total(s.value, env, nodes.size)
+            continue
+        val = _broadcast(val, nodes.size, s.dtype)
+        if s.at is not None:  # indirect: targets may repeat, so a buffered reduction
             targets = _node_index(s, _broadcast(evaluate(s.at, env), nodes.size, "int64"),
                                   f.size)
-            env.values[s.index] = f[targets].copy()
+            env.values[s.index] = f[targets]
             thr = None if s.activate_above is None else evaluate(s.activate_above, env)
+            if whole:  # a load of every node is the field itself, which this writes
+                targets, val = unaliased(targets, env.fields), unaliased(val, env.fields)
             _apply_reduction(s, f, targets, val, thr,
                              activated if s.activates else _Activations.ignored(f.size))
         elif s.kind.name == "exchange":
-            env.values[s.index] = f[nodes].copy()
-            f[nodes] = val
+            env.values[s.index] = f[at].copy()
+            f[at] = val
         else:
-            old = f[nodes]
-            env.values[s.index] = old.copy()
+            old = f[at].copy() if whole else f[at]
+            env.values[s.index] = old
             new = _combine(s.kind.name, old, val)
-            f[nodes] = new
+            f[at] = new
             if s.activates:
                 if s.kind.name == "add" and s.activate_above is not None:
                     thr = evaluate(s.activate_above, env)
-                    activated.add(nodes[(old < thr) & (new >= thr)])
+                    changed = (old < thr) & (new >= thr)
                 else:
-                    activated.add(nodes[new != old])
+                    changed = new != old
+                if whole:
+                    activated.add_mask(changed)
+                else:
+                    activated.add(nodes[changed])
         env.invalidate(s.field)
+
+
+def _total(e: ex.Expr, env: _Env, count: int) -> float:
+    """The float64 sum of ``e`` over ``count`` nodes; a float64 conversion at its root is
+    made inside the sum, not as an array of its own.
+    """
+    if isinstance(e, ex.Cast) and e.dtype == "float64":
+        e = e.a
+    return float(np.sum(_broadcast(evaluate(e, env), count, e.dtype), dtype=np.float64))
+
+
+def _every_node(nodes: np.ndarray, n: int) -> bool:
+    """Whether the distinct node ids ``nodes`` are all ``n`` nodes in id order."""
+    return nodes.size == n and (n < 2 or bool(np.all(nodes[1:] > nodes[:-1])))
 
 
 def _combine(kind: str, old: np.ndarray, val: np.ndarray) -> np.ndarray:
@@ -310,14 +215,14 @@ def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.nd
         activated.add_mask(f != old)
         return
     if kind in ("min", "max"):
-        cur = f[dst]
+        cur = np.take(f, dst)
         better = val < cur if kind == "min" else val > cur
         d, v = dst[better], val[better]
         if d.size:
             (np.minimum if kind == "min" else np.maximum).at(f, d, v)
             activated.add(d)
     elif kind == "or":
-        cur = f[dst]
+        cur = np.take(f, dst)
         changed = (cur | val) != cur
         d, v = dst[changed], val[changed]
         if d.size:
@@ -344,69 +249,19 @@ def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.nd
 
 
 def _expand(indptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Edge ids and their source ids for all out-edges of ``nodes``."""
-    starts = indptr[nodes].astype(np.int64)
-    deg = indptr[nodes + 1].astype(np.int64) - starts
+    """Edge ids and their source ids (intp, as every later gather wants them) for all
+    out-edges of ``nodes``.
+    """
+    nodes = nodes.astype(np.intp)
+    starts = np.take(indptr, nodes).astype(np.intp)
+    deg = np.take(indptr, nodes + 1) - starts
     total = int(deg.sum())
     if total == 0:
-        return np.empty(0, np.int64), np.empty(0, np.int32)
+        return np.empty(0, np.intp), np.empty(0, np.intp)
     excl = np.cumsum(deg) - deg
-    eidx = np.arange(total, dtype=np.int64) + np.repeat(starts - excl, deg)
-    return eidx, np.repeat(nodes.astype(np.int32), deg)
+    eidx = np.arange(total, dtype=np.intp) + np.repeat(starts - excl, deg)
+    return eidx, np.repeat(nodes, deg)
 
-
-class _SumGather:
-    """An edge operator that only adds a function of its source into ``e.dst``
-    (``e.dst.acc.reduce_add(e.src.contrib)``), run over every edge at once: a sparse
-    matrix-vector product ``A^T x`` with ``x`` evaluated once per node instead of once per
-    edge, which is what a scipy power iteration does (parallel edges count with
-    multiplicity, as per edge). Activations are exact: a node whose in-edges offered a
-    non-zero value, from a second product of the non-zero pattern, unless the algorithm
-    stops on its step total (``converge_below``) and so never reads them.
-    """
-
-    def __init__(self, s: ex.Reduction, at: Any, count_activations: bool) -> None:
-        self.s = s
-        self.at = at
-        self.count_activations = count_activations
-
-    @classmethod
-    def of(cls, spec: AlgorithmSpec, graph: Graph) -> _SumGather | None:
-        op = spec.edge
-        if op is None or op.raw is not None or len(op.statements) != 1:
-            return None
-        s = op.statements[0]
-        if not (isinstance(s, ex.Reduction) and s.kind.name == "add" and s.at is None
-                and s.node == "dst" and s.activate_above is None):
-            return None
-        for e in ex.walk(s.value):
-            if isinstance(e, (ex.FieldLoad, ex.NodeId, ex.Degree)) and e.node != "src":
-                return None
-            if isinstance(e, (ex.EdgeWeight, ex.FieldAt, ex.StmtValue)):
-                return None
-            if isinstance(e, ex.FieldLoad) and e.field == s.field:
-                return None  # reads what it writes: keep the per-edge semantics
-        if graph.n_edges < graph.n_nodes:
-            return None
-        import scipy.sparse as sp
-
-        n = graph.n_nodes
-        a = sp.csr_array((np.ones(graph.n_edges, np.float64), graph.indices, graph.indptr),
-                         shape=(n, n))
-        return cls(s, a.T.tocsr(), spec.converge_below is None)
-
-    def apply(self, fields: dict[str, np.ndarray], params: dict[str, Any], it: int,
-              graph: Graph, degrees: dict[str, np.ndarray], activated: _Activations) -> None:
-        n = graph.n_nodes
-        ids = np.arange(n, dtype=np.int32)
-        env = _Env(fields, {"src": ids}, None, n, params, it, graph, degrees)
-        val = _broadcast(evaluate(self.s.value, env), n, self.s.dtype)
-        f = fields[self.s.field]
-        sums = self.at @ val.astype(np.float64)
-        f += sums.astype(f.dtype, copy=False)
-        if self.count_activations:
-            reached = self.at @ (val != 0).astype(np.float64)
-            activated.add_mask(reached > 0)
 
 
 class CpuEngine:
@@ -438,7 +293,7 @@ class CpuEngine:
         it = 0
         edge_op = spec.edge
         activated = _Activations(n)
-        gather = _SumGather.of(spec, graph)
+        gather = whole_edge_path(spec, graph, _apply_reduction)
         while it < max_iterations:
             if mode == "data" and active.size == 0:
                 break
@@ -543,7 +398,10 @@ class CpuEngine:
             else:
                 activated.add_indexes(act)
             return
+        # as intp once: int32 ids would be converted again by every gather and ufunc.at
+        src, dst = src.astype(np.intp, copy=False), dst.astype(np.intp, copy=False)
         env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it, graph, degrees)
+        env.shared = shared_subexpressions(op.statements)
         pending = []
         for s in op.statements:
             val = _broadcast(evaluate(s.value, env), src.size, s.dtype)
