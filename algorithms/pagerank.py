@@ -47,7 +47,8 @@ def compare_ranks(got: np.ndarray, expected: np.ndarray) -> str | None:
     return l1_within(got, expected, L1_TOLERANCE)
 
 
-def pagerank_spec(residual_dtype: str = "float64", name: str = "pagerank") -> gs.AlgorithmSpec:
+def pagerank_spec(residual_dtype: str = "float64", name: str = "pagerank",
+                  default: bool = True) -> gs.AlgorithmSpec:
     """The PageRank algorithm with its residual held in ``residual_dtype``.
 
     The registered ``pagerank`` holds it in float64; ``benchmarks/ab_pagerank_residual.py``
@@ -59,6 +60,9 @@ def pagerank_spec(residual_dtype: str = "float64", name: str = "pagerank") -> gs
         Field dtype of the unpushed mass (``"float64"`` or ``"float32"``).
     name : str
         Registry name of the returned algorithm.
+    default : bool
+        Whether this formulation is its name's default (the built-in ``pagerank``
+        defaults to ``power_pull``).
 
     Returns
     -------
@@ -68,7 +72,8 @@ def pagerank_spec(residual_dtype: str = "float64", name: str = "pagerank") -> gs
 
     @gs.algorithm(name=name, max_iterations_param="max_iterations",
                   reference="networkx.pagerank", finalize_on_device=True,
-                  variant="residual_push", expected=expected_ranks, compare=compare_ranks)
+                  variant="residual_push", default=default, expected=expected_ranks,
+                  compare=compare_ranks)
     class PageRank:
         """PageRank computed by pushing residuals (Gauss-Seidel style push PageRank).
 
@@ -159,9 +164,13 @@ def _normalised(fields: dict, rank) -> dict:
 
 @gs.algorithm(name="pagerank", max_iterations_param="max_iterations",
               reference="networkx.pagerank", finalize_on_device=True, variant="power_pull",
-              default=False, node_after_edges=True, converge_below="tolerance",
+              expected=expected_ranks, compare=compare_ranks,
+              node_after_edges=True, converge_below="tolerance",
               supports={"driving": ("topology",)},
-              defaults={"driving": "topology", "direction": "pull"})
+              # the default: fastest geomean over RMAT-22, uniform 2^22 and road 2048^2
+              # on an H100 (benchmarks/results/h100_s23choose_default_choice.md)
+              defaults={"driving": "topology", "direction": "pull", "launch": "persistent",
+                        "launch.blocks_per_sm": 0})
 class PowerPull:
     """PageRank by Jacobi power iteration: every node gathers over its in-edges.
 
@@ -243,7 +252,7 @@ class PowerPull:
         return _normalised(fields, fields["rank"].astype(np.float64))
 
 
-SPEC = pagerank_spec()
+SPEC = pagerank_spec(default=False)
 VARIANTS = [SPEC, PowerPull]
 
 

@@ -29,7 +29,7 @@ def relax(e):
     e.dst.dist.reduce_min(e.src.dist + e.weight)
 
 
-@gs.algorithm(name="sssp", weights="nonnegative", variant="bellman_ford",
+@gs.algorithm(name="sssp", weights="nonnegative", variant="bellman_ford", default=False,
               reference="scipy.sparse.csgraph.dijkstra", expected=expected_distances,
               compare=compare_distances)
 class SSSP:
@@ -76,9 +76,14 @@ class SSSP:
     relax = gs.edge_op(relax)
 
 
-@gs.algorithm(name="sssp", weights="nonnegative", variant="delta_stepping", default=False,
-              reference="scipy.sparse.csgraph.dijkstra", priority=lambda n: n.dist,
-              supports={"driving": ("priority",)}, defaults={"driving": "priority"})
+@gs.algorithm(name="sssp", weights="nonnegative", variant="delta_stepping",
+              reference="scipy.sparse.csgraph.dijkstra", expected=expected_distances,
+              compare=compare_distances, priority=lambda n: n.dist,
+              supports={"driving": ("priority",)},
+              # the default: fastest geomean over RMAT-22, uniform 2^22 and road 2048^2
+              # on an H100 (benchmarks/results/h100_s23choose_default_choice.md)
+              defaults={"driving": "priority", "driving.width_scale": 4.0,
+                        "load_balance": "twc", "launch": "cuda_graph", "worklist": "bitmap"})
 class DeltaStepping:
     """Single-source shortest paths by delta-stepping: relaxation in order of distance.
 
@@ -124,8 +129,8 @@ class DeltaStepping:
     relax = gs.edge_op(relax)
 
 
-SPEC = SSSP
-VARIANTS = [SSSP, DeltaStepping]
+SPEC = DeltaStepping
+VARIANTS = [DeltaStepping, SSSP]
 
 
 @gs.hookimpl

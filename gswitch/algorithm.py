@@ -28,6 +28,10 @@ __all__ = [
     "ActiveSet",
     "from_source",
     "all_nodes",
+    "chosen_nodes",
+    "stage",
+    "host_step",
+    "HostStep",
     "edge_op",
     "node_op",
     "RawOperator",
@@ -174,7 +178,9 @@ class Param:
 
 @dataclass(frozen=True)
 class ActiveSet:
-    """Which nodes are active in the first super-step: ``"source"`` or ``"all"``."""
+    """Which nodes are active in the first super-step: ``"source"``, ``"all"`` or
+    ``"chosen"`` (a stage's: the nodes the preceding host step chose).
+    """
 
     kind: str
 
@@ -187,6 +193,71 @@ def from_source() -> ActiveSet:
 def all_nodes() -> ActiveSet:
     """Start with every node active."""
     return ActiveSet("all")
+
+
+def chosen_nodes() -> ActiveSet:
+    """A stage's start set: the node ids the preceding :func:`host_step` returned under
+    ``"start"``.
+    """
+    return ActiveSet("chosen")
+
+
+@dataclass(frozen=True)
+class HostStep:
+    """A step of a staged algorithm that runs on the host between operator stages.
+
+    ``func(fields, params, xp)`` gets the fields as arrays of ``xp`` (NumPy on the CPU
+    engine, CuPy on the GPU: they stay on the device), the resolved parameters, and the
+    array module. It returns ``None`` or a dict: parameter updates for the stages that
+    follow (names of the algorithm's :class:`Param`), the key ``"start"`` for the start
+    ids of the next stage that starts from :func:`chosen_nodes`, and field arrays
+    under their names to replace them. It must be array-module agnostic (``xp.unique``,
+    fancy indexing, no Python loop over nodes).
+    """
+
+    name: str
+    func: Callable
+
+
+def host_step(func: Callable) -> HostStep:
+    """Mark ``func(fields, params, xp)`` as a host step of a staged algorithm."""
+    return HostStep(func.__name__, func)
+
+
+@dataclass
+class _StageMarker:
+    cls: type
+    options: dict[str, Any]
+
+
+def stage(cls: type | None = None, *, config: Mapping[str, Any] | None = None,
+          node_after_edges: bool = False, supports: Mapping[str, Any] | None = None) -> Any:
+    """Class decorator for one operator stage of a staged algorithm.
+
+    The class holds what a one-stage algorithm holds but its fields and parameters: a
+    ``start`` set (:func:`all_nodes`, :func:`from_source`, :func:`chosen_nodes`), one
+    ``@edge_op`` and at most one ``@node_op``. Declared inside the algorithm's class,
+    in order with its :func:`host_step` functions, it runs to its own fixpoint over the
+    algorithm's fields as the stages before it left them (the fields are initialised
+    once, before the first stage).
+
+    Parameters
+    ----------
+    config : mapping, optional
+        Config values this stage always runs with (``{"driving": "subset"}``), whatever
+        the run's config says on those axes; the other axes follow the run's config.
+    node_after_edges : bool
+        As for :func:`algorithm`.
+    supports : mapping, optional
+        As for :func:`algorithm`, for this stage.
+    """
+    opts = {"config": dict(config or {}), "node_after_edges": node_after_edges,
+            "supports": dict(supports or {})}
+
+    def wrap(c: type) -> _StageMarker:
+        return _StageMarker(c, opts)
+
+    return wrap(cls) if cls is not None else wrap
 
 
 @dataclass
@@ -439,6 +510,19 @@ class _EdgeProxy:
         self.params = params
         self.iteration = ex.Iteration()
         self.n_nodes = ex.NumNodes()
+        self._tracer = tracer
+
+    def only_if(self, cond: Any) -> None:
+        """Run the rest of the edge operator only on edges where ``cond`` holds.
+
+        A filter such as Afforest's neighbour sampling: the edges it drops cost the
+        load of their destination id and nothing else. ``cond`` may read the edge's
+        source and destination ids, degrees and fields like any value.
+        """
+        c = ex._lift(cond, "bool")
+        if c.dtype != "bool":
+            raise AlgorithmError(f"only_if needs a comparison (a bool), got {c.dtype}")
+        self._tracer.record(ex.Guard(c))
 
 
 class _ParamProxy:
@@ -515,6 +599,9 @@ class AlgorithmSpec:
     converge_below: str | None = None
     config_defaults: dict[str, Any] = field(default_factory=dict)
     priority: ex.Expr | None = None
+    #: a stage of a staged algorithm: its name and the config values it always runs with
+    stage_name: str = ""
+    stage_config: dict[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -625,6 +712,48 @@ def trace_operator(marker: _OpMarker, fields: dict[str, NodeField],
             "e.dst.<field>.reduce_min/max/add/or(...)"
         )
     return op
+
+
+def _operators(c: type, fields: dict[str, NodeField], params: dict[str, Param],
+               node_after_edges: bool, converge_below: str | None,
+               priority: Callable | None) -> dict[str, Any]:
+    """Start set, traced operators and their options of a class (or of a stage class)."""
+    start: ActiveSet | None = None
+    edge: _OpMarker | RawOperator | None = None
+    node: _OpMarker | None = None
+    for value in vars(c).values():
+        if isinstance(value, ActiveSet):
+            start = value
+        elif isinstance(value, (_OpMarker, RawOperator)):
+            slot = "edge" if value.kind == "edge" else "node"
+            if (edge if slot == "edge" else node) is not None:
+                raise AlgorithmError(f"{c.__name__} declares more than one {slot} operator")
+            if slot == "edge":
+                edge = value
+            else:
+                node = value  # type: ignore[assignment]
+    if start is None:
+        raise AlgorithmError(
+            f"{c.__name__} declares no initial active set; add start = gswitch.from_source()"
+            " or gswitch.all_nodes()"
+        )
+    if edge is None:
+        raise AlgorithmError(f"{c.__name__} declares no @edge_op")
+    if isinstance(edge, RawOperator):
+        edge_spec = Operator("edge", "raw", [], raw=edge)
+    else:
+        edge_spec = trace_operator(edge, fields, params)
+    node_spec = trace_operator(node, fields, params) if node is not None else None
+    if converge_below is not None and converge_below not in params:
+        raise AlgorithmError(f"converge_below {converge_below!r} is not a Param")
+    if converge_below is not None and not (node_spec is not None and any(
+            isinstance(st, ex.Total) for st in node_spec.statements)):
+        raise AlgorithmError("converge_below needs a node operator that calls "
+                             "n.total(value)")
+    key = None if priority is None else _trace_priority(priority, fields, params)
+    return dict(start=start, edge=edge_spec, node=node_spec,
+                node_after_edges=node_after_edges, converge_below=converge_below,
+                priority=key)
 
 
 def _trace_priority(func: Callable, fields: dict[str, NodeField],
@@ -776,9 +905,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
     def wrap(c: type) -> AlgorithmSpec:
         fields: dict[str, NodeField] = {}
         params: dict[str, Param] = {}
-        start: ActiveSet | None = None
-        edge: _OpMarker | RawOperator | None = None
-        node: _OpMarker | None = None
+        steps: list[Any] = []
         for attr, value in vars(c).items():
             if isinstance(value, NodeField):
                 value.name = attr
@@ -786,74 +913,61 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             elif isinstance(value, Param):
                 value.name = attr
                 params[attr] = value
-            elif isinstance(value, ActiveSet):
-                start = value
-            elif isinstance(value, (_OpMarker, RawOperator)):
-                slot = "edge" if value.kind == "edge" else "node"
-                if (edge if slot == "edge" else node) is not None:
-                    raise AlgorithmError(f"{c.__name__} declares more than one {slot} operator")
-                if slot == "edge":
-                    edge = value
-                else:
-                    node = value  # type: ignore[assignment]
+            elif isinstance(value, (_StageMarker, HostStep)):
+                steps.append((attr, value))
         if not fields:
             raise AlgorithmError(f"{c.__name__} declares no NodeField")
-        if start is None:
-            raise AlgorithmError(
-                f"{c.__name__} declares no initial active set; add start = gswitch.from_source()"
-                " or gswitch.all_nodes()"
-            )
-        if edge is None:
-            raise AlgorithmError(f"{c.__name__} declares no @edge_op")
         clash = set(fields) & set(params)
         if clash:
             raise AlgorithmError(f"{sorted(clash)[0]!r} is both a field and a parameter")
-        if isinstance(edge, RawOperator):
-            edge_spec = Operator("edge", "raw", [], raw=edge)
-        else:
-            edge_spec = trace_operator(edge, fields, params)
-        node_spec = trace_operator(node, fields, params) if node is not None else None
+        if weights not in ("any", "nonnegative"):
+            raise AlgorithmError(f"weights must be 'any' or 'nonnegative', got {weights!r}")
+        if max_iterations_param is not None and max_iterations_param not in params:
+            raise AlgorithmError(f"max_iterations_param {max_iterations_param!r} is not a Param")
         fin = vars(c).get("finalize")
         if isinstance(fin, staticmethod):
             fin = fin.__func__
-        if weights not in ("any", "nonnegative"):
-            raise AlgorithmError(f"weights must be 'any' or 'nonnegative', got {weights!r}")
-        if converge_below is not None and converge_below not in params:
-            raise AlgorithmError(f"converge_below {converge_below!r} is not a Param")
-        if converge_below is not None and not (node_spec is not None and any(
-                isinstance(st, ex.Total) for st in node_spec.statements)):
-            raise AlgorithmError("converge_below needs a node operator that calls "
-                                 "n.total(value)")
-        key = None if priority is None else _trace_priority(priority, fields, params)
-        if max_iterations_param is not None and max_iterations_param not in params:
-            raise AlgorithmError(f"max_iterations_param {max_iterations_param!r} is not a Param")
+        common = dict(
+            name=name or c.__name__.lower(), cls=c, doc=inspect.getdoc(c) or "",
+            fields=fields, params=params, symmetric=symmetric, weights=weights,
+            reference=reference, max_iterations_param=max_iterations_param,
+            first_hit_final=first_hit_final, variant=variant, default_variant=default,
+            expected=expected, compare=compare)
+        if not steps:
+            return AlgorithmSpec(
+                **common, **_operators(c, fields, params, node_after_edges, converge_below,
+                                       priority),
+                finalize=fin,
+                finalize_on_device=bool(finalize_on_device and fin is not None),
+                outputs=[n for n, f in fields.items() if f.output],
+                supports={str(k): tuple(v) for k, v in (supports or {}).items()},
+                config_defaults=dict(defaults or {}),
+            )
+        if any(isinstance(v, (_OpMarker, RawOperator, ActiveSet)) for v in vars(c).values()):
+            raise AlgorithmError(f"{c.__name__} declares stages: its operators and start "
+                                 "set belong inside them")
+        stages: list[Any] = []
+        for attr, value in steps:
+            if isinstance(value, HostStep):
+                stages.append(value)
+                continue
+            opts = value.options
+            stages.append(AlgorithmSpec(
+                **common, **_operators(value.cls, fields, params, opts["node_after_edges"],
+                                       None, priority),
+                outputs=list(fields),  # a stage hands every field to the next
+                supports={str(k): tuple(v) for k, v in opts["supports"].items()},
+                stage_name=attr, stage_config=opts["config"]))
+        first = next((st for st in stages if isinstance(st, AlgorithmSpec)), None)
+        if first is None:
+            raise AlgorithmError(f"{c.__name__} has host steps but no operator stage")
         return AlgorithmSpec(
-            name=name or c.__name__.lower(),
-            cls=c,
-            doc=inspect.getdoc(c) or "",
-            fields=fields,
-            params=params,
-            start=start,
-            edge=edge_spec,
-            node=node_spec,
-            symmetric=symmetric,
-            weights=weights,
-            reference=reference,
-            max_iterations_param=max_iterations_param,
-            first_hit_final=first_hit_final,
-            finalize=fin,
-            finalize_on_device=bool(finalize_on_device and fin is not None),
+            **common, start=first.start, edge=first.edge, node=first.node,
+            node_after_edges=first.node_after_edges, priority=first.priority,
+            finalize=fin, finalize_on_device=bool(finalize_on_device and fin is not None),
             outputs=[n for n, f in fields.items() if f.output],
-            variant=variant,
-            default_variant=default,
             supports={str(k): tuple(v) for k, v in (supports or {}).items()},
-            node_after_edges=node_after_edges,
-            expected=expected,
-            compare=compare,
-            converge_below=converge_below,
-            config_defaults=dict(defaults or {}),
-            priority=key,
-        )
+            config_defaults=dict(defaults or {}), stages=stages)
 
     if cls is not None:
         return wrap(cls)

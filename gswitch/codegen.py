@@ -263,7 +263,12 @@ def _edge_function(op: Operator, name: str, plain: bool) -> str:
         return f"{head}\n  (void)s; (void)st;\n{op.raw.cuda_body}\n}}\n"
     body = ["const float gs_w = gs_weight(e);", "bool act = false;"]
     for st in op.statements:
-        body += _lower_reduction(st, plain) if isinstance(st, ex.Reduction) else _lower_assign(st)
+        if isinstance(st, ex.Guard):
+            body.append(f"if (!({lower_expr(st.value)})) return act;")
+        elif isinstance(st, ex.Reduction):
+            body += _lower_reduction(st, plain)
+        else:
+            body += _lower_assign(st)
     body += ["(void)e; (void)it; (void)s; (void)gs_w; (void)st;", "return act;"]
     return head + "\n" + "\n".join("  " + b for b in body) + "\n}\n"
 
@@ -446,6 +451,9 @@ def phase_list(spec: AlgorithmSpec, config: Config) -> list[Phase]:
         # finishes the step's pushes
         phases.append(Phase("node", 29 if spec.node_after_edges else 10, "active",
                             runs_in="operators"))
+    keeping = [m.name for m in config.strategy("driving").modes if m.keeps]
+    if keeping:  # a mode whose items are the next step's too: push them again
+        phases.append(Phase("keep", 27, "active", modes=tuple(keeping)))
     for strat in config.strategies().values():
         phases.extend(strat.phases(spec, config))
     names = [p.name for p in phases]

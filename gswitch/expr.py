@@ -38,6 +38,7 @@ __all__ = [
     "Select",
     "Cast",
     "StmtValue",
+    "Guard",
     "Reduction",
     "Assign",
     "REDUCTIONS",
@@ -450,7 +451,22 @@ class Total:
     node: str = "self"
 
 
-Statement = Reduction | Assign | Total
+@dataclass(frozen=True, eq=False)
+class Guard:
+    """Statement: the edge operator's later statements run only for edges where
+    ``value`` (a bool expression) holds; earlier ones ran for every edge. Traced from
+    ``e.only_if(cond)``. The GPU returns from the operator there, before any gather the
+    rest would issue; the CPU engine masks the later statements' edges.
+    """
+
+    value: Expr
+    dtype: str = "bool"
+    index: int = -1
+    field: str = ""
+    node: str = "edge"
+
+
+Statement = Reduction | Assign | Total | Guard
 
 
 def where(cond: Expr, a: Any, b: Any) -> Expr:
@@ -533,6 +549,8 @@ def format_statement(s: Statement) -> str:
         return f"%{s.index} = {s.node}.{s.field} := {format_expr(s.value)}"
     if isinstance(s, Total):
         return f"%{s.index} = step_total += {format_expr(s.value)}"
+    if isinstance(s, Guard):
+        return f"%{s.index} = only_if {format_expr(s.value)}"
     extra = ""
     if s.activate_above is not None:
         extra = f", activate_above={format_expr(s.activate_above)}"

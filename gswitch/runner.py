@@ -65,7 +65,8 @@ def _why_no_gpu() -> str:
     return "CuPy sees no CUDA device here: check the driver and CUDA_VISIBLE_DEVICES"
 
 
-def _spec(algorithm: str | AlgorithmSpec, config: Config) -> AlgorithmSpec:
+def _spec(algorithm: str | AlgorithmSpec, config: Config,
+          given: Mapping[str, Any] | None = None) -> AlgorithmSpec:
     """The spec to run: ``algorithm``'s formulation named by the config's ``variant``.
 
     ``variant=default`` is the algorithm's default formulation, unless the config names a
@@ -85,15 +86,18 @@ def _spec(algorithm: str | AlgorithmSpec, config: Config) -> AlgorithmSpec:
                 f"{algorithm.label} is not registered; run the variant's spec itself")
         return get_registry().algorithm(algorithm.name, variant)
     spec = get_registry().algorithm(algorithm, variant)
-    if variant == "default" and _refuses(spec, config):
+    if variant == "default" and _refuses(spec, config, given):
         for other in get_registry().variants[spec.name].values():
-            if not _refuses(other, config):
+            if not _refuses(other, config, given):
                 return other
     return spec
 
 
-def _refuses(spec: AlgorithmSpec, config: Config) -> bool:
-    return any(spec.unsupported(axis, config[axis]) for axis in AXES)
+def _refuses(spec: AlgorithmSpec, config: Config, given: Mapping[str, Any] | None) -> bool:
+    # a mapping names the axes the caller chose; the others take the formulation's
+    # defaults, so only the chosen ones can rule a formulation out
+    axes = AXES if given is None else [a for a in AXES if a in given]
+    return any(spec.unsupported(axis, config[axis]) for axis in axes)
 
 
 def as_graph(graph: Any) -> Graph:
@@ -220,9 +224,22 @@ def with_variant_defaults(spec: AlgorithmSpec, values: Mapping[str, Any] | None)
     return Config.shared({**merged, **given})
 
 
+def _check_axes(spec: AlgorithmSpec, config: Config) -> str | None:
+    for axis in AXES:
+        reason = spec.unsupported(axis, config[axis])
+        if reason:
+            return f"{axis}={config[axis]}: {reason}"
+    return None
+
+
 def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
                       backend: str) -> str | None:
     """First reason any chosen strategy gives against the combination, or ``None``."""
+    if spec.stages:
+        from .staging import check_stages
+
+        reason = _check_axes(spec, config)
+        return reason or check_stages(spec, graph, config, backend, check_combination)
     strategies = config.strategies()
     for axis in AXES:
         reason = spec.unsupported(axis, config[axis])
@@ -290,7 +307,7 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
 
     """
     cfg = config if isinstance(config, Config) else Config.shared(config)
-    spec = _spec(algorithm, cfg)
+    spec = _spec(algorithm, cfg, None if isinstance(config, Config) else dict(config or {}))
     if spec.config_defaults and not isinstance(config, Config):
         cfg = with_variant_defaults(spec, config)
     if arrays not in ("numpy", "cupy"):
@@ -319,8 +336,14 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
     if deadline_s is not None and not deadline_s > 0:
         raise InvalidInput(f"deadline_s must be a positive number of seconds; got {deadline_s!r}")
     extra = {"device_arrays": True} if arrays == "cupy" else {}
-    result = engine.run(spec, graph, resolved, sources, cfg, max_it, progress=progress,
-                        deadline_s=deadline_s, **extra)
+    if spec.stages:
+        from .staging import run_stages
+
+        result = run_stages(spec, graph, resolved, sources, cfg, backend, engine, max_it,
+                            progress=progress, deadline_s=deadline_s)
+    else:
+        result = engine.run(spec, graph, resolved, sources, cfg, max_it, progress=progress,
+                            deadline_s=deadline_s, **extra)
     if spec.finalize is not None and "finalized_on" not in result.stats:
         result.fields = spec.finalize(result.fields, resolved) or result.fields
         result.stats["finalized_on"] = "host"

@@ -215,17 +215,25 @@ class StepMode:
         The step runs the algorithm's node and edge operators. A step that does not
         runs only the phases its driving strategy (or a worklist) adds: a refill of the
         worklist from a strategy's own store, say.
+    keeps : bool
+        The step's items are the next step's items too (a ``worklist`` mode that does
+        not push: topology-driven over a fixed set). The core re-pushes them (phase
+        ``keep``); the run ends after a step that activated nothing.
     """
 
     name: str
     items: str
     pushes: bool
     operators: bool = True
+    keeps: bool = False
 
     def __post_init__(self) -> None:
         if self.items not in ("worklist", "nodes"):
             raise ValueError(f"StepMode {self.name}: items must be 'worklist' or 'nodes', "
                              f"got {self.items!r}")
+        if self.keeps and (self.pushes or self.items != "worklist"):
+            raise ValueError(f"StepMode {self.name}: keeps needs items='worklist' and "
+                             "pushes=False")
         if not self.name.isidentifier():
             raise ValueError(f"StepMode name {self.name!r} is not an identifier")
 

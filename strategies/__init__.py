@@ -12,6 +12,7 @@ BUILTIN_MODULES = (
     "gswitch.strategies.driving.topology",
     "gswitch.strategies.driving.temporal",
     "gswitch.strategies.driving.priority",
+    "gswitch.strategies.driving.subset",
     "gswitch.strategies.direction.push",
     "gswitch.strategies.direction.pull",
     "gswitch.strategies.direction.direction_optimizing",

@@ -118,9 +118,34 @@ def gswitch_default_config():
     }
 
 
+def _fit(algorithm: Any, configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The suggestions made valid for a formulation that supports only some strategies:
+    an axis it refuses takes the formulation's own default (and that default's
+    parameters) instead; duplicates go.
+    """
+    supports = getattr(algorithm, "supports", {}) or {}
+    own = getattr(algorithm, "config_defaults", {}) or {}
+    out: list[dict[str, Any]] = []
+    for c in configs:
+        c = dict(c)
+        for axis, allowed in supports.items():
+            if c.get(axis, own.get(axis, allowed[0])) in allowed and axis in c:
+                continue
+            c = {k: v for k, v in c.items() if k != axis and not k.startswith(axis + ".")}
+            c[axis] = own.get(axis, allowed[0])
+            c.update({k: v for k, v in own.items() if k.startswith(axis + ".")})
+        if c not in out:
+            out.append(c)
+    return out
+
+
 @hookimpl
 def gswitch_suggested_configs(algorithm: Any, features: dict,
                               backend: str) -> list[dict[str, Any]]:
+    return _fit(algorithm, _suggestions(algorithm, features, backend))
+
+
+def _suggestions(algorithm: Any, features: dict, backend: str) -> list[dict[str, Any]]:
     if backend != "gpu":
         return [{"direction": "direction_optimizing"},
                 {"driving": "topology", "direction": "pull"}]

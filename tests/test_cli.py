@@ -382,14 +382,14 @@ def test_algorithms_lists_variants_and_marks_the_default(capsys):
     assert main(["algorithms", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     cc = data["cc"]["variants"]
-    assert set(cc) == {"label_propagation", "hook_compress"}
-    assert [v for v, d in cc.items() if d["default"]] == ["label_propagation"]
-    assert data["cc"]["default_variant"] == "label_propagation"
+    assert set(cc) == {"afforest", "label_propagation", "hook_compress"}
+    assert [v for v, d in cc.items() if d["default"]] == ["afforest"]
+    assert data["cc"]["default_variant"] == "afforest"
     assert cc["hook_compress"]["supports"] == {"driving": ["topology"], "direction": ["push"]}
     assert list(data["bfs"]["variants"]) == ["default"]
     assert main(["algorithms"]) == 0
     out = capsys.readouterr().out
-    assert "variant label_propagation (default):" in out
+    assert "variant afforest (default):" in out
     assert re.search(r"variant hook_compress: .*\n.*driving topology only", out)
     assert "variant hook_compress (default)" not in out
 
@@ -411,7 +411,7 @@ def test_run_variant_gives_the_default_variants_labels(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv", [
-    ["run", "cc", SAMPLE, "--backend", "cpu", "--set", "variant=afforest"],
+    ["run", "cc", SAMPLE, "--backend", "cpu", "--set", "variant=shiloach"],
     ["run", "bfs", SAMPLE, "--backend", "cpu", "--set", "variant=hook_compress"],
     ["tune", "cc", SAMPLE, "--backend", "cpu", "--set", "variant=no-such"],
 ])
@@ -421,6 +421,6 @@ def test_bad_variant_is_one_line_naming_the_flag(capsys, argv, tmp_path, monkeyp
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--set variant=" in err
-    valid = "label_propagation, hook_compress" if argv[1] == "cc" else "default"
+    valid = "afforest, hook_compress, label_propagation" if argv[1] == "cc" else "default"
     assert valid in err
     assert not (tmp_path / "s.journal").exists()

@@ -16,6 +16,7 @@ import gswitch as gs
 from gswitch.codegen import generate_source
 from gswitch.combinations import pairwise_configs
 from gswitch.plugins import get_registry
+from gswitch.staging import stage_config
 from gswitch.testing.nvcc import compile_source, find_nvcc
 from gswitch.testing.user_algorithms import USER_ALGORITHMS, USER_CONFIGS
 from gswitch.testing.zoo import sweep_configs
@@ -39,9 +40,15 @@ CASES += [(a, c) for a in ALGORITHMS for c in sweep_configs(SPECS[a])]
 # every other formulation of each algorithm: all pairs of the strategies it supports
 for _a in ALGORITHMS:
     for _v in get_registry().variants[_a].values():
-        if _v is not SPECS[_a]:
+        if _v is not SPECS[_a] and not _v.stages:
             SPECS[_v.label] = _v
             CASES += [(_v.label, c.replace(variant=_v.variant)) for c in pairwise_configs(_v)]
+        for _st in _v.stages:  # a staged formulation: each operator stage's own module
+            if isinstance(_st, gs.AlgorithmSpec):
+                SPECS[f"{_v.label}:{_st.stage_name}"] = _st
+                CASES += [(f"{_v.label}:{_st.stage_name}",
+                           stage_config(_st, c.replace(variant=_v.variant)))
+                          for c in pairwise_configs(_v)]
 # weighted matters only for weight-reading operators
 WEIGHTED = {"sssp", "widest", "dist64"}
 
@@ -188,10 +195,9 @@ def test_core_names_no_builtin_strategy():
 
     root = Path(gs.__file__).parent
     reg = get_registry()
-    # push/pull and data/topology are also the vocabulary of phase directions and
-    # step modes, which the core does speak
-    names = {n for axis in reg.strategies.values() for n in axis} - {
-        "push", "pull", "data", "topology"}
+    # push/pull are also the vocabulary of phase directions, which the core does speak;
+    # step modes are the driving strategies' own (the core names none)
+    names = {n for axis in reg.strategies.values() for n in axis} - {"push", "pull"}
     keys = {f"{cls.axis}.{p}" for axis in reg.strategies.values() for cls in axis.values()
             for p in cls.params}
     offenders = []
@@ -266,7 +272,8 @@ def test_edge_gather_phases_only_in_sweeps():
 
     sweep = names(power, variant="power_pull", driving="topology", direction="pull")
     assert "pull" not in sweep and sweep["pull_edges"].modes == ("topology",)
-    hybrid = names(reg.algorithm("cc"), driving="temporal", direction="pull")
+    hybrid = names(reg.variants["cc"]["label_propagation"], driving="temporal",
+                   direction="pull")
     assert hybrid["pull_edges"].modes == ("topology",)
     assert "topology" not in hybrid["pull"].modes and "data" in hybrid["pull"].modes
     data = names(reg.algorithm("bfs"), direction="direction_optimizing")
@@ -305,8 +312,9 @@ def test_edge_gather_compiles(case):
     if name == "power_pull":
         spec = reg.variants["pagerank"]["power_pull"]
         cfg = {"variant": "power_pull", "driving": "topology", "direction": "pull"}
-    else:
-        spec, cfg = reg.algorithm(name), {}
+    else:  # the formulations that pull (the defaults hook or order by priority)
+        classic = {"cc": "label_propagation", "sssp": "bellman_ford"}[name]
+        spec, cfg = reg.variants[name][classic], {"variant": classic}
     cfg = gs.Config({**cfg, "direction.gather": "edges", **extra})
     gen = generate_source(spec, cfg, weighted=name == "sssp")
     assert any(p.name == "pull_edges" for p in gen.phases)

@@ -15,7 +15,11 @@ from gswitch.generators import grid2d, rmat
 from gswitch.plugins import get_registry
 from gswitch.testing.user_algorithms import USER_ALGORITHMS
 
-SPECS = [get_registry().algorithm(a) for a in ("bfs", "sssp", "cc", "pagerank")]
+# the classic formulations run under every driving; the defaults (afforest, delta-stepping,
+# power iteration) under their own, with the config they fill in
+SPECS = [get_registry().algorithm(a, v) for a, v in (
+    ("bfs", "default"), ("sssp", "bellman_ford"), ("cc", "label_propagation"),
+    ("pagerank", "residual_push"))]
 SPECS += list(USER_ALGORITHMS)
 GRAPHS = {"rmat": lambda: rmat(11, 8, seed=4, weighted=True),
           "grid": lambda: grid2d(24, 24, weighted=True)}

@@ -110,7 +110,7 @@ def test_reduction_algebraic_properties(kind, commutative, idempotent, monotone)
 
 def test_traced_statement_carries_reduction_properties():
     """A traced reduce_add is tagged non-idempotent and non-monotone; min is monotone."""
-    push = get_registry().algorithm("pagerank").edge.statements[0]
+    push = get_registry().algorithm("pagerank", "residual_push").edge.statements[0]
     assert push.kind is ex.REDUCTIONS["add"]
     assert not push.kind.idempotent and not push.kind.monotone
     bfs = get_registry().algorithm("bfs")
@@ -119,7 +119,7 @@ def test_traced_statement_carries_reduction_properties():
 
 def test_node_op_exchange_and_assign_recorded():
     """A node operator records exchange (non-activating) and plain assignments."""
-    node = get_registry().algorithm("pagerank").node
+    node = get_registry().algorithm("pagerank", "residual_push").node
     kinds = [type(s).__name__ for s in node.statements]
     assert kinds == ["Reduction", "Assign", "Assign"]
     xch = node.statements[0]
@@ -226,7 +226,7 @@ def test_format_expr_renders_inf_and_where():
 
 def test_pagerank_describe_lists_params_and_node_op():
     """describe() of a built-in algorithm lists params, the node op and the threshold."""
-    text = get_registry().algorithm("pagerank").describe()
+    text = get_registry().algorithm("pagerank", "residual_push").describe()
     assert "param alpha: float32 = 0.85" in text
     assert "node_op take" in text
     assert "residual.exchange(0.0)" in text

@@ -51,7 +51,7 @@ def test_delta_stepping_refills_and_does_less_work_than_bellman_ford():
     """On a road grid the GPU run takes refill steps and relaxes fewer edges; the trace
     names the priority strategy's modes."""
     g = road(256, 256, seed=5)
-    bf = gs.run("sssp", g, source=0, backend="gpu")
+    bf = gs.run("sssp", g, source=0, backend="gpu", config={"variant": "bellman_ford"})
     ds = gs.run("sssp", g, source=0, backend="gpu", config={"variant": "delta_stepping"})
     assert np.allclose(bf.fields["dist"], ds.fields["dist"])
     assert set(ds.stats["modes"]) == {"data", "refill"}

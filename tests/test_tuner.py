@@ -282,9 +282,11 @@ def test_warm_start_and_config_auto_use_the_nearest_tuned_graph(storage):
     # configuration it is enqueued once, as the similar graph's (timing decides which wins)
     assert b.warm_start[:2] in (["default", "suggested:0"],
                                 [f"similar:{a.study_name}", "default"],
-                                [f"similar:{a.study_name}", "suggested:0"])
-    if b.warm_start[1] == "suggested:0" and b.warm_start[0] != "default":
-        assert gs.Config(a.best_config) == gs.Config()
+                                [f"similar:{a.study_name}", "suggested:0"],
+                                [f"similar:{a.study_name}", "default:hook_compress"])
+    if b.warm_start[1] != "default" and b.warm_start[0] != "default":
+        # the similar graph's best was the default formulation's default configuration
+        assert a.best_config["variant"] == get_registry().algorithm("cc").variant
     other = parse_generator_spec("rmat:9,seed=2")
     c = tune("cc", other, trials=3, backend="cpu", storage=storage, seed=0, warm_start=1)
     similar = [w for w in c.warm_start if w.startswith("similar:")]
@@ -292,7 +294,8 @@ def test_warm_start_and_config_auto_use_the_nearest_tuned_graph(storage):
     assert c.warm_start[0] == (similar[0] if similar else "default")
     if "default" not in c.warm_start:  # the similar graph's best was the default: once
         bests = {a.study_name: a.best_config, b.study_name: b.best_config}
-        assert similar and gs.Config(bests[similar[0][len("similar:"):]]) == gs.Config()
+        assert similar and bests[similar[0][len("similar:"):]]["variant"] == \
+            get_registry().algorithm("cc").variant
     fresh = parse_generator_spec("road:30x30,seed=5")
     cfg, where = resolve_config("cc", fresh, "auto", backend="cpu", storage=storage)
     assert b.study_name in where and "never tuned" in where
@@ -763,13 +766,15 @@ def test_device_key_checks_the_listed_gpus(monkeypatch, devices, names, message)
 
 # ---------------------------------------------------------------------- variants
 def test_space_samples_variants_and_never_an_unsupported_strategy_with_one():
-    """cc's space searches its variants; hook_compress is never sampled with a driving or
-    direction it does not support, and its parameters rebuild the sampled config.
+    """cc's space searches its variants; hook_compress and afforest are never sampled with
+    a driving or direction they do not support, and the parameters rebuild the config.
     """
     g = parse_generator_spec(GRAPH)
     reg = get_registry()
     space = build_space(reg.algorithm("cc"), g, "gpu")
-    assert space.axes["variant"] == ("label_propagation", "hook_compress")
+    forms = tuple(reg.variants["cc"])
+    assert set(forms) == {"afforest", "hook_compress", "label_propagation"}
+    assert space.axes["variant"] == forms
     assert space.restricted["hook_compress"] == {"driving": ("topology",), "direction": ("push",)}
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1))
     seen = set()
@@ -780,13 +785,13 @@ def test_space_samples_variants_and_never_an_unsupported_strategy_with_one():
         spec = space.spec(cfg)
         assert spec is reg.variants["cc"][cfg["variant"]]
         assert all(spec.unsupported(axis, cfg[axis]) is None for axis in AXES)
-        if cfg["variant"] == "hook_compress":  # held, so never a study parameter
+        if cfg["variant"] in ("hook_compress", "afforest"):  # held: never study parameters
             assert "driving" not in trial.params and "direction" not in trial.params
         assert space.config(dict(trial.params)).to_dict() == cfg.to_dict()
         study.tell(trial, 1.0)
-    assert seen == {"label_propagation", "hook_compress"}
+    assert seen == set(forms)
     grid = space.grid()
-    assert grid["variant"] == ["label_propagation", "hook_compress"]
+    assert grid["variant"] == list(forms)
 
 
 def test_restricted_choices_get_their_own_parameter_name(monkeypatch):
@@ -834,23 +839,24 @@ def test_tune_searches_cc_variants_with_verified_trials(storage):
     """
     g = parse_generator_spec(GRAPH)
     result = tune("cc", g, trials=8, backend="cpu", storage=storage, seed=0, sampler="random")
-    assert result.warm_start[:2] == ["default", "default:hook_compress"]
+    assert result.warm_start[:3] == ["default", "default:hook_compress",
+                                     "default:label_propagation"]
     trials = _trials(storage, result.study_name)
     done = [t for t in trials if t.state.name == "COMPLETE"]
     assert len(done) == 8
     variants = {t.user_attrs["config"]["variant"] for t in done}
-    assert variants == {"label_propagation", "hook_compress"}
+    assert variants == {"afforest", "label_propagation", "hook_compress"}
     reg = get_registry()
     for t in done:
         cfg = t.user_attrs["config"]
-        if t.params.get("variant") == "hook_compress":
+        if t.params.get("variant") in ("hook_compress", "afforest"):
             assert "driving" not in t.params and cfg["driving"] == "topology"
         spec = reg.variants["cc"][cfg["variant"]]
         assert all(spec.unsupported(axis, cfg[axis]) is None for axis in AXES)
         assert t.user_attrs["outcome"] == "ok"  # measured and verified, or the same config
         if not t.user_attrs.get("reused"):
             assert len(t.user_attrs["times_s"]) == 3
-    assert result.space["axes"]["variant"] == ["label_propagation", "hook_compress"]
+    assert result.space["axes"]["variant"] == list(reg.variants["cc"])
 
 
 def test_pinned_variant_study_and_config_auto_carry_the_variant(storage, capsys):

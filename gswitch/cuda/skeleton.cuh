@@ -200,6 +200,14 @@ __device__ __forceinline__ void gs_phase_node(GsStep& st) {
 
 __device__ __forceinline__ void gs_phase_expand(GsStep& st) { gs_lb_expand(st); }
 
+// A mode that keeps its items (StepMode.keeps): the step's items are pushed again, so
+// the next step has the same ones (topology-driven over a fixed set).
+__device__ __forceinline__ void gs_phase_keep(GsStep& st) {
+  const unsigned stride = gridDim.x * blockDim.x;
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < st.n_items; i += stride)
+    gs_wl_push(st, gs_item(st, i));
+}
+
 // The decision after step `it`: next mode, direction and whether the run is done, from
 // the step's counters. Pure: every thread of a persistent grid computes the same one.
 struct GsDecision {

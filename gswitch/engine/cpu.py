@@ -263,6 +263,13 @@ def _expand(indptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return eidx, np.repeat(nodes, deg)
 
 
+def _priority_keys(spec: AlgorithmSpec, fields: dict[str, np.ndarray], ids: np.ndarray,
+                   params: dict[str, Any], graph: Graph,
+                   degrees: dict[str, np.ndarray]) -> np.ndarray:
+    """The algorithm's priority key at nodes ``ids`` (float64)."""
+    env = _Env(fields, {"self": ids}, None, ids.size, params, 0, graph, degrees)
+    return _broadcast(evaluate(spec.priority, env), ids.size, "float64")
+
 
 class CpuEngine:
     """Runs an :class:`~gswitch.algorithm.AlgorithmSpec` with NumPy super-steps."""
@@ -271,10 +278,13 @@ class CpuEngine:
 
     def run(self, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
             sources: np.ndarray | None, config: Config, max_iterations: int,
-            progress: Any = None, deadline_s: float | None = None) -> Result:
+            progress: Any = None, deadline_s: float | None = None,
+            fields_in: dict[str, np.ndarray] | None = None) -> Result:
         t0 = time.perf_counter()
         n = graph.n_nodes
-        fields = spec.initial_fields(n, params, sources)
+        # a stage of a staged algorithm continues from the fields the last one left
+        fields = spec.initial_fields(n, params, sources) if fields_in is None else {
+            k: np.array(v, dtype=spec.fields[k].dtype) for k, v in fields_in.items()}
         driving = config.strategy("driving")
         direction = config.strategy("direction")
         degrees = {"out": graph.out_degree.astype(np.int32),
@@ -294,10 +304,23 @@ class CpuEngine:
         edge_op = spec.edge
         activated = _Activations(n)
         gather = whole_edge_path(spec, graph, _apply_reduction)
+        dstate = driving.begin(graph, config, None if spec.priority is None else (
+            lambda ids: _priority_keys(spec, fields, ids, params, graph, degrees)))
         while it < max_iterations:
-            if mode == "data" and active.size == 0:
+            step = driving.mode(mode)
+            if not step.operators:  # the driving strategy's own step (a refill, say)
+                active, nxt = driving.refill(dstate, mode)
+                if nxt is None:  # nothing was waiting: done
+                    break
+                stats["active"].append(n)
+                stats["modes"].append(mode)
+                stats["directions"].append("push")
+                it += 1
+                mode = nxt
+                continue
+            if step.items == "worklist" and active.size == 0:
                 break
-            nodes = active if mode == "data" else all_nodes
+            nodes = active if step.items == "worklist" else all_nodes
             stats["active"].append(int(nodes.size))
             stats["modes"].append(mode)
             total = 0.0
@@ -306,6 +329,7 @@ class CpuEngine:
                 _node_phase(spec.node, env, activated)
                 total = env.total
             pull = direction.pull(mode, nodes.size, n)
+            frontier = step.items == "worklist"
             stats["directions"].append("pull" if pull else "push")
             whole = nodes.size == n
             if pull:
@@ -313,7 +337,7 @@ class CpuEngine:
                     rev = graph.reverse
                     rev_dst = rev.sources()
                     mask = np.empty(n, dtype=bool)
-                if mode == "data":
+                if frontier:
                     mask[:] = False
                     mask[nodes] = True
                     keep = mask[rev.indices]
@@ -323,11 +347,11 @@ class CpuEngine:
                     src, dst, w = rev.indices, rev_dst, rev.weights
                 stats["edges_processed"] += rev.n_edges
             else:
-                if mode == "data" and _DENSE_FRONTIER * nodes.size <= n:
+                if frontier and _DENSE_FRONTIER * nodes.size <= n:
                     eidx, src = _expand(graph.indptr, nodes)
                     dst = graph.indices[eidx]
                     w = None if graph.weights is None else graph.weights[eidx]
-                elif mode == "data":
+                elif frontier:
                     # a dense frontier: filtering the whole edge list is cheaper than
                     # expanding the nodes' ranges, and keeps the same edge order (the
                     # frontier is sorted)
@@ -359,7 +383,11 @@ class CpuEngine:
                 _node_phase(spec.node, env, activated)
                 total = env.total
             next_active = activated.take()
+            if dstate is not None and step.pushes:
+                next_active = driving.admit(dstate, next_active)
             count = int(next_active.size)
+            if step.keeps:  # the same items next step; activations only counted
+                next_active = nodes
             it += 1
             if progress is not None:
                 progress(it, count)
@@ -372,11 +400,12 @@ class CpuEngine:
                 stats["totals"].append(total)
                 if not total >= params[spec.converge_below]:
                     break
-            elif mode != "data" and count == 0:
+            elif (step.items == "nodes" or step.keeps) and count == 0:
                 break
             mode = driving.next_mode(mode, count, n)
             active = next_active
-            if mode == "data" and active.size == 0:
+            following = driving.mode(mode)
+            if following.operators and following.items == "worklist" and active.size == 0:
                 break
         stats["iterations"] = it
         stats["converged"] = it < max_iterations
@@ -403,11 +432,20 @@ class CpuEngine:
         env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it, graph, degrees)
         env.shared = shared_subexpressions(op.statements)
         pending = []
+        keep = None  # e.only_if(): the edges the later statements run on
         for s in op.statements:
+            if isinstance(s, ex.Guard):
+                ok = _broadcast(evaluate(s.value, env), src.size, "bool")
+                keep = ok if keep is None else keep & ok
+                continue
             val = _broadcast(evaluate(s.value, env), src.size, s.dtype)
             thr = None if s.activate_above is None else evaluate(s.activate_above, env)
             target = dst if s.at is None else _node_index(
                 s, _broadcast(evaluate(s.at, env), src.size, "int64"), graph.n_nodes)
+            if keep is not None:
+                val, target = val[keep], target[keep]
+                if thr is not None and np.ndim(thr):
+                    thr = _broadcast(thr, src.size, s.dtype)[keep]
             pending.append((s, val, thr, target))
         for s, val, thr, target in pending:
             _apply_reduction(s, fields[s.field], target, val, thr, activated)

@@ -360,7 +360,8 @@ class GpuEngine:
     def run(self, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
             sources: np.ndarray | None, config: Config, max_iterations: int,
             progress: Any = None, deadline_s: float | None = None,
-            device_arrays: bool = False) -> Result:
+            device_arrays: bool = False, fields_in: dict[str, Any] | None = None
+            ) -> Result:
         """Run ``spec`` on ``graph``; with ``device_arrays`` the output fields stay on the
         device as fresh CuPy arrays (finalised there when the algorithm allows it; else
         they come back for the host's ``finalize``).
@@ -378,14 +379,18 @@ class GpuEngine:
                                  "overflows": 0, "polled_reads": 0}
         all_start = spec.start.kind == "all"
         uniq = None
-        if not all_start:
+        if not all_start and hasattr(sources, "__cuda_array_interface__"):
+            # a stage's start set chosen on the device: sorted, unique, stays there
+            uniq = cp.ascontiguousarray(sources, dtype=np.int32).ravel()
+        elif not all_start:
             uniq = np.asarray(sources).ravel()
             if uniq.size > 1:
                 uniq = np.unique(uniq)
             uniq = uniq.astype(np.int32, copy=False)
         n_start = n if all_start else int(uniq.size)
         if n == 0 or n_start == 0:
-            fields0 = spec.initial_fields(n, params, sources)
+            fields0 = spec.initial_fields(n, params, sources) if fields_in is None \
+                else dict(fields_in)
             stats.update(iterations=0, converged=True, time_s=time.perf_counter() - t_start,
                          device_time_s=0.0, kernel_time_s=0.0, compile_time_s=0.0)
             return Result(spec.name, fields0, stats, backend="gpu", config=config)
@@ -415,7 +420,7 @@ class GpuEngine:
                     res.plans[key] = plan
                 ctx = LaunchContext(self, plan, config, res, spec, graph, max_iterations,
                                     deadline_s, progress, self.stream)
-                self._setup(ctx, plan, params, uniq, n_start)
+                self._setup(ctx, plan, params, uniq, n_start, fields_in)
                 ctx.strategies["launch"].drive(ctx)
                 fbytes = plan.field_bytes
                 if device_arrays:
@@ -455,7 +460,8 @@ class GpuEngine:
         return Result(spec.name, out, stats, backend="gpu", config=config)
 
     def _setup(self, ctx: LaunchContext, plan: _Plan, params: dict[str, Any],
-               sources: np.ndarray | None, n_start: int) -> None:
+               sources: np.ndarray | None, n_start: int,
+               fields_in: dict[str, Any] | None = None) -> None:
         """Fields, pooled buffers, seeded worklist, control block and parameter block.
 
         Every host-to-device copy goes from page-locked staging on the engine's stream,
@@ -479,7 +485,8 @@ class GpuEngine:
             staged[name] = host.field(offset, dt, n)
             bind(member, core.fields_ptr + offset)
         ctx.fields_host = staged
-        on_device = fbytes > _DEVICE_FILL_BYTES
+        # a stage of a staged algorithm starts from the fields the last stage left
+        on_device = fields_in is not None or fbytes > _DEVICE_FILL_BYTES
         if not on_device:
             plan.spec.fill_fields(staged, params, sources)
         for axis, name, key, dt, size, zero, member in plan.buffers:
@@ -516,16 +523,24 @@ class GpuEngine:
         lead = 4 * n_ids
         if sources is None:
             start = self._all_nodes(res, n)
-        else:
+        elif isinstance(sources, np.ndarray):
             host.start(n_ids)[:] = sources
             start = core.start(n_ids)
             ctx._start_dev, ctx._start_pinned = core.ctl_ptr - lead, host.ctl_ptr - lead
-        ctx.start_host = sources
+        else:  # on the device already: copied there after the control block's copy
+            start = core.start(n_ids)
+        ctx.start_host = sources if isinstance(sources, np.ndarray) else None
         rt.memcpyAsync(core.ctl_ptr - lead, host.ctl_ptr - lead,
                        lead + 4 * _CTL_ROOM + (0 if on_device else fbytes), _H2D, sp)
         self.work += 1
+        if sources is not None and not isinstance(sources, np.ndarray):
+            start[...] = sources
         if on_device:
-            self._fill_on_device(ctx, plan, params, None if sources is None else start)
+            if fields_in is not None:
+                for name, offset, dt, _m in plan.fields:
+                    core.field(offset, dt, n)[...] = self.cp.asarray(fields_in[name], dtype=dt)
+            else:
+                self._fill_on_device(ctx, plan, params, None if sources is None else start)
         ctx.strategies["worklist"].seed(ctx, start, sources is None)
         ctx.write_state()
         small = core.field_bytes <= _EVERY_READ_BYTES

@@ -114,6 +114,7 @@ def compile_problems(cls: type[Strategy], algorithm: str = "bfs",
     """
     from ..codegen import generate_source
     from ..combinations import pairwise_configs
+    from ..staging import stage_config
     from .nvcc import compile_source, find_nvcc
 
     if "gpu" not in cls.backends:
@@ -129,6 +130,14 @@ def compile_problems(cls: type[Strategy], algorithm: str = "bfs",
     configs = []
     for spec in specs:
         configs = [c for c in pairwise_configs(spec) if c[cls.axis] == cls.name]
+        if configs:
+            break
+        # a staged formulation: a stage may force the strategy (afforest's subset)
+        for st in spec.stages:
+            if isinstance(st, AlgorithmSpec) and st.stage_config.get(cls.axis) == cls.name:
+                configs = [stage_config(st, c) for c in pairwise_configs(spec)]
+                spec = st
+                break
         if configs:
             break
     if not configs:

@@ -44,9 +44,17 @@ class BitmapWorklist(WorklistStrategy):
             words[:] = 0xFFFFFFFF
             if n % 32:
                 words[-1] = (1 << (n % 32)) - 1
-        else:
+        elif ctx.start_host is not None:
             host = ctx.start_host.astype(np.int64)
             np.bitwise_or.at(words, host >> 5, np.uint32(1) << (host & 31).astype(np.uint32))
+        else:  # start ids chosen on the device (a stage's): set the bits there
+            cp = ctx.engine.cp
+            ids = start.astype(cp.int64)
+            # distinct ids set distinct bits of a word, so their sum is their or
+            bits = cp.bincount(ids >> 5, weights=(cp.int64(1) << (ids & 31)).astype(
+                cp.float64), minlength=words.size)
+            ctx.buffer("worklist", "bits")[: words.size] = bits.astype(cp.uint32)
+            return
         ctx.engine.upload("worklist:bits", ctx.buffer("worklist", "bits"), words)
 
 

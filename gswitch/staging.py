@@ -1,0 +1,140 @@
+"""Staged algorithms: a sequence of operator stages and host steps over shared fields.
+
+An algorithm that declares :func:`~gswitch.algorithm.stage` classes runs them in order:
+the fields are initialised once, each stage runs to its own fixpoint from the fields the
+stages before it left, and a :func:`~gswitch.algorithm.host_step` between stages may
+read the fields (on the device under the GPU engine), set parameters, and choose the
+start set of the next stage. Afforest (sample, find the largest component, finish) and
+Brandes' betweenness (forward, backward) are written this way.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from .algorithm import AlgorithmSpec, HostStep
+from .config import Config
+from .errors import AlgorithmError
+from .graph import Graph
+from .result import Result
+
+__all__ = ["stage_config", "check_stages", "run_stages"]
+
+_SUMMED = ("edges_processed", "iterations", "device_time_s", "kernel_time_s",
+           "compile_time_s")
+
+
+def stage_config(stage: AlgorithmSpec, config: Config) -> Config:
+    """The run's config with the values ``stage`` always runs with (a strategy a stage
+    forces drops the run's parameters of the strategy it replaces).
+    """
+    if not stage.stage_config:
+        return config
+    return config.replace(**stage.stage_config)
+
+
+def check_stages(spec: AlgorithmSpec, graph: Graph | None, config: Config, backend: str,
+                 check: Any) -> str | None:
+    """First reason any operator stage of ``spec`` cannot run with ``config``."""
+    for st in spec.stages:
+        if isinstance(st, AlgorithmSpec):
+            reason = check(st, graph, stage_config(st, config), backend)
+            if reason:
+                return f"stage {st.stage_name}: {reason}"
+    return None
+
+
+def _apply(step: HostStep, spec: AlgorithmSpec, out: Any, fields: dict[str, Any],
+           params: dict[str, Any], xp: Any) -> Any:
+    """Take what a host step returned; the start ids it chose (int32, sorted, as ``xp``
+    arrays) or ``None``.
+    """
+    if out is None:
+        return None
+    if not isinstance(out, dict):
+        raise AlgorithmError(f"host step {step.name} of {spec.label} must return a dict "
+                             f"or None, got {type(out).__name__}")
+    start = None
+    for key, value in out.items():
+        if key == "start":  # stays where it was computed (on the device for the GPU)
+            start = xp.unique(xp.asarray(value).astype(xp.int32))
+        elif key in spec.fields:
+            fields[key] = xp.asarray(value, dtype=spec.fields[key].dtype)
+        elif key in spec.params:
+            params[key] = spec.params[key].validate(
+                value.item() if hasattr(value, "item") else value)
+        else:
+            raise AlgorithmError(
+                f"host step {step.name} of {spec.label} returned {key!r}, which is neither "
+                "'start', a field nor a parameter")
+    return start
+
+
+def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
+               sources: np.ndarray | None, config: Config, backend: str, engine: Any,
+               max_iterations: int, progress: Any = None,
+               deadline_s: float | None = None) -> Result:
+    """Run the stages of ``spec`` in order on ``engine``; fields stay where the engine
+    keeps them (CuPy arrays between GPU stages).
+    """
+    t0 = time.perf_counter()
+    if backend == "gpu":
+        import cupy as xp
+    else:
+        xp = np
+    params = dict(params)
+    fields: dict[str, Any] | None = None
+    chosen = None
+    stats: dict[str, Any] = {"active": [], "modes": [], "directions": [], "stages": [],
+                             "edges_processed": 0, "iterations": 0}
+    host_s = 0.0
+    converged = True
+    for st in spec.stages:
+        if isinstance(st, HostStep):
+            if fields is None:
+                fields = {k: xp.asarray(v) for k, v in
+                          spec.initial_fields(graph.n_nodes, params, sources).items()}
+            ts = time.perf_counter()
+            chosen = _apply(st, spec, st.func(fields, params, xp), fields, params, xp)
+            took = time.perf_counter() - ts
+            host_s += took
+            stats["stages"].append({"stage": st.name, "host_s": took})
+            continue
+        kind = st.start.kind
+        if kind == "chosen" and chosen is None:
+            raise AlgorithmError(f"stage {st.stage_name} of {spec.label} starts from "
+                                 "chosen nodes, but no host step before it chose any")
+        src = sources if kind == "source" else chosen if kind == "chosen" else None
+        left = None
+        if deadline_s is not None:
+            left = max(deadline_s - (time.perf_counter() - t0), 1e-3)
+        extra = {"device_arrays": True} if backend == "gpu" else {}
+        r = engine.run(st, graph, params, src, stage_config(st, config), max_iterations,
+                       progress=progress, deadline_s=left, fields_in=fields, **extra)
+        fields = {k: xp.asarray(v) for k, v in r.fields.items()}
+        for k in ("active", "modes", "directions"):
+            stats[k].extend(r.stats.get(k, []))
+        for k in _SUMMED:
+            if r.stats.get(k) is not None:
+                stats[k] = stats.get(k, 0) + r.stats[k]
+        converged = converged and bool(r.stats.get("converged", True))
+        stats["stages"].append({"stage": st.stage_name,
+                                "iterations": r.stats.get("iterations", 0),
+                                "device_time_s": r.stats.get("device_time_s")})
+        for k in ("device",):
+            if k in r.stats:
+                stats[k] = r.stats[k]
+    assert fields is not None  # a staged spec has an operator stage
+    if backend == "gpu":
+        fields = {k: v.get() for k, v in fields.items()}
+    if "device_time_s" in stats:
+        # host steps work on the device's arrays (and wait for them): their wall time
+        # counts as device time, so a staged run is never timed faster than it is
+        stats["device_time_s"] += host_s
+    stats["host_step_s"] = host_s
+    stats["converged"] = converged
+    stats["time_s"] = time.perf_counter() - t0
+    return Result(spec.name, fields, stats, backend=backend, config=config)

@@ -1,0 +1,161 @@
+"""Staged algorithms on the CPU engine: stages over shared fields, host steps that set
+parameters, fields and the next start set, ``e.only_if`` edge filters, the ``subset``
+driving, and cc[afforest] against scipy."""
+
+import numpy as np
+import pytest
+import scipy.sparse.csgraph as csgraph
+
+import gswitch as gs
+from gswitch.errors import AlgorithmError, InvalidConfig
+from gswitch.generators import rmat, road
+from gswitch.testing.reference import compare, reference
+from gswitch.testing.staged_algorithms import DoubleSweep
+from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
+
+
+def _hops(graph, source):
+    d = csgraph.shortest_path(graph.to_scipy(), unweighted=True, indices=source)
+    return d
+
+
+@pytest.mark.parametrize("graph_name", ["road", "rmat", "path", "disconnected", "star"])
+def test_double_sweep_matches_two_scipy_searches(graph_name):
+    """Stage two starts where the host step chose, from the field it rewrote."""
+    g = zoo_graph(graph_name)
+    r = gs.run(DoubleSweep, g, source=0, backend="cpu")
+    first = _hops(g, 0)
+    reached = np.where(np.isfinite(first), first, -1)
+    far = int(np.argmax(reached))
+    second = _hops(g, far)
+    inf = gs.algorithm.int_inf("int32") if hasattr(gs.algorithm, "int_inf") else None
+    for got, want in ((r.fields["there"], first), (r.fields["back"], second)):
+        fin = np.isfinite(want)
+        assert np.array_equal(got[fin], want[fin].astype(np.int32))
+        assert (got[~fin] >= 2**30).all(), inf
+    names = [s["stage"] for s in r.stats["stages"]]
+    assert names == ["forward", "pick_far", "backward"]
+
+
+@pytest.mark.parametrize("graph_name", ZOO_NAMES)
+def test_afforest_matches_scipy_with_every_neighbour_count(graph_name):
+    """Any sample size gives the components' smallest ids."""
+    g = zoo_graph(graph_name)
+    ref = reference("cc", g)
+    for k in (1, 2, 16):
+        r = gs.run("cc", g, backend="cpu", config={"variant": "afforest"}, neighbours=k)
+        assert compare("cc", r.fields["comp"], ref) is None, k
+        assert np.array_equal(r.fields["comp"], ref), "labels are the smallest ids"
+
+
+def test_afforest_finishes_only_outside_the_largest_component():
+    """On a power-law graph the finishing stage runs on a small part of the nodes."""
+    g = rmat(14, 16, seed=9)
+    r = gs.run("cc", g, backend="cpu", config={"variant": "afforest"})
+    assert np.array_equal(r.fields["comp"], reference("cc", g))
+    stages = [s["stage"] for s in r.stats["stages"]]
+    assert stages == ["sample", "find_largest", "finish", "flatten"]
+    n_sample = r.stats["stages"][0]["iterations"]
+    finish_items = r.stats["active"][n_sample:]
+    assert finish_items and max(finish_items) < 0.7 * g.n_nodes
+
+
+def test_only_if_filters_the_rest_of_the_operator():
+    """Statements after e.only_if see only the edges that pass; the answer equals a
+    formulation that filters with where()."""
+
+    @gs.algorithm(name="even_hops", reference="test")
+    class EvenHops:
+        d = gs.NodeField("int32", init=gs.INF, at_source=0)
+        start = gs.from_source()
+
+        @gs.edge_op
+        def hop(e):
+            e.only_if(e.dst.id - (e.dst.id // 2) * 2 < 1)
+            e.dst.d.reduce_min(e.src.d + 1)
+
+    @gs.algorithm(name="even_hops_where", reference="test")
+    class EvenHopsWhere:
+        d = gs.NodeField("int32", init=gs.INF, at_source=0)
+        start = gs.from_source()
+
+        @gs.edge_op
+        def hop(e):
+            even = e.dst.id - (e.dst.id // 2) * 2 < 1
+            e.dst.d.reduce_min(gs.where(even, e.src.d + 1, gs.INF))
+
+    g = road(32, 32, seed=4)
+    a = gs.run(EvenHops, g, source=0, backend="cpu").fields["d"]
+    b = gs.run(EvenHopsWhere, g, source=0, backend="cpu").fields["d"]
+    assert np.array_equal(a, b)
+    assert (a[1::2] >= 2**30).all() and (a[0] == 0)
+    assert "only_if" in EvenHops.edge.describe()
+
+
+def test_subset_driving_needs_a_formulation_that_declares_it():
+    """subset on BFS is refused with a reason: nodes outside the set would never run."""
+    with pytest.raises(InvalidConfig, match="subset"):
+        gs.run("bfs", zoo_graph("road"), source=0, backend="cpu", config={"driving": "subset"})
+
+
+def test_stage_errors_are_one_line():
+    """A staged class with its own operators, a stage without start, a host step that
+    returns an unknown name, and chosen_nodes with no host step before it."""
+    with pytest.raises(AlgorithmError, match="belong inside them"):
+        @gs.algorithm(name="bad1")
+        class Bad1:
+            x = gs.NodeField("int32", init=0)
+            start = gs.all_nodes()
+
+            @gs.stage
+            class s:
+                start = gs.all_nodes()
+
+                @gs.edge_op
+                def op(e):
+                    e.dst.x.reduce_max(e.src.x)
+
+    with pytest.raises(AlgorithmError, match="no initial active set"):
+        @gs.algorithm(name="bad2")
+        class Bad2:
+            x = gs.NodeField("int32", init=0)
+
+            @gs.stage
+            class s:
+                @gs.edge_op
+                def op(e):
+                    e.dst.x.reduce_max(e.src.x)
+
+    @gs.algorithm(name="bad3")
+    class Bad3:
+        x = gs.NodeField("int32", init=0)
+
+        @gs.stage
+        class s:
+            start = gs.all_nodes()
+
+            @gs.edge_op
+            def op(e):
+                e.dst.x.reduce_max(e.src.x)
+
+        @gs.host_step
+        def oops(fields, params, xp):
+            return {"nonsense": 1}
+
+    with pytest.raises(AlgorithmError, match="neither 'start', a field nor a parameter"):
+        gs.run(Bad3, zoo_graph("road"), backend="cpu")
+
+    @gs.algorithm(name="bad4")
+    class Bad4:
+        x = gs.NodeField("int32", init=0)
+
+        @gs.stage
+        class s:
+            start = gs.chosen_nodes()
+
+            @gs.edge_op
+            def op(e):
+                e.dst.x.reduce_max(e.src.x)
+
+    with pytest.raises(AlgorithmError, match="no host step before it chose any"):
+        gs.run(Bad4, zoo_graph("road"), backend="cpu")
