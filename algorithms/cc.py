@@ -72,6 +72,9 @@ class ConnectedComponents:
 
 @gs.algorithm(name="cc", symmetric=True, reference=_REFERENCE, variant="hook_compress",
               default=False, node_after_edges=True,
+              # the CPU engine's default: 2.8x scipy on road 512x512 where afforest's
+              # stages cost 30x (a NumPy step pays for every edge it filters)
+              default_on=("cpu",),
               supports={"driving": ("topology",), "direction": ("push",)},
               # the fastest strategies across RMAT-22, uniform 2^22 and the 2048x2048
               # road grid on an H100 (benchmarks/results/h100_s22_formulations_gpu.json)
@@ -157,8 +160,7 @@ def _sampled(e, p):
                         "load_balance": "twc", "launch": "persistent",
                         "launch.blocks_per_sm": 0})
 class Afforest:
-    """Connected components by Afforest: link a sample of the edges, find the largest
-    component, then finish every other node.
+    """Connected components by Afforest: sampled linking, then only the other components.
 
     Parameters
     ----------

@@ -599,6 +599,10 @@ class AlgorithmSpec:
     converge_below: str | None = None
     config_defaults: dict[str, Any] = field(default_factory=dict)
     priority: ex.Expr | None = None
+    #: backends on which this formulation, not the registry's default, runs by default
+    default_on: tuple[str, ...] = ()
+    #: config values this formulation runs with on one backend (over config_defaults)
+    backend_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: a stage of a staged algorithm: its name and the config values it always runs with
     stage_name: str = ""
     stage_config: dict[str, Any] = field(default_factory=dict)
@@ -784,7 +788,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
               node_after_edges: bool = False, expected: Callable | None = None,
               compare: Callable | None = None, converge_below: str | None = None,
               defaults: Mapping[str, Any] | None = None,
-              priority: Callable | None = None) -> Any:
+              priority: Callable | None = None, default_on: tuple[str, ...] = (),
+              backend_defaults: Mapping[str, Mapping[str, Any]] | None = None) -> Any:
     """Class decorator turning a declarative class into an :class:`AlgorithmSpec`.
 
     Parameters
@@ -858,6 +863,13 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         falls below it, instead of when a step activates nothing. The sum is reduced on
         the device and tested in the step's decision, so persistent and CUDA-graph
         launches need no host round trip for it.
+    default_on : tuple of str
+        Backends (``"cpu"``, ``"gpu"``) on which this formulation is the default instead
+        of the one marked ``default`` (a formulation whose work suits one engine:
+        hook-and-compress on the CPU, Afforest's stages on the GPU).
+    backend_defaults : mapping of backend to mapping, optional
+        Config values over ``defaults`` on one backend (a bucket width that suits the
+        CPU engine's cost per edge rather than the GPU's cost per step).
     priority : callable, optional
         ``priority(n)`` or ``priority(n, params)``: an expression of a node's fields
         (e.g. ``lambda n: n.dist``), the key an activation carries. A driving strategy
@@ -932,7 +944,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             fields=fields, params=params, symmetric=symmetric, weights=weights,
             reference=reference, max_iterations_param=max_iterations_param,
             first_hit_final=first_hit_final, variant=variant, default_variant=default,
-            expected=expected, compare=compare)
+            expected=expected, compare=compare, default_on=tuple(default_on),
+            backend_defaults={str(k): dict(v) for k, v in (backend_defaults or {}).items()})
         if not steps:
             return AlgorithmSpec(
                 **common, **_operators(c, fields, params, node_after_edges, converge_below,

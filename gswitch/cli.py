@@ -522,6 +522,7 @@ def _cmd_algorithms(args: argparse.Namespace) -> int:
                               "start": s.start.kind, "default_variant": s.variant,
                               "variants": {v.variant: {
                                   "default": v.default_variant, "summary": v.summary,
+                                  "default_on": list(v.default_on),
                                   "supports": {a: list(x) for a, x in v.supports.items()},
                                   "config_defaults": v.config_defaults,
                                   "params": {k: p.default for k, p in v.params.items()}}
@@ -537,7 +538,8 @@ def _cmd_algorithms(args: argparse.Namespace) -> int:
         print(f"{name}: {plain_text(spec.summary)}")
         if len(family) > 1:
             for v in family:
-                mark = " (default)" if v.default_variant else ""
+                mark = " (default)" if v.default_variant else (
+                    f" (default on {', '.join(v.default_on)})" if v.default_on else "")
                 only = f" [{_supports_text(v)}]" if v.supports else ""
                 head = f"  variant {v.variant}{mark}: "
                 print(textwrap.fill(plain_text(v.summary) + only, width=96,

@@ -66,14 +66,16 @@ def _why_no_gpu() -> str:
 
 
 def _spec(algorithm: str | AlgorithmSpec, config: Config,
-          given: Mapping[str, Any] | None = None) -> AlgorithmSpec:
+          given: Mapping[str, Any] | None = None, backend: str | None = None
+          ) -> AlgorithmSpec:
     """The spec to run: ``algorithm``'s formulation named by the config's ``variant``.
 
     ``variant=default`` is the algorithm's default formulation, unless the config names a
     strategy that one does not support (``supports``); then it is the first registered
     formulation that supports every strategy of the config, so a config written for one
     formulation (``driving=data`` for label propagation) keeps working when the default
-    changes. ``Result.stats["variant"]`` says which ran.
+    changes. A formulation that names ``backend`` in its ``default_on`` is the default
+    there. ``Result.stats["variant"]`` says which ran.
     """
     variant = config["variant"]
     if isinstance(algorithm, AlgorithmSpec):
@@ -86,6 +88,10 @@ def _spec(algorithm: str | AlgorithmSpec, config: Config,
                 f"{algorithm.label} is not registered; run the variant's spec itself")
         return get_registry().algorithm(algorithm.name, variant)
     spec = get_registry().algorithm(algorithm, variant)
+    if variant == "default" and backend is not None:
+        # a formulation may be the default on one backend (default_on=)
+        spec = next((v for v in get_registry().variants[spec.name].values()
+                     if backend in v.default_on), spec)
     if variant == "default" and _refuses(spec, config, given):
         for other in get_registry().variants[spec.name].values():
             if not _refuses(other, config, given):
@@ -213,13 +219,16 @@ def prepare(spec: AlgorithmSpec, graph: Any, source: Any
     return graph, sources
 
 
-def with_variant_defaults(spec: AlgorithmSpec, values: Mapping[str, Any] | None) -> Config:
+def with_variant_defaults(spec: AlgorithmSpec, values: Mapping[str, Any] | None,
+                          backend: str | None = None) -> Config:
     """The config of ``values`` with the formulation's own defaults (``defaults=`` on
-    :func:`~gswitch.algorithm.algorithm`) for the keys ``values`` leaves out; a strategy's
-    parameters are kept only when ``values`` picks that strategy itself.
+    :func:`~gswitch.algorithm.algorithm`, and ``backend_defaults`` for ``backend``) for the
+    keys ``values`` leaves out; a strategy's parameters are kept only when ``values``
+    picks that strategy itself.
     """
     given = dict(values or {})
-    merged = {k: v for k, v in spec.config_defaults.items()
+    own = {**spec.config_defaults, **spec.backend_defaults.get(backend or "", {})}
+    merged = {k: v for k, v in own.items()
               if k not in given and k.split(".")[0] not in given}
     return Config.shared({**merged, **given})
 
@@ -307,12 +316,13 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
 
     """
     cfg = config if isinstance(config, Config) else Config.shared(config)
-    spec = _spec(algorithm, cfg, None if isinstance(config, Config) else dict(config or {}))
-    if spec.config_defaults and not isinstance(config, Config):
-        cfg = with_variant_defaults(spec, config)
     if arrays not in ("numpy", "cupy"):
         raise InvalidInput(f"arrays must be 'numpy' or 'cupy'; got {arrays!r}")
     backend = resolve_backend(backend)
+    spec = _spec(algorithm, cfg, None if isinstance(config, Config) else dict(config or {}),
+                 backend)
+    if (spec.config_defaults or spec.backend_defaults) and not isinstance(config, Config):
+        cfg = with_variant_defaults(spec, config, backend)
     if arrays == "cupy" and backend != "gpu":
         raise InvalidInput("arrays='cupy' keeps the results on the GPU, so it needs "
                            f"backend='gpu' (this run's backend is {backend!r}); use "

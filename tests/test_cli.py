@@ -390,7 +390,7 @@ def test_algorithms_lists_variants_and_marks_the_default(capsys):
     assert main(["algorithms"]) == 0
     out = capsys.readouterr().out
     assert "variant afforest (default):" in out
-    assert re.search(r"variant hook_compress: .*\n.*driving topology only", out)
+    assert re.search(r"variant hook_compress \(default on cpu\): .*\n.*driving topology only", out)
     assert "variant hook_compress (default)" not in out
 
 

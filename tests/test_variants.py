@@ -158,3 +158,21 @@ def test_node_phase_after_edges_sees_the_same_step():
     r = gs.run(_AfterEdges, g, backend="cpu", config={"driving": "topology"})
     assert r.fields["seen"].tolist() == [3, 1, 2]
     assert r.fields["acc"].tolist() == [0, 0, 0]
+
+
+def test_a_formulation_can_be_the_default_on_one_backend():
+    """cc defaults to afforest, but to hook_compress on the CPU engine (default_on); sssp's
+    delta-stepping takes a narrower bucket on the CPU (backend_defaults); a config that
+    names a strategy the default refuses still falls back to a formulation that takes it.
+    """
+    g = zoo_graph("road")
+    reg = get_registry()
+    assert reg.algorithm("cc").variant == "afforest"
+    cpu = gs.run("cc", g, backend="cpu")
+    assert cpu.stats["variant"] == "hook_compress"
+    assert np.array_equal(cpu.fields["comp"], reference("cc", g))
+    d = gs.run("sssp", g, source=0, backend="cpu")
+    assert d.stats["variant"] == "delta_stepping" and d.config["driving.width_scale"] == 1.0
+    assert reg.algorithm("sssp").config_defaults["driving.width_scale"] != 1.0
+    lp = gs.run("cc", g, backend="cpu", config={"driving": "data"})
+    assert lp.stats["variant"] == "label_propagation"
