@@ -82,7 +82,7 @@ class SSSP:
               supports={"driving": ("priority",)},
               # the default: fastest geomean over RMAT-22, uniform 2^22 and road 2048^2
               # on an H100 (benchmarks/results/h100_s23choose_default_choice.md)
-              defaults={"driving": "priority", "driving.width_scale": 4.0,
+              defaults={"driving": "priority", "driving.width_scale": 16.0,
                         "load_balance": "twc", "launch": "cuda_graph", "worklist": "bitmap"},
               # the CPU engine pays per relaxed edge, not per step: narrower buckets
               # (road 512x512: 2.8x Dijkstra at 1.0, 3.5x at 4.0)
