@@ -24,7 +24,7 @@ from .result import Result
 __all__ = ["stage_config", "check_stages", "run_stages"]
 
 _SUMMED = ("edges_processed", "iterations", "device_time_s", "kernel_time_s",
-           "compile_time_s")
+           "compile_time_s", "polled_reads", "overflows")
 
 
 def stage_config(stage: AlgorithmSpec, config: Config) -> Config:
@@ -99,6 +99,10 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                           spec.initial_fields(graph.n_nodes, params, sources).items()}
             ts = time.perf_counter()
             chosen = _apply(st, spec, st.func(fields, params, xp), fields, params, xp)
+            if xp is not np:
+                # the engine runs on its own stream: what the host step queued on the
+                # current one must be done before the next stage reads it
+                xp.cuda.get_current_stream().synchronize()
             took = time.perf_counter() - ts
             host_s += took
             stats["stages"].append({"stage": st.name, "host_s": took})
@@ -124,9 +128,9 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
         stats["stages"].append({"stage": st.stage_name,
                                 "iterations": r.stats.get("iterations", 0),
                                 "device_time_s": r.stats.get("device_time_s")})
-        for k in ("device",):
-            if k in r.stats:
-                stats[k] = r.stats[k]
+        for k, v in r.stats.items():  # the engine's other facts, as the last stage had them
+            if k not in stats and k not in ("time_s", "converged", "totals"):
+                stats[k] = v
     assert fields is not None  # a staged spec has an operator stage
     if backend == "gpu":
         fields = {k: v.get() for k, v in fields.items()}
