@@ -231,9 +231,13 @@ def test_persistent_refused_when_blocks_cannot_be_resident(monkeypatch):
     """If the occupancy API says no block fits, persistent launch is refused, not launched."""
     import cupy
 
+    from gswitch.engine.gpu import GpuEngine
+
     monkeypatch.setattr(cupy.cuda.driver, "occupancyMaxActiveBlocksPerMultiprocessor",
                         lambda *a: 0)
-    # a graph no other test runs on: a plan cached for an equal graph would skip the check
+    # the engine keeps each kernel's grid: one measured by an earlier test (same module,
+    # same block size) would skip the query
+    monkeypatch.setattr(GpuEngine.instance(), "_grids", {})
     g = gs.Graph.from_edges(np.arange(1010), np.arange(1, 1011))
     with pytest.raises(gs.InvalidConfig, match="launch=persistent cannot run"):
         gs.run("bfs", g, source=0, backend="gpu",

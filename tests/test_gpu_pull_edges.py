@@ -20,9 +20,9 @@ pytestmark = [
 ]
 
 OUTPUT = {"bfs": "depth", "sssp": "dist", "cc": "comp", "pagerank": "rank"}
-# (algorithm, variant or None for the default formulation)
-FORMS = [("bfs", None), ("sssp", None), ("cc", None), ("pagerank", None),
-         ("pagerank", "power_pull")]
+# (algorithm, variant or None for the default formulation): the formulations that pull
+FORMS = [("bfs", None), ("sssp", "bellman_ford"), ("cc", "label_propagation"),
+         ("pagerank", "residual_push"), ("pagerank", "power_pull")]
 
 
 def _spec(algorithm, variant):
