@@ -211,8 +211,10 @@ class HostStep:
     array module. It returns ``None`` or a dict: parameter updates for the stages that
     follow (names of the algorithm's :class:`Param`), the key ``"start"`` for the start
     ids of the next stage that starts from :func:`chosen_nodes`, and field arrays
-    under their names to replace them. It must be array-module agnostic (``xp.unique``,
-    fancy indexing, no Python loop over nodes).
+    under their names to replace them, and ``"repeat"``: the name of a stage (or host
+    step) to go back to, which loops the stages from there until a condition the host
+    step tests holds. It must be array-module agnostic (``xp.unique``, fancy indexing,
+    no Python loop over nodes).
     """
 
     name: str

@@ -3,9 +3,11 @@
 An algorithm that declares :func:`~gswitch.algorithm.stage` classes runs them in order:
 the fields are initialised once, each stage runs to its own fixpoint from the fields the
 stages before it left, and a :func:`~gswitch.algorithm.host_step` between stages may
-read the fields (on the device under the GPU engine), set parameters, and choose the
-start set of the next stage. Afforest (sample, find the largest component, finish) and
-Brandes' betweenness (forward, backward) are written this way.
+read the fields (on the device under the GPU engine), set parameters, choose the start
+set of the next stage, and loop: ``{"repeat": "stage_name"}`` runs the stages from that
+one on again, until a host step no longer asks (at most the run's iteration limit).
+Afforest (sample, find the largest component, finish) is written this way, and so can
+Brandes' betweenness (forward, backward) be.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ def _apply(step: HostStep, spec: AlgorithmSpec, out: Any, fields: dict[str, Any]
                              f"or None, got {type(out).__name__}")
     start = None
     for key, value in out.items():
+        if key == "repeat":
+            continue  # the caller's: where to go on
         if key == "start":  # stays where it was computed (on the device for the GPU)
             start = xp.unique(xp.asarray(value).astype(xp.int32))
         elif key in spec.fields:
@@ -92,13 +96,29 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                              "edges_processed": 0, "iterations": 0}
     host_s = 0.0
     converged = True
-    for st in spec.stages:
+    names = [getattr(st, "stage_name", "") or getattr(st, "name", "") for st in spec.stages]
+    pos, laps = 0, 0
+    while pos < len(spec.stages):
+        st = spec.stages[pos]
+        pos += 1
         if isinstance(st, HostStep):
             if fields is None:
                 fields = {k: xp.asarray(v) for k, v in
                           spec.initial_fields(graph.n_nodes, params, sources).items()}
             ts = time.perf_counter()
-            chosen = _apply(st, spec, st.func(fields, params, xp), fields, params, xp)
+            out = st.func(fields, params, xp)
+            chosen = _apply(st, spec, out, fields, params, xp)
+            again = out.get("repeat") if isinstance(out, dict) else None
+            if again is not None:  # loop: run the stages from `again` on once more
+                if again not in names:
+                    raise AlgorithmError(
+                        f"host step {st.name} of {spec.label} repeats {again!r}, which is "
+                        f"not one of its stages ({', '.join(names)})")
+                laps += 1
+                if laps > max_iterations:
+                    raise AlgorithmError(f"host step {st.name} of {spec.label} repeated "
+                                         f"more than {max_iterations} times")
+                pos = names.index(again)
             if xp is not np:
                 # the engine runs on its own stream: what the host step queued on the
                 # current one must be done before the next stage reads it

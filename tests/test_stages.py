@@ -159,3 +159,54 @@ def test_stage_errors_are_one_line():
 
     with pytest.raises(AlgorithmError, match="no host step before it chose any"):
         gs.run(Bad4, zoo_graph("road"), backend="cpu")
+
+
+def test_a_host_step_loops_over_stages_until_its_condition_holds():
+    """A host step that names a stage runs the stages from there again: three rounds of
+    'push every label one hop further' then stop; a name that is no stage is refused."""
+
+    @gs.algorithm(name="rounds", reference="test")
+    class Rounds:
+        x = gs.NodeField("int32", init=gs.NODE_ID)
+        rounds = gs.Param("int32", 0, low=0, high=100)
+
+        @gs.stage(config={"driving": "topology"})
+        class spread:
+            """Smallest id within reach, to a fixpoint."""
+
+            start = gs.all_nodes()
+
+            @gs.edge_op
+            def op(e):
+                e.dst.x.reduce_min(e.src.x)
+
+        @gs.host_step
+        def again(fields, params, xp):
+            n = params["rounds"] + 1
+            return {"rounds": n, **({"repeat": "spread"} if n < 3 else {})}
+
+    g = zoo_graph("disconnected")
+    r = gs.run(Rounds, g, backend="cpu")
+    assert [s["stage"] for s in r.stats["stages"]] == ["spread", "again"] * 3
+    assert np.array_equal(r.fields["x"], reference("cc", g))
+
+    @gs.algorithm(name="bad_repeat", reference="test")
+    class BadRepeat:
+        x = gs.NodeField("int32", init=0)
+
+        @gs.stage
+        class s:
+            """One stage."""
+
+            start = gs.all_nodes()
+
+            @gs.edge_op
+            def op(e):
+                e.dst.x.reduce_max(e.src.x)
+
+        @gs.host_step
+        def jump(fields, params, xp):
+            return {"repeat": "nowhere"}
+
+    with pytest.raises(AlgorithmError, match="repeats 'nowhere'"):
+        gs.run(BadRepeat, g, backend="cpu")
