@@ -234,9 +234,9 @@ class Afforest:
         picks = xp.asarray(np.random.default_rng(0).integers(0, n, size=min(n, 1024)))
         roots, counts = xp.unique(comp[picks], return_counts=True)
         largest = int(roots[int(xp.argmax(counts))])
-        ids = xp.arange(n, dtype=xp.int32)
-        return {"largest": largest,
-                "start": xp.flatnonzero((comp != largest) | (ids == largest))}
+        start = comp != largest
+        start[largest] = True  # its root too: the component's hooks land there
+        return {"largest": largest, "start": start}
 
     @gs.stage(node_after_edges=True, supports={"driving": ("subset",)},
               config={"driving": "subset"})
@@ -249,7 +249,11 @@ class Afforest:
 
     @gs.host_step
     def flatten(fields, params, xp):
+        # after finish every node is at most two hops from its root (the largest
+        # component's nodes point at its old root, a star member): one double jump,
+        # then a check that loops only if a stage stopped short of its fixpoint
         comp = fields["comp"]
+        comp = comp[comp[comp]]
         while True:
             up = comp[comp]
             if not bool((up != comp).any()):

@@ -210,7 +210,8 @@ class HostStep:
     engine, CuPy on the GPU: they stay on the device), the resolved parameters, and the
     array module. It returns ``None`` or a dict: parameter updates for the stages that
     follow (names of the algorithm's :class:`Param`), the key ``"start"`` for the start
-    ids of the next stage that starts from :func:`chosen_nodes`, and field arrays
+    set of the next stage that starts from :func:`chosen_nodes` (node ids, or a boolean
+    mask over the nodes, which needs no sort), and field arrays
     under their names to replace them, and ``"repeat"``: the name of a stage (or host
     step) to go back to, which loops the stages from there until a condition the host
     step tests holds. It must be array-module agnostic (``xp.unique``, fancy indexing,

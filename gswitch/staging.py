@@ -64,7 +64,11 @@ def _apply(step: HostStep, spec: AlgorithmSpec, out: Any, fields: dict[str, Any]
         if key == "repeat":
             continue  # the caller's: where to go on
         if key == "start":  # stays where it was computed (on the device for the GPU)
-            start = xp.unique(xp.asarray(value).astype(xp.int32))
+            value = xp.asarray(value)
+            if value.dtype == bool:  # a mask over the nodes: its ids are sorted, unique
+                start = xp.flatnonzero(value).astype(xp.int32)
+            else:
+                start = xp.unique(value.astype(xp.int32))
         elif key in spec.fields:
             fields[key] = xp.asarray(value, dtype=spec.fields[key].dtype)
         elif key in spec.params:
