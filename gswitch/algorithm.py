@@ -3,14 +3,15 @@
 An algorithm is a class decorated with :func:`algorithm`. Its node operator (optional)
 runs once per active node per super-step; its edge operator runs once per edge of every
 active node. Both are traced into :mod:`gswitch.expr` statements when the class is
-decorated, so a mistake in an operator surfaces at import time, not in a kernel.
+decorated, so a mistake in an operator surfaces at import time, not in a kernel. The
+pieces a class is made of (fields, parameters, start sets, operator markers, stages) are
+declared in :mod:`gswitch.declare` and re-exported here.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,26 @@ from typing import Any
 import numpy as np
 
 from . import expr as ex
+from .declare import (
+    INF,
+    NODE_ID,
+    ActiveSet,
+    HostStep,
+    NodeField,
+    Param,
+    RawOperator,
+    _OpMarker,
+    _StageMarker,
+    all_nodes,
+    chosen_nodes,
+    edge_op,
+    from_source,
+    host_step,
+    int_inf,
+    node_op,
+    raw_edge_op,
+    stage,
+)
 from .errors import AlgorithmError, InvalidInput
 
 __all__ = [
@@ -41,284 +62,6 @@ __all__ = [
     "Operator",
     "int_inf",
 ]
-
-#: Initial value meaning "unreached": +inf for floats, :func:`int_inf` for integers.
-INF = math.inf
-
-
-class _NodeIdInit:
-    def __repr__(self) -> str:
-        return "NODE_ID"
-
-
-#: Initial value: each node's own id (connected-component labels).
-NODE_ID = _NodeIdInit()
-
-
-@functools.cache
-def int_inf(dtype: str) -> int:
-    """Integer stand-in for infinity: a quarter of the type's range.
-
-    Leaving headroom means ``INF + small`` stays above ``INF`` instead of wrapping
-    around, so a relaxation from an unreached node never improves anything even in a
-    topology-driven sweep that touches every node.
-    """
-    return int(np.iinfo(np.dtype(dtype)).max // 2 + 1) if dtype != "uint32" else 2**30
-
-
-@dataclass
-class NodeField:
-    """A per-node value of an algorithm.
-
-    Parameters
-    ----------
-    dtype : str
-        One of ``int32``, ``uint32``, ``int64``, ``float32``, ``float64``.
-    init : number, INF, NODE_ID or callable
-        Initial value of every node; a callable receives the resolved parameters
-        (a mapping that also holds ``n_nodes``) and returns a number.
-    at_source : number, optional
-        Initial value of the source node(s) for source-based algorithms.
-    output : bool
-        Whether the field is part of the result (scratch fields are not).
-    doc : str
-        One line shown by ``gswitch strategies``/``info`` tooling.
-
-    """
-
-    dtype: str
-    init: Any = 0
-    at_source: Any = None
-    output: bool = True
-    doc: str = ""
-    name: str = ""
-
-    def __post_init__(self) -> None:
-        if self.dtype not in ex.DTYPES or self.dtype == "bool":
-            raise AlgorithmError(
-                f"NodeField dtype must be one of int32, uint32, int64, float32, float64; "
-                f"got {self.dtype!r}"
-            )
-
-    def initial(self, n: int, params: Mapping[str, Any]) -> np.ndarray:
-        """Initial array of length ``n``."""
-        out = np.empty(n, dtype=self.dtype)
-        self.fill_initial(out, params)
-        return out
-
-    def fill_initial(self, out: np.ndarray, params: Mapping[str, Any]) -> None:
-        """Write the initial value of every node into ``out`` (an array of this field's
-        dtype, one item per node), without allocating: the GPU engine fills its pinned
-        staging buffer directly.
-        """
-        init = self.initial_value(params)
-        if init is NODE_ID:
-            out[:] = np.arange(out.size, dtype=out.dtype)
-            return
-        out.fill(init)
-
-    def initial_value(self, params: Mapping[str, Any]) -> Any:
-        """The value every node starts with (infinity as this dtype stores it), or
-        :data:`NODE_ID` when each node starts with its own id.
-        """
-        init = self.init
-        if init is NODE_ID:
-            return NODE_ID
-        if callable(init):
-            init = init(params)
-        return self._number(init)
-
-    def _number(self, value: Any) -> Any:
-        if isinstance(value, float) and math.isinf(value) and self.dtype not in ("float32",
-                                                                                 "float64"):
-            return int_inf(self.dtype) if value > 0 else -int_inf(self.dtype)
-        return value
-
-
-@dataclass
-class Param:
-    """A scalar algorithm parameter, passed to kernels as an argument.
-
-    Parameters
-    ----------
-    dtype : str
-        Scalar type.
-    default : number
-        Value when the caller gives none.
-    low, high : number, optional
-        Inclusive bounds checked when a run starts.
-    doc : str
-        What the parameter means.
-
-    """
-
-    dtype: str
-    default: Any
-    low: Any = None
-    high: Any = None
-    doc: str = ""
-    name: str = ""
-
-    def validate(self, value: Any) -> Any:
-        """Return ``value`` converted to the parameter type, or raise :class:`InvalidInput`."""
-        try:
-            v = float(value) if self.dtype.startswith("float") else int(value)
-        except (TypeError, ValueError):
-            raise InvalidInput(
-                f"parameter {self.name} must be a number, got {value!r}"
-            ) from None
-        if isinstance(v, float) and math.isnan(v):
-            raise InvalidInput(f"parameter {self.name} must not be NaN")
-        if self.low is not None and v < self.low or self.high is not None and v > self.high:
-            raise InvalidInput(
-                f"parameter {self.name} must be in [{self.low}, {self.high}], got {value!r}"
-            )
-        return v
-
-
-@dataclass(frozen=True)
-class ActiveSet:
-    """Which nodes are active in the first super-step: ``"source"``, ``"all"`` or
-    ``"chosen"`` (a stage's: the nodes the preceding host step chose).
-    """
-
-    kind: str
-
-
-def from_source() -> ActiveSet:
-    """Start from the ``source`` node given to the run."""
-    return ActiveSet("source")
-
-
-def all_nodes() -> ActiveSet:
-    """Start with every node active."""
-    return ActiveSet("all")
-
-
-def chosen_nodes() -> ActiveSet:
-    """A stage's start set: the node ids the preceding :func:`host_step` returned under
-    ``"start"``.
-    """
-    return ActiveSet("chosen")
-
-
-@dataclass(frozen=True)
-class HostStep:
-    """A step of a staged algorithm that runs on the host between operator stages.
-
-    ``func(fields, params, xp)`` gets the fields as arrays of ``xp`` (NumPy on the CPU
-    engine, CuPy on the GPU: they stay on the device), the resolved parameters, and the
-    array module. It returns ``None`` or a dict: parameter updates for the stages that
-    follow (names of the algorithm's :class:`Param`), the key ``"start"`` for the start
-    set of the next stage that starts from :func:`chosen_nodes` (node ids, or a boolean
-    mask over the nodes, which needs no sort), and field arrays
-    under their names to replace them, and ``"repeat"``: the name of a stage (or host
-    step) to go back to, which loops the stages from there until a condition the host
-    step tests holds. It must be array-module agnostic (``xp.unique``, fancy indexing,
-    no Python loop over nodes).
-    """
-
-    name: str
-    func: Callable
-
-
-def host_step(func: Callable) -> HostStep:
-    """Mark ``func(fields, params, xp)`` as a host step of a staged algorithm."""
-    return HostStep(func.__name__, func)
-
-
-@dataclass
-class _StageMarker:
-    cls: type
-    options: dict[str, Any]
-
-
-def stage(cls: type | None = None, *, config: Mapping[str, Any] | None = None,
-          node_after_edges: bool = False, supports: Mapping[str, Any] | None = None) -> Any:
-    """Class decorator for one operator stage of a staged algorithm.
-
-    The class holds what a one-stage algorithm holds but its fields and parameters: a
-    ``start`` set (:func:`all_nodes`, :func:`from_source`, :func:`chosen_nodes`), one
-    ``@edge_op`` and at most one ``@node_op``. Declared inside the algorithm's class,
-    in order with its :func:`host_step` functions, it runs to its own fixpoint over the
-    algorithm's fields as the stages before it left them (the fields are initialised
-    once, before the first stage).
-
-    Parameters
-    ----------
-    config : mapping, optional
-        Config values this stage always runs with (``{"driving": "subset"}``), whatever
-        the run's config says on those axes; the other axes follow the run's config.
-    node_after_edges : bool
-        As for :func:`algorithm`.
-    supports : mapping, optional
-        As for :func:`algorithm`, for this stage.
-    """
-    opts = {"config": dict(config or {}), "node_after_edges": node_after_edges,
-            "supports": dict(supports or {})}
-
-    def wrap(c: type) -> _StageMarker:
-        return _StageMarker(c, opts)
-
-    return wrap(cls) if cls is not None else wrap
-
-
-@dataclass
-class _OpMarker:
-    func: Callable
-    kind: str
-
-
-def edge_op(func: Callable) -> _OpMarker:
-    """Mark ``func(e)`` or ``func(e, params)`` as the edge operator of an algorithm."""
-    return _OpMarker(func, "edge")
-
-
-def node_op(func: Callable) -> _OpMarker:
-    """Mark ``func(n)`` or ``func(n, params)`` as the node operator of an algorithm."""
-    return _OpMarker(func, "node")
-
-
-@dataclass
-class RawOperator:
-    """Escape hatch: an edge operator given as CUDA source plus a NumPy reference.
-
-    Parameters
-    ----------
-    cuda_body : str
-        Body of ``__device__ bool gs_edge_op(const gs_vid v, const GsSrc& s, const gs_vid
-        u, const gs_eid e, const int it)``: ``v`` is the source node, ``u`` the
-        destination, ``e`` the edge (its weight is ``gs_weight(e)``), ``it`` the step.
-        Node fields are the pointers ``gs.F_<name>`` and parameters the values
-        ``gs.P_<name>`` of the parameter block; read mutable fields with ``gs_ld(ptr)``.
-        It must return whether ``u`` was activated and use atomics (``gs_atomic_min``
-        and friends) for its updates.
-    numpy_impl : callable
-        ``numpy_impl(fields, src, dst, weight, params) -> activated_dst_mask_or_ids``;
-        updates ``fields`` (a dict of arrays) in place for the given edges of one step.
-    reduction : str
-        The algebraic kind of the update (``min``, ``max``, ``add``, ``or``), which
-        strategies consult exactly as for a traced operator.
-
-    """
-
-    cuda_body: str
-    numpy_impl: Callable
-    reduction: str = "min"
-    kind: str = "edge"
-
-    @property
-    def reduction_kind(self) -> ex.ReductionKind:
-        return ex.REDUCTIONS[self.reduction]
-
-
-def raw_edge_op(cuda_body: str, numpy_impl: Callable, reduction: str = "min") -> RawOperator:
-    """Declare an edge operator the expression language cannot state (see :class:`RawOperator`)."""
-    if reduction not in ("min", "max", "add", "or"):
-        raise AlgorithmError(
-            f"raw operator reduction must be min, max, add or or; got {reduction!r}")
-    return RawOperator(cuda_body, numpy_impl, reduction)
-
 
 # ---------------------------------------------------------------------- tracing
 class _Tracer:
