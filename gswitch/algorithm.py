@@ -70,6 +70,11 @@ class _Tracer:
         self.kind = kind
         self.statements: list[ex.Statement] = []
 
+    def written(self, name: str) -> str:
+        """The field a write of ``name`` lands in: a buffered field's next value."""
+        f = self.fields.get(name)
+        return buffer_of(name) if f is not None and f.buffered else name
+
     def record(self, stmt: ex.Statement) -> ex.Statement:
         stmt = type(stmt)(**{**stmt.__dict__, "index": len(self.statements)})
         self.statements.append(stmt)
@@ -109,8 +114,8 @@ class _Reducible:
             thr = ex._lift(activate_above, self.dtype)
         activating = tracer.kind == "edge" or bool(activate)
         stmt = tracer.record(
-            ex.Reduction(ex.REDUCTIONS[kind], self.field, node, v, self.dtype, thr,
-                         at=at, activating=activating)
+            ex.Reduction(ex.REDUCTIONS[kind], tracer.written(self.field), node, v,
+                         self.dtype, thr, at=at, activating=activating)
         )
         return ex.StmtValue(stmt.index, self.dtype)
 
@@ -235,7 +240,7 @@ class _NodeProxy:
         v = ex._lift(value, dtype)
         if v.dtype != dtype:
             v = ex.Cast(v, dtype)
-        tracer.record(ex.Assign(name, role, v, dtype))
+        tracer.record(ex.Assign(tracer.written(name), role, v, dtype))
 
 
 def _record_total(tracer: _Tracer, value: Any) -> None:
@@ -464,6 +469,42 @@ def trace_operator(marker: _OpMarker, fields: dict[str, NodeField],
     return op
 
 
+def buffer_of(name: str) -> str:
+    """Name of the hidden field that holds a buffered field's next value."""
+    return f"{name}__next"
+
+
+def _add_buffers(fields: dict[str, NodeField]) -> None:
+    """Give each buffered field its hidden next-value field (same initial value)."""
+    for name, f in list(fields.items()):
+        if f.buffered:
+            nxt = NodeField(f.dtype, init=f.init, at_source=f.at_source, output=False,
+                            doc=f"next value of {name}")
+            nxt.name = buffer_of(name)
+            fields[nxt.name] = nxt
+
+
+def _swap_buffers(c: type, fields: dict[str, NodeField], node: Operator | None,
+                  node_after_edges: bool) -> Operator | None:
+    """The node operator with the swaps of the buffered fields appended (reads of the
+    next step see what this step wrote).
+    """
+    buffered = [n for n, f in fields.items() if f.buffered]
+    if not buffered:
+        return node
+    if not node_after_edges:
+        raise AlgorithmError(
+            f"{c.__name__} has buffered fields ({', '.join(buffered)}); they swap at the "
+            "end of the node operator, so declare node_after_edges=True")
+    op = node if node is not None else Operator("node", "swap", [])
+    stmts = list(op.statements)
+    for name in buffered:
+        dtype = fields[name].dtype
+        stmts.append(ex.Assign(name, "self", ex.FieldLoad(buffer_of(name), "self", dtype),
+                               dtype, index=len(stmts)))
+    return Operator("node", op.name, stmts)
+
+
 def _operators(c: type, fields: dict[str, NodeField], params: dict[str, Param],
                node_after_edges: bool, converge_below: str | None,
                priority: Callable | None) -> dict[str, Any]:
@@ -494,6 +535,7 @@ def _operators(c: type, fields: dict[str, NodeField], params: dict[str, Param],
     else:
         edge_spec = trace_operator(edge, fields, params)
     node_spec = trace_operator(node, fields, params) if node is not None else None
+    node_spec = _swap_buffers(c, fields, node_spec, node_after_edges)
     if converge_below is not None and converge_below not in params:
         raise AlgorithmError(f"converge_below {converge_below!r} is not a Param")
     if converge_below is not None and not (node_spec is not None and any(
@@ -675,6 +717,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
                 steps.append((attr, value))
         if not fields:
             raise AlgorithmError(f"{c.__name__} declares no NodeField")
+        _add_buffers(fields)
         clash = set(fields) & set(params)
         if clash:
             raise AlgorithmError(f"{sorted(clash)[0]!r} is both a field and a parameter")
@@ -692,6 +735,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             first_hit_final=first_hit_final, variant=variant, default_variant=default,
             expected=expected, compare=compare, default_on=tuple(default_on),
             backend_defaults={str(k): dict(v) for k, v in (backend_defaults or {}).items()})
+        allowed = {str(k): tuple(v) for k, v in (supports or {}).items()}
+        own_defaults = dict(defaults or {})
         if not steps:
             return AlgorithmSpec(
                 **common, **_operators(c, fields, params, node_after_edges, converge_below,
@@ -699,8 +744,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
                 finalize=fin,
                 finalize_on_device=bool(finalize_on_device and fin is not None),
                 outputs=[n for n, f in fields.items() if f.output],
-                supports={str(k): tuple(v) for k, v in (supports or {}).items()},
-                config_defaults=dict(defaults or {}),
+                supports=allowed,
+                config_defaults=own_defaults,
             )
         if any(isinstance(v, (_OpMarker, RawOperator, ActiveSet)) for v in vars(c).values()):
             raise AlgorithmError(f"{c.__name__} declares stages: its operators and start "
@@ -725,8 +770,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             node_after_edges=first.node_after_edges, priority=first.priority,
             finalize=fin, finalize_on_device=bool(finalize_on_device and fin is not None),
             outputs=[n for n, f in fields.items() if f.output],
-            supports={str(k): tuple(v) for k, v in (supports or {}).items()},
-            config_defaults=dict(defaults or {}), stages=stages)
+            supports=allowed,
+            config_defaults=own_defaults, stages=stages)
 
     if cls is not None:
         return wrap(cls)

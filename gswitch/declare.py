@@ -79,6 +79,12 @@ class NodeField:
         Whether the field is part of the result (scratch fields are not).
     doc : str
         One line shown by ``gswitch strategies``/``info`` tooling.
+    buffered : bool
+        A Jacobi field: every read in a step sees its value as of the start of the step,
+        while the step's writes (reductions, assignments) build the next value; the two
+        swap after the step. The algorithm needs ``node_after_edges=True`` (the swap
+        ends its node operator) and a driving strategy whose every step sweeps every
+        node (topology); declare it in ``supports``/``defaults``.
 
     """
 
@@ -88,6 +94,7 @@ class NodeField:
     output: bool = True
     doc: str = ""
     name: str = ""
+    buffered: bool = False
 
     def __post_init__(self) -> None:
         if self.dtype not in ex.DTYPES or self.dtype == "bool":

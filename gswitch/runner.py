@@ -250,6 +250,10 @@ def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
         reason = _check_axes(spec, config)
         return reason or check_stages(spec, graph, config, backend, check_combination)
     strategies = config.strategies()
+    if any(f.buffered for f in spec.fields.values()) and any(
+            m.items != "nodes" or not m.operators for m in strategies["driving"].modes):
+        return (f"driving={config['driving']}: {spec.label} has buffered fields, which swap "
+                "on every node every step; choose a driving whose steps sweep every node")
     for axis in AXES:
         reason = spec.unsupported(axis, config[axis])
         if reason:

@@ -320,3 +320,22 @@ def test_edge_gather_compiles(case):
     assert any(p.name == "pull_edges" for p in gen.phases)
     ok, out = compile_source(gen.source, nvcc=nvcc)
     assert ok, out[-3000:]
+
+
+@pytest.mark.parametrize("launch,worklist", [("host_loop", "atomic"), ("persistent", "bitmap"),
+                                             ("cuda_graph", "bitmap")])
+def test_staged_and_buffered_test_algorithms_compile(launch, worklist):
+    """What the GPU suite runs of the staged example (each stage's module) and of the
+    buffered-field example compiles."""
+    from gswitch.testing.staged_algorithms import DoubleSweep, Walks
+
+    nvcc = find_nvcc()
+    if nvcc is None:
+        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
+    cfg = gs.Config({"launch": launch, "worklist": worklist})
+    specs = [st for st in DoubleSweep.stages if isinstance(st, gs.AlgorithmSpec)]
+    jobs = [(st, stage_config(st, cfg)) for st in specs]
+    jobs.append((Walks, cfg.replace(driving="topology")))
+    for spec, c in jobs:
+        ok, out = compile_source(generate_source(spec, c, weighted=False).source, nvcc=nvcc)
+        assert ok, out[-3000:]

@@ -210,3 +210,50 @@ def test_a_host_step_loops_over_stages_until_its_condition_holds():
 
     with pytest.raises(AlgorithmError, match="repeats 'nowhere'"):
         gs.run(BadRepeat, g, backend="cpu")
+
+
+def test_buffered_field_is_a_jacobi_iteration():
+    """Reads of a buffered field see the step's start; its writes the next value; the two
+    swap after the node operator: (I + A^T)^k e_s exactly, on graphs with cycles."""
+    import scipy.sparse as sp
+
+    from gswitch.testing.staged_algorithms import Walks
+
+    assert Walks.supports["driving"] == ("topology",)
+    assert "count__next" in Walks.fields and "count__next" not in Walks.outputs
+    for name in ("road", "rmat", "self_loops", "duplicates"):
+        g = zoo_graph(name)
+        a = sp.csr_array((np.ones(g.n_edges, dtype=np.int64), g.indices, g.indptr),
+                         shape=(g.n_nodes, g.n_nodes))
+        x = np.zeros(g.n_nodes, dtype=np.int64)
+        x[0] = 1
+        for _ in range(4):
+            x = x + a.T @ x
+        r = gs.run(Walks, g, source=0, backend="cpu", steps=4)
+        assert r.stats["iterations"] == 4
+        assert np.array_equal(r.fields["count"], x), name
+
+
+def test_buffered_fields_need_the_node_phase_after_the_edges():
+    """Without node_after_edges the swap would run before the writes: refused; and a
+    driving whose steps do not sweep every node is refused with a reason."""
+    from gswitch.testing.staged_algorithms import Walks
+
+    with pytest.raises(InvalidConfig, match="buffered fields"):
+        gs.run(_no_supports(Walks), zoo_graph("road"), source=0, backend="cpu",
+               config={"driving": "data"})
+    with pytest.raises(AlgorithmError, match="node_after_edges=True"):
+        @gs.algorithm(name="bad_buffered")
+        class BadBuffered:
+            x = gs.NodeField("int64", init=1, buffered=True)
+            start = gs.all_nodes()
+
+            @gs.edge_op
+            def op(e):
+                e.dst.x.reduce_add(e.src.x)
+
+
+def _no_supports(spec):
+    import dataclasses
+
+    return dataclasses.replace(spec, supports={}, config_defaults={})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gswitch as gs
 
-__all__ = ["DoubleSweep"]
+__all__ = ["DoubleSweep", "Walks"]
 
 
 @gs.algorithm(name="double_sweep", reference="scipy.sparse.csgraph.shortest_path, twice")
@@ -57,3 +57,26 @@ class DoubleSweep:
         @gs.edge_op
         def hop(e):
             e.dst.back.reduce_min(e.src.back + 1)
+
+
+@gs.algorithm(name="walks", reference="numpy: (I + A^T)^k e_source", node_after_edges=True,
+              max_iterations_param="steps", supports={"driving": ("topology",)},
+              defaults={"driving": "topology"})
+class Walks:
+    """Walks of at most ``steps`` edges (a self-loop at every node) from the source: a
+    Jacobi iteration ``x <- x + A^T x`` on a buffered field, which an in-place update
+    (Gauss-Seidel, in whatever order the edges run) would get wrong.
+
+    Returns
+    -------
+    count : ndarray of int64
+        Number of such walks ending at each node.
+    """
+
+    count = gs.NodeField("int64", init=0, at_source=1, buffered=True)
+    steps = gs.Param("int32", 4, low=1, high=30, doc="walk length")
+    start = gs.from_source()  # topology driving sweeps every node anyway
+
+    @gs.edge_op
+    def extend(e):
+        e.dst.count.reduce_add(e.src.count)
