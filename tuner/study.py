@@ -714,12 +714,19 @@ def _warm_start(study: Any, space: SearchSpace, storage: Any, spec: Any, graph: 
     for other in others[:k]:
         enqueue(other["best_config"], f"similar:{other['study_name']}")
     # (when a similar graph's best is the default, that trial also times the default)
-    # then the default of each other variant (its own config defaults); the first variant
-    # searched (the algorithm's default one unless --set variant= pins another) is "default"
+    # then the default of each other variant (its own config defaults on this backend); the
+    # first (the backend's default formulation unless --set variant= pins another) is
+    # "default", the configuration gs.run takes
     from gswitch.runner import with_variant_defaults
 
-    for i, variant in enumerate(space.variants):
-        config = with_variant_defaults(space.specs[variant], {"variant": variant})
+    variants = list(space.variants)
+    # the default on this backend (default_on=) is the one gs.run would run: it comes first
+    local = next((v for v in variants if backend in space.specs[v].default_on), None)
+    if local is not None:
+        variants.remove(local)
+        variants.insert(0, local)
+    for i, variant in enumerate(variants):
+        config = with_variant_defaults(space.specs[variant], {"variant": variant}, backend)
         enqueue(dict(config), "default" if i == 0 else f"default:{variant}")
     for i, config in enumerate(_suggested(space, graph, features, backend)):
         enqueue(config, f"suggested:{i}")
