@@ -16,7 +16,14 @@ from typing import Any
 from gswitch.errors import InvalidInput
 
 from .space import TunerError, space_version
-from .storage import default_storage_url, device_key, open_storage, storage_exists, study_name
+from .storage import (
+    default_storage_url,
+    device_key,
+    open_storage,
+    redact_url,
+    storage_exists,
+    study_name,
+)
 from .study import _default_time, _optuna, best_feasible
 
 __all__ = ["write_report", "find_study"]
@@ -174,7 +181,7 @@ def write_report(out: Path, *, algorithm: str | None = None, graph: Any = None,
     load_extra_plugins()
     url = storage or default_storage_url()
     if not storage_exists(url):
-        raise TunerError(f"no study to report: storage {url!r} does not exist; check "
+        raise TunerError(f"no study to report: storage {redact_url(url)!r} does not exist; check "
                          "--storage, or run `gswitch tune` first")
     store = open_storage(storage)
     name, note = find_study(store, algorithm=algorithm, graph=graph, study=study,
@@ -204,7 +211,7 @@ def write_report(out: Path, *, algorithm: str | None = None, graph: Any = None,
     files = _plots(out, feasible, axes, notes)
     ms = (lambda x: "-" if x is None else f"{x * 1e3:.3f}")  # noqa: E731
     lines = [f"# Tuning report: {name}", "",
-             f"- storage: `{url}`",
+             f"- storage: `{redact_url(url)}`",
              f"- algorithm: {attrs.get('algorithm')}, graph: {attrs.get('graph_name') or '-'} "
              f"({attrs.get('n_nodes')} nodes, {attrs.get('n_edges')} edges, fingerprint "
              f"`{str(attrs.get('fingerprint'))[:16]}`)",
@@ -240,7 +247,7 @@ def write_report(out: Path, *, algorithm: str | None = None, graph: Any = None,
     for n in notes:
         lines.append(f"> {n}")
     (out / "summary.md").write_text("\n".join(lines) + "\n")
-    summary = {"study_name": name, "storage": url, "counts": counts, "axes": axes,
+    summary = {"study_name": name, "storage": redact_url(url), "counts": counts, "axes": axes,
                "sources": sources,
                "best": None if best is None else {"trial": best.number, "time_s": best.value,
                                                    "config": best.user_attrs.get("config")},

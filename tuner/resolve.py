@@ -14,6 +14,7 @@ from .storage import (
     feature_distance,
     graph_features,
     open_storage,
+    redact_url,
     storage_exists,
     tuned_studies,
 )
@@ -85,6 +86,7 @@ def resolve_config(algorithm: str, graph: Any, mode: str = "auto", *, backend: s
     backend = resolve_backend(backend)
     device = device_key(backend)
     url = storage or default_storage_url()
+    shown = redact_url(url)
     # a storage file that is not there holds no study (and reading must not create it)
     studies = tuned_studies(open_storage(storage), algorithm, device) \
         if storage_exists(url) else []
@@ -102,11 +104,11 @@ def resolve_config(algorithm: str, graph: Any, mode: str = "auto", *, backend: s
     if mode == "tuned":
         raise TunerError(
             f"no tuned configuration for {algorithm} on this graph (fingerprint "
-            f"{graph.fingerprint[:16]}) on {device} in {url}; run `gswitch tune {algorithm} "
+            f"{graph.fingerprint[:16]}) on {device} in {shown}; run `gswitch tune {algorithm} "
             "...` on it first, or use --config auto")
     candidates = [s for s in studies if s["features"] and _usable(s, algorithm) is not None]
     if not candidates:
-        return Config(), (f"default config: no {algorithm} study on {device} in {url} "
+        return Config(), (f"default config: no {algorithm} study on {device} in {shown} "
                           "to borrow from")
     features = graph_features(graph)
     nearest = min(candidates, key=lambda s: feature_distance(features, s["features"]))

@@ -12,14 +12,17 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
+import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from gswitch.errors import InvalidInput
 
 __all__ = ["cache_dir", "default_storage_url", "open_storage", "storage_exists", "study_name",
-           "device_key",
+           "device_key", "redact_url",
            "graph_features", "feature_distance", "tuned_studies", "STORAGE_ENV"]
 
 #: Environment variable naming the storage URL when ``--storage`` is not given.
@@ -27,6 +30,9 @@ STORAGE_ENV = "GSWITCH_STORAGE"
 
 #: Seconds after which a journal file's lock counts as left behind by a killed process.
 JOURNAL_LOCK_GRACE_S = 5
+
+#: Attempts at opening a database storage whose schema another process is creating.
+SCHEMA_ATTEMPTS = 6
 
 #: Prefix of every study name the tuner creates (other studies in a shared storage are
 #: left alone).
@@ -55,6 +61,75 @@ def default_storage_url() -> str:
 
 _HELP = ("use sqlite:///FILE.db, postgresql://USER@HOST/DB, mysql://USER@HOST/DB, "
          "journal:///FILE.journal (or a path ending in .journal or .log)")
+
+
+_USERINFO = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/@:]*):(?P<password>.*)@"
+                       r"(?P<rest>[^@]*)$", re.DOTALL)
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+
+
+def _password(url: str) -> str | None:
+    m = _USERINFO.match(url)
+    if m and m["password"]:
+        return m["password"]
+    q = re.search(r"[?&]password=([^&#]*)", url, re.IGNORECASE)
+    return q.group(1) if q and q.group(1) else None
+
+
+def redact_url(url: str) -> str:
+    """The URL with its password replaced by ``***``, for messages and logs.
+
+    ``postgresql://user:secret@host/db`` becomes ``postgresql://user:***@host/db``; a
+    ``password=`` query parameter is hidden too. URLs without a password come back as
+    they are.
+    """
+    m = _USERINFO.match(url)
+    if m and m["password"]:
+        url = f"{m['scheme']}{m['user']}:***@{m['rest']}"
+    return _QUERY_PASSWORD.sub(r"\1***", url)
+
+
+def _scrub(text: str, url: str) -> str:
+    """``text`` (a driver's error message) with the URL's password, as written and decoded,
+    replaced by ``***``.
+    """
+    from urllib.parse import unquote
+
+    password = _password(url)
+    if password:
+        for secret in {password, unquote(password)}:
+            text = text.replace(secret, "***")
+    return text.replace(url, redact_url(url))
+
+
+def _with_driver(url: str, scheme: str) -> str:
+    """A ``postgresql://`` URL with no driver named gets psycopg (v3), which SQLAlchemy 2.1
+    takes by default and gswitch's ``postgres`` extra installs; psycopg2 when only that is
+    installed. Refused in one line when neither is.
+    """
+    head = url.split("://", 1)[0]
+    if scheme not in ("postgresql", "postgres") or "+" in head:
+        return url
+    import importlib.util
+
+    rest = url.split("://", 1)[1]
+    if importlib.util.find_spec("psycopg") is not None:
+        return f"postgresql+psycopg://{rest}"
+    if importlib.util.find_spec("psycopg2") is not None:
+        return f"postgresql+psycopg2://{rest}"
+    raise InvalidInput(f"storage {redact_url(url)!r} needs the PostgreSQL driver psycopg, "
+                       'which is not installed; pip install "gswitch[postgres]" (or pip '
+                       'install "psycopg[binary]")')
+
+
+def _schema_race(exc: BaseException) -> bool:
+    """Whether an error opening a database storage is another process creating the same
+    tables at the same moment (PostgreSQL: a duplicate key in its catalogue, a table that
+    already exists, a deadlock).
+    """
+    text = f"{type(exc).__name__} {exc}".lower()
+    return any(k in text for k in ("integrityerror", "duplicate key", "already exists",
+                                   "deadlock", "uniqueviolation"))
 
 
 def _journal_path(url: str) -> Path | None:
@@ -99,7 +174,7 @@ def _folder(url: str, path: Path, create: bool) -> None:
     if create:
         path.parent.mkdir(parents=True, exist_ok=True)
     elif not path.parent.is_dir():
-        raise InvalidInput(f"storage {url!r}: directory {path.parent} does not exist; "
+        raise InvalidInput(f"storage {redact_url(url)!r}: directory {path.parent} does not exist; "
                            "create it or choose another --storage")
 
 
@@ -112,7 +187,9 @@ def open_storage(url: str | None = None, *, create: bool | None = None) -> Any:
         ``sqlite:///...``, ``postgresql://...``, ``mysql://...`` (any SQLAlchemy URL
         Optuna's ``RDBStorage`` accepts), ``journal:///PATH`` or a plain path ending in
         ``.journal`` / ``.log`` (Optuna's ``JournalStorage`` on a file). Default:
-        :func:`default_storage_url`.
+        :func:`default_storage_url`. A ``postgresql://`` URL naming no driver gets psycopg
+        (v3). Processes opening a fresh database together all succeed: one creates the
+        tables, the others retry until they find them.
     create : bool, optional
         Create the directory of a file-based storage when missing; by default only for
         the default storage (a mistyped explicit path should fail, not make folders).
@@ -124,7 +201,8 @@ def open_storage(url: str | None = None, *, create: bool | None = None) -> Any:
     Raises
     ------
     InvalidInput
-        An unknown scheme, a database that cannot be opened, or a missing directory.
+        An unknown scheme, a database that cannot be opened, a missing driver, or a
+        missing directory; messages show the URL without its password.
 
     """
     import optuna
@@ -149,19 +227,33 @@ def open_storage(url: str | None = None, *, create: bool | None = None) -> Any:
             lock = JournalFileSymlinkLock(str(journal), grace_period=JOURNAL_LOCK_GRACE_S)
             return JournalStorage(JournalFileBackend(str(journal), lock_obj=lock))
         except (OSError, ValueError) as exc:
-            raise InvalidInput(f"cannot open journal storage {url!r}: {exc}") from None
+            raise InvalidInput(f"cannot open journal storage {redact_url(url)!r}: {exc}") from None
     scheme = url.split("://", 1)[0].split("+", 1)[0].lower() if "://" in url else ""
     if scheme not in ("sqlite", "postgresql", "postgres", "mysql", "oracle", "mssql"):
-        raise InvalidInput(f"unknown storage URL {url!r}; {_HELP}")
+        raise InvalidInput(f"unknown storage URL {redact_url(url)!r}; {_HELP}")
     database = _sqlite_path(url)
     if database is not None:
         _folder(url, database, create)
-    try:
-        return optuna.storages.RDBStorage(
-            url, engine_kwargs={"connect_args": {"timeout": 60}} if scheme == "sqlite" else None)
-    except Exception as exc:  # SQLAlchemy and driver errors have no common base
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InvalidInput(f"cannot open storage {url!r}: {first}; {_HELP}") from None
+    engine_url = _with_driver(url, scheme)
+    connect_args = ({"timeout": 60} if scheme == "sqlite"
+                    else {"connect_timeout": 10} if scheme in ("postgresql", "postgres")
+                    else None)
+    for attempt in range(SCHEMA_ATTEMPTS):
+        try:
+            return optuna.storages.RDBStorage(
+                engine_url,
+                engine_kwargs={"connect_args": connect_args} if connect_args else None)
+        except Exception as exc:  # SQLAlchemy and driver errors have no common base
+            if _schema_race(exc) and attempt + 1 < SCHEMA_ATTEMPTS:
+                # another process is creating the tables: wait a little, then find them
+                time.sleep(0.05 * 2 ** attempt * (1 + random.random()))
+                continue
+            text = _scrub(str(exc).strip(), url)
+            first = text.splitlines()[0] if text else type(exc).__name__
+            raise InvalidInput(f"cannot open storage {redact_url(url)!r}: {first}; "
+                               "check the URL and that the database server is running and "
+                               f"reachable ({_HELP})") from None
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
 
 def device_key(backend: str, devices: list[int] | None = None) -> str:

@@ -65,12 +65,14 @@ from gswitch.plugins import AXES, get_plugin_manager, get_registry
 from .ahead import Precompiler, default_compile_ahead
 from .space import SearchSpace, TunerError, build_space
 from .storage import (
+    _scrub,
     cache_dir,
     default_storage_url,
     device_key,
     feature_distance,
     graph_features,
     open_storage,
+    redact_url,
     study_name,
     tuned_studies,
 )
@@ -886,7 +888,7 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     space = build_space(spec, prepared, backend,
                         variants=None if variant is None else [variant])
     device = device_key(backend, devices)  # refuses absent or mixed GPUs before any file
-    url = storage or default_storage_url()
+    url = redact_url(storage or default_storage_url())  # shown, so never with a password
     store = open_storage(storage)
     # a study pinned to one variant searches another space than the full one: its own name
     pinned = "" if variant is None else f"[{space.variants[0]}]"
@@ -896,7 +898,8 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
                                     sampler=_make_sampler(sampler, space, seed),
                                     load_if_exists=True)
     except Exception as exc:  # storage-specific errors (locked, unreachable)
-        raise InvalidInput(f"cannot create or load study {name!r} in {url}: {exc}") from None
+        raise InvalidInput(f"cannot create or load study {name!r} in {url}: "
+                           f"{_scrub(str(exc), storage or '')}") from None
     attrs = study.user_attrs
     for key, mine in (("algorithm", spec.name), ("fingerprint", graph.fingerprint),
                       ("device", device), ("variants", list(space.variants))):
