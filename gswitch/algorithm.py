@@ -21,12 +21,14 @@ import numpy as np
 from . import expr as ex
 from .declare import (
     INF,
+    MAX_STEP_TOTALS,
     NODE_ID,
     ActiveSet,
     HostStep,
     NodeField,
     Param,
     RawOperator,
+    StepTotal,
     _OpMarker,
     _StageMarker,
     all_nodes,
@@ -46,6 +48,7 @@ __all__ = [
     "NODE_ID",
     "NodeField",
     "Param",
+    "StepTotal",
     "ActiveSet",
     "from_source",
     "all_nodes",
@@ -65,9 +68,11 @@ __all__ = [
 
 # ---------------------------------------------------------------------- tracing
 class _Tracer:
-    def __init__(self, spec_fields: Mapping[str, NodeField], kind: str) -> None:
+    def __init__(self, spec_fields: Mapping[str, NodeField], kind: str,
+                 totals: tuple[str, ...] = ()) -> None:
         self.fields = spec_fields
         self.kind = kind
+        self.totals = totals
         self.statements: list[ex.Statement] = []
 
     def written(self, name: str) -> str:
@@ -243,14 +248,20 @@ class _NodeProxy:
         tracer.record(ex.Assign(tracer.written(name), role, v, dtype))
 
 
-def _record_total(tracer: _Tracer, value: Any) -> None:
+def _record_total(tracer: _Tracer, value: Any, into: str = "") -> None:
     """``n.total(value)`` in a node operator: add ``value`` to the step's total (see
-    ``converge_below`` on :func:`algorithm`).
+    ``converge_below`` on :func:`algorithm`); ``n.total(value, into="name")`` adds it to
+    the :class:`StepTotal` ``name`` instead, which the next step reads as ``p.name``.
     """
+    if into and into not in tracer.totals:
+        raise AlgorithmError(
+            f"n.total(..., into={into!r}) names no StepTotal; declare "
+            f"{into} = gswitch.StepTotal() on the class (declared: "
+            f"{', '.join(tracer.totals) or 'none'})")
     v = ex._lift(value, "float64")
     if v.dtype != "float64":
         v = ex.Cast(v, "float64")
-    tracer.record(ex.Total(v))
+    tracer.record(ex.Total(v, into=into))
 
 
 class _EdgeProxy:
@@ -277,8 +288,9 @@ class _EdgeProxy:
 
 
 class _ParamProxy:
-    def __init__(self, params: Mapping[str, Param]) -> None:
+    def __init__(self, params: Mapping[str, Param], totals: tuple[str, ...] = ()) -> None:
         self._params = params
+        self._totals = totals
 
     def __getattr__(self, name: str) -> ex.Expr:
         if name == "n_nodes":
@@ -287,8 +299,11 @@ class _ParamProxy:
             return ex.Iteration()
         if name in self._params:
             return ex.ParamRef(name, self._params[name].dtype)
+        if name in self._totals:
+            return ex.StepTotalRef(name, "float64", slot=self._totals.index(name))
         raise AlgorithmError(
             f"no parameter {name!r}; parameters are {', '.join(self._params) or '(none)'}"
+            + (f", step totals {', '.join(self._totals)}" if self._totals else "")
         )
 
 
@@ -350,6 +365,8 @@ class AlgorithmSpec:
     converge_below: str | None = None
     config_defaults: dict[str, Any] = field(default_factory=dict)
     priority: ex.Expr | None = None
+    #: names of the algorithm's :class:`StepTotal` sums, in slot order
+    step_totals: tuple[str, ...] = ()
     #: backends on which this formulation, not the registry's default, runs by default
     default_on: tuple[str, ...] = ()
     #: config values this formulation runs with on one backend (over config_defaults)
@@ -446,10 +463,10 @@ def _call_op(func: Callable, proxy: Any, params: _ParamProxy) -> None:
 
 
 def trace_operator(marker: _OpMarker, fields: dict[str, NodeField],
-                   params: dict[str, Param]) -> Operator:
+                   params: dict[str, Param], totals: tuple[str, ...] = ()) -> Operator:
     """Run an operator function on proxies and return its recorded statements."""
-    tracer = _Tracer(fields, marker.kind)
-    pproxy = _ParamProxy(params)
+    tracer = _Tracer(fields, marker.kind, totals)
+    pproxy = _ParamProxy(params, totals)
     proxy: Any
     if marker.kind == "edge":
         proxy = _EdgeProxy(tracer, pproxy)
@@ -507,7 +524,7 @@ def _swap_buffers(c: type, fields: dict[str, NodeField], node: Operator | None,
 
 def _operators(c: type, fields: dict[str, NodeField], params: dict[str, Param],
                node_after_edges: bool, converge_below: str | None,
-               priority: Callable | None) -> dict[str, Any]:
+               priority: Callable | None, totals: tuple[str, ...] = ()) -> dict[str, Any]:
     """Start set, traced operators and their options of a class (or of a stage class)."""
     start: ActiveSet | None = None
     edge: _OpMarker | RawOperator | None = None
@@ -533,13 +550,13 @@ def _operators(c: type, fields: dict[str, NodeField], params: dict[str, Param],
     if isinstance(edge, RawOperator):
         edge_spec = Operator("edge", "raw", [], raw=edge)
     else:
-        edge_spec = trace_operator(edge, fields, params)
-    node_spec = trace_operator(node, fields, params) if node is not None else None
+        edge_spec = trace_operator(edge, fields, params, totals)
+    node_spec = trace_operator(node, fields, params, totals) if node is not None else None
     node_spec = _swap_buffers(c, fields, node_spec, node_after_edges)
     if converge_below is not None and converge_below not in params:
         raise AlgorithmError(f"converge_below {converge_below!r} is not a Param")
     if converge_below is not None and not (node_spec is not None and any(
-            isinstance(st, ex.Total) for st in node_spec.statements)):
+            isinstance(st, ex.Total) and not st.into for st in node_spec.statements)):
         raise AlgorithmError("converge_below needs a node operator that calls "
                              "n.total(value)")
     key = None if priority is None else _trace_priority(priority, fields, params)
@@ -706,6 +723,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         fields: dict[str, NodeField] = {}
         params: dict[str, Param] = {}
         steps: list[Any] = []
+        totals: list[str] = []
         for attr, value in vars(c).items():
             if isinstance(value, NodeField):
                 value.name = attr
@@ -713,6 +731,9 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             elif isinstance(value, Param):
                 value.name = attr
                 params[attr] = value
+            elif isinstance(value, StepTotal):
+                value.name = attr
+                totals.append(attr)
             elif isinstance(value, (_StageMarker, HostStep)):
                 steps.append((attr, value))
         if not fields:
@@ -721,6 +742,9 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         clash = set(fields) & set(params)
         if clash:
             raise AlgorithmError(f"{sorted(clash)[0]!r} is both a field and a parameter")
+        if len(totals) > MAX_STEP_TOTALS:
+            raise AlgorithmError(f"{c.__name__} declares {len(totals)} StepTotals; at most "
+                                 f"{MAX_STEP_TOTALS} fit the control block")
         if weights not in ("any", "nonnegative"):
             raise AlgorithmError(f"weights must be 'any' or 'nonnegative', got {weights!r}")
         if max_iterations_param is not None and max_iterations_param not in params:
@@ -734,13 +758,14 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             reference=reference, max_iterations_param=max_iterations_param,
             first_hit_final=first_hit_final, variant=variant, default_variant=default,
             expected=expected, compare=compare, default_on=tuple(default_on),
+            step_totals=tuple(totals),
             backend_defaults={str(k): dict(v) for k, v in (backend_defaults or {}).items()})
         allowed = {str(k): tuple(v) for k, v in (supports or {}).items()}
         own_defaults = dict(defaults or {})
         if not steps:
             return AlgorithmSpec(
                 **common, **_operators(c, fields, params, node_after_edges, converge_below,
-                                       priority),
+                                       priority, tuple(totals)),
                 finalize=fin,
                 finalize_on_device=bool(finalize_on_device and fin is not None),
                 outputs=[n for n, f in fields.items() if f.output],
@@ -758,7 +783,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             opts = value.options
             stages.append(AlgorithmSpec(
                 **common, **_operators(value.cls, fields, params, opts["node_after_edges"],
-                                       None, priority),
+                                       None, priority, tuple(totals)),
                 outputs=list(fields),  # a stage hands every field to the next
                 supports={str(k): tuple(v) for k, v in opts["supports"].items()},
                 stage_name=attr, stage_config=opts["config"]))

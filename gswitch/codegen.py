@@ -81,6 +81,8 @@ def lower_expr(e: ex.Expr) -> str:
     t = CUDA_TYPES[e.dtype]
     if isinstance(e, ex.Const):
         return _literal(e.value, e.dtype)
+    if isinstance(e, ex.StepTotalRef):
+        return f"gs_last_sum(it, {e.slot})"
     if isinstance(e, ex.ParamRef):
         return f"gs.P_{e.name}"
     if isinstance(e, ex.FieldLoad):
@@ -341,10 +343,13 @@ def _field_init_value(field: Any) -> Any:
     return init
 
 
-def _node_function(op: Operator) -> str:
+def _node_function(op: Operator, totals: tuple[str, ...] = ()) -> str:
     body = []
     for st in op.statements:
-        if isinstance(st, ex.Total):
+        if isinstance(st, ex.Total) and st.into:
+            body.append(f"gs_step_total(st, {totals.index(st.into)}, "
+                        f"(double)({lower_expr(st.value)}));")
+        elif isinstance(st, ex.Total):
             body.append(f"gs_total(st, (double)({lower_expr(st.value)}));")
         else:
             body += (_lower_reduction(st, False, "node") if isinstance(st, ex.Reduction)
@@ -604,6 +609,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         "GS_L2_PREFETCH": "1" if config["l2_prefetch"] else "0",
         "GS_DEBUG": "1" if os.environ.get("GSWITCH_CUDA_DEBUG") == "1" else "0",
         "GS_CONVERGE": "0" if spec.converge_below is None else "1",
+        "GS_N_SUMS": str(len(spec.step_totals)),
     }
     if spec.converge_below is not None:
         defines["GS_CONVERGE_BELOW"] = f"((double)gs.P_{spec.converge_below})"
@@ -633,7 +639,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
     if pulls:
         parts.append(_pull_functions(spec))
     if spec.node is not None:
-        parts.append(_node_function(spec.node))
+        parts.append(_node_function(spec.node, spec.step_totals))
     parts.append(_priority_function(spec))
     skeleton = _core_file("skeleton.cuh")
     for axis in AXES:

@@ -23,6 +23,7 @@ __all__ = [
     "NODE_ID",
     "NodeField",
     "Param",
+    "StepTotal",
     "ActiveSet",
     "from_source",
     "all_nodes",
@@ -177,6 +178,35 @@ class Param:
                 f"parameter {self.name} must be in [{self.low}, {self.high}], got {value!r}"
             )
         return v
+
+
+@dataclass
+class StepTotal:
+    """A named float64 sum over a step, read by the operators of the next step.
+
+    A node operator adds to it with ``n.total(value, into="name")``; any operator of
+    the following step reads the sum as ``p.name`` (zero in a run's first step). It is
+    the global reduction a formulation needs between steps beyond the convergence total
+    of ``n.total(value)``: a power iteration's rank held by dangling nodes, which the
+    next step spreads over every node. Summed on the device (a warp, then a block, then
+    one atomic per block), with no host round trip in any launch mode. At most
+    :data:`MAX_STEP_TOTALS` per algorithm. A step of a driving mode that runs no
+    operators would read zeros, so such drivings are refused for algorithms that read
+    one.
+
+    Parameters
+    ----------
+    doc : str
+        What the sum means.
+
+    """
+
+    doc: str = ""
+    name: str = ""
+
+
+#: Named step totals an algorithm may declare (the control block holds three steps' of them).
+MAX_STEP_TOTALS = 4
 
 
 @dataclass(frozen=True)

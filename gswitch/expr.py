@@ -24,6 +24,7 @@ __all__ = [
     "Expr",
     "Const",
     "ParamRef",
+    "StepTotalRef",
     "FieldLoad",
     "FieldAt",
     "Total",
@@ -204,6 +205,16 @@ class ParamRef(Expr):
 
     name: str
     dtype: str = "float32"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class StepTotalRef(ParamRef):
+    """The previous step's value of a :class:`~gswitch.declare.StepTotal` (its
+    ``slot``-th), zero in a run's first step; a float64 read from the control block on
+    the GPU, and a run-time parameter the CPU engine updates after every step.
+    """
+
+    slot: int = 0
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -449,6 +460,8 @@ class Total:
     index: int = -1
     field: str = ""
     node: str = "self"
+    #: the :class:`~gswitch.declare.StepTotal` it adds to; empty: the convergence total
+    into: str = ""
 
 
 @dataclass(frozen=True, eq=False)
@@ -510,6 +523,8 @@ def format_expr(e: Expr) -> str:
         if isinstance(e.value, float) and math.isinf(e.value):
             return "INF" if e.value > 0 else "-INF"
         return repr(e.value)
+    if isinstance(e, StepTotalRef):
+        return f"last_step.{e.name}"
     if isinstance(e, ParamRef):
         return f"param.{e.name}"
     if isinstance(e, FieldLoad):
@@ -548,7 +563,7 @@ def format_statement(s: Statement) -> str:
     if isinstance(s, Assign):
         return f"%{s.index} = {s.node}.{s.field} := {format_expr(s.value)}"
     if isinstance(s, Total):
-        return f"%{s.index} = step_total += {format_expr(s.value)}"
+        return f"%{s.index} = {s.into or 'step_total'} += {format_expr(s.value)}"
     if isinstance(s, Guard):
         return f"%{s.index} = only_if {format_expr(s.value)}"
     extra = ""

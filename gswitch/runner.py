@@ -254,6 +254,10 @@ def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
             m.items != "nodes" or not m.operators for m in strategies["driving"].modes):
         return (f"driving={config['driving']}: {spec.label} has buffered fields, which swap "
                 "on every node every step; choose a driving whose steps sweep every node")
+    if spec.step_totals and any(not m.operators for m in strategies["driving"].modes):
+        return (f"driving={config['driving']}: {spec.label} reads step totals "
+                f"({', '.join(spec.step_totals)}) of the previous step, and this driving "
+                "has steps that run no operators; choose one whose every step does")
     for axis in AXES:
         reason = spec.unsupported(axis, config[axis])
         if reason:

@@ -325,9 +325,9 @@ def test_edge_gather_compiles(case):
 @pytest.mark.parametrize("launch,worklist", [("host_loop", "atomic"), ("persistent", "bitmap"),
                                              ("cuda_graph", "bitmap")])
 def test_staged_and_buffered_test_algorithms_compile(launch, worklist):
-    """What the GPU suite runs of the staged example (each stage's module) and of the
-    buffered-field example compiles."""
-    from gswitch.testing.staged_algorithms import DoubleSweep, Walks
+    """What the GPU suite runs of the staged example (each stage's module), of the
+    buffered-field example and of the step-total example compiles."""
+    from gswitch.testing.staged_algorithms import DoubleSweep, StepSums, Walks
 
     nvcc = find_nvcc()
     if nvcc is None:
@@ -336,6 +336,7 @@ def test_staged_and_buffered_test_algorithms_compile(launch, worklist):
     specs = [st for st in DoubleSweep.stages if isinstance(st, gs.AlgorithmSpec)]
     jobs = [(st, stage_config(st, cfg)) for st in specs]
     jobs.append((Walks, cfg.replace(driving="topology")))
+    jobs.append((StepSums, cfg.replace(driving="topology")))
     for spec, c in jobs:
         ok, out = compile_source(generate_source(spec, c, weighted=False).source, nvcc=nvcc)
         assert ok, out[-3000:]

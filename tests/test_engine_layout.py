@@ -25,7 +25,7 @@ def test_parts_are_contiguous_aligned_and_disjoint(n_start, field_bytes):
         ids = core.start(n_start)
         assert ids.dtype == np.int32 and ids.size == n_start
         assert ids.ctypes.data + 4 * n_start == core.ctl_ptr
-    assert core.ctl.ctypes.data == core.ctl_ptr and core.ctl.size == _CTL_WORDS
+    assert core.ctl.ctypes.data == core.ctl_ptr and core.ctl.size == _CTL_ROOM
     assert core.fields_ptr == core.ctl_ptr + 4 * _CTL_ROOM
     assert core.trace_ptr == core.fields_ptr + core.field_bytes
     assert core.trace.ctypes.data == core.trace_ptr and core.trace.size == 2 * _TRACE_CAP
@@ -79,3 +79,22 @@ def test_read_back_chunks_cover_every_result_in_whole_items(chunk):
         for lo, hi in mine:
             assert lo % item == 0 and hi % item == 0 and 0 < hi - lo <= max(chunk, item)
     assert [j for j, _, _ in chunks] == sorted(j for j, _, _ in chunks)
+
+
+def test_control_block_layout_matches_the_device_header():
+    """The words common.cuh lays out (counters, step state, three slots of step totals)
+    fit the room the core block keeps for them, which every run zeroes whole."""
+    import re
+    from pathlib import Path
+
+    import gswitch
+    from gswitch.declare import MAX_STEP_TOTALS
+    from gswitch.engine.memory import _slot
+
+    text = (Path(gswitch.__file__).parent / "cuda" / "common.cuh").read_text()
+    words = {k: int(v) for k, v in re.findall(r"#define (GS_CTL_\w+) (\d+)\b", text)}
+    assert words["GS_CTL_WORDS"] == _CTL_WORDS
+    assert words["GS_CTL_SUMS"] >= _CTL_WORDS
+    assert words["GS_CTL_SUMS"] % 2 == 0  # doubles
+    assert words["GS_CTL_SUMS"] + 3 * 2 * MAX_STEP_TOTALS <= _CTL_ROOM
+    assert [_slot(i) for i in (-1, 0, 1, 2)] == [16, 0, 8, 16]

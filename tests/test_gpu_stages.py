@@ -74,3 +74,37 @@ def test_buffered_field_on_the_gpu_equals_the_cpu(launch):
         cpu = gs.run(Walks, g, source=0, backend="cpu", steps=5)
         gpu = gs.run(Walks, g, source=0, backend="gpu", config=cfg, steps=5)
         assert np.array_equal(cpu.fields["count"], gpu.fields["count"]), name
+
+
+@pytest.mark.parametrize("launch", ["host_loop", "persistent", "cuda_graph"])
+def test_step_totals_on_the_gpu_equal_the_cpu(launch):
+    """Two step totals summed on the device and read by the next step (three rotating
+    slots in the control block, zeroed before a run): the CPU's numbers under every
+    launch, twice in a row on one engine (a run never sees the last one's sums)."""
+    from gswitch.testing.staged_algorithms import StepSums
+
+    cfg = {"launch": launch, **({"worklist": "bitmap"} if launch == "cuda_graph" else {})}
+    for name in ("road", "self_loops", "duplicates"):
+        g = zoo_graph(name)
+        cpu = gs.run(StepSums, g, backend="cpu", steps=7)
+        for _ in range(2):
+            gpu = gs.run(StepSums, g, backend="gpu", config=cfg, steps=7)
+            assert gpu.stats["iterations"] == 7
+            assert np.array_equal(cpu.fields["a"], gpu.fields["a"]), name
+            assert np.array_equal(cpu.fields["b"], gpu.fields["b"]), name
+
+
+@pytest.mark.parametrize("launch", ["host_loop", "persistent", "cuda_graph"])
+def test_power_pull_on_the_gpu_takes_the_cpu_steps(launch):
+    """The dangling rank's step total on the device: the CPU's step count within one and
+    the reference ranks, on a graph where most rank would otherwise leak."""
+    from gswitch.generators import rmat
+
+    g = rmat(12, 8, seed=3)
+    cfg = {"variant": "power_pull", "launch": launch,
+           **({"worklist": "bitmap"} if launch == "cuda_graph" else {})}
+    cpu = gs.run("pagerank", g, backend="cpu", config=cfg, tolerance=1e-7)
+    gpu = gs.run("pagerank", g, backend="gpu", config=cfg, tolerance=1e-7)
+    assert abs(cpu.stats["iterations"] - gpu.stats["iterations"]) <= 1
+    assert cpu.stats["iterations"] < 30
+    assert np.abs(cpu.fields["rank"] - gpu.fields["rank"]).sum() < 1e-5

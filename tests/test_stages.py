@@ -253,6 +253,79 @@ def test_buffered_fields_need_the_node_phase_after_the_edges():
                 e.dst.x.reduce_add(e.src.x)
 
 
+def test_step_totals_are_read_by_the_next_step():
+    """Two StepTotals, each summed over a step and read by the next (zero in the first):
+    the closed form on graphs with self-loops and duplicate edges; PageRank's dangling
+    rank, spread by the next step, gives networkx's iteration step for step."""
+    from gswitch.testing.staged_algorithms import StepSums
+
+    assert StepSums.step_totals == ("stamp", "ids")
+    for name in ("road", "self_loops", "duplicates"):
+        g = zoo_graph(name)
+        n, k = g.n_nodes, 5
+        r = gs.run(StepSums, g, backend="cpu", steps=k)
+        assert r.stats["iterations"] == k
+        assert np.all(r.fields["a"] == n * k * (k - 1) / 2), name
+        assert np.all(r.fields["b"] == (k - 1) * n * (n - 1) / 2), name
+
+
+def test_step_totals_refuse_drivings_with_operatorless_steps_and_unknown_names():
+    from gswitch.testing.staged_algorithms import StepSums
+
+    with pytest.raises(InvalidConfig, match="reads step totals"):
+        gs.run(_no_supports(StepSums), zoo_graph("road"), backend="cpu",
+               config={"driving": "priority"})
+    with pytest.raises(AlgorithmError, match="names no StepTotal"):
+        @gs.algorithm(name="bad_total", node_after_edges=True)
+        class BadTotal:
+            x = gs.NodeField("float64", init=0.0)
+            start = gs.all_nodes()
+
+            @gs.edge_op
+            def op(e):
+                e.dst.x.reduce_add(e.src.x)
+
+            @gs.node_op
+            def tot(n):
+                n.total(n.x, into="missing")
+    with pytest.raises(AlgorithmError, match="at most 4"):
+        @gs.algorithm(name="many_totals")
+        class ManyTotals:
+            x = gs.NodeField("float64", init=0.0)
+            t1, t2, t3, t4, t5 = (gs.StepTotal() for _ in range(5))
+            start = gs.all_nodes()
+
+            @gs.edge_op
+            def op(e):
+                e.dst.x.reduce_add(e.src.x)
+
+
+def test_power_pull_takes_the_steps_of_networkx_iteration():
+    """With the dangling rank spread through a step total, power_pull is networkx's
+    iteration: on a graph where 40% of the nodes are dangling it stops within a step of a
+    float64 power iteration with the same rule (without it: three times as many)."""
+    import scipy.sparse as sp
+
+    g = gs.generators.rmat(12, 8, seed=3)
+    n = g.n_nodes
+    a = sp.csr_array((np.ones(g.n_edges), g.indices, g.indptr), shape=(n, n))
+    out = np.asarray(a.sum(axis=1)).ravel()
+    dangling = out == 0
+    assert dangling.mean() > 0.3
+    at = (sp.diags_array(np.where(dangling, 0.0, 1.0 / np.maximum(out, 1))) @ a).T.tocsr()
+    x, steps, tol = np.full(n, 1.0 / n), 1, 1e-7  # gswitch's first step sets x = 1/n
+    while True:
+        nxt = 0.85 * (at @ x + x[dangling].sum() / n) + 0.15 / n
+        steps += 1
+        if np.abs(nxt - x).sum() < tol:
+            break
+        x = nxt
+    r = gs.run("pagerank", g, backend="cpu", config={"variant": "power_pull"},
+               tolerance=tol)
+    assert abs(r.stats["iterations"] - steps) <= 1, (r.stats["iterations"], steps)
+    assert np.abs(r.fields["rank"] - nxt / nxt.sum()).sum() < 1e-5
+
+
 def _no_supports(spec):
     import dataclasses
 

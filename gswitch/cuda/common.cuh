@@ -30,6 +30,13 @@ typedef int gs_eid;   // edge offset (graphs of 2^31 edges or more are refused o
 #define GS_CTL_EDGES 30       // 64-bit: edges visited (words 30..31)
 #define GS_CTL_VISITED 32     // 64-bit: out-edges of all nodes activated so far (32..33)
 #define GS_CTL_WORDS 36
+// The algorithm's StepTotals (GS_N_SUMS of them, at most 4): three rotating slots of four
+// doubles after the words above, step `it` adding into slot GS_CTL_SUM(it, k).
+#define GS_CTL_SUMS 36
+#define GS_CTL_SUM(it, k) (GS_CTL_SUMS + (((it) % 3 + 3) % 3) * 8 + 2 * (k))
+// StepTotal k as step `it - 1` left it (zero in a run's first step: slot -1 starts zeroed);
+// a macro, since the operators that read it come before the skeleton
+#define gs_last_sum(it, k) __ldcg((const double*)(gs.ctl + GS_CTL_SUM((it) - 1, (k))))
 
 // Mutable data (fields, worklists, counters) is read through L2 only, so a persistent
 // kernel never sees a stale L1 line written by another SM before a grid barrier.

@@ -18,6 +18,9 @@ struct GsStep {
 #if GS_CONVERGE
   double total;              // this thread's n.total() sum (flushed per phase)
 #endif
+#if GS_N_SUMS
+  double sums[GS_N_SUMS];    // its n.total(x, into=...) sums (flushed per phase)
+#endif
 };
 
 // The counters step `it` wrote: size, activations, overflow, frontier edges.
@@ -41,6 +44,9 @@ __device__ __forceinline__ GsStep gs_make_step(int it, int mode, int pull, unsig
   st.pre_v = 0;
 #if GS_CONVERGE
   st.total = 0.0;
+#endif
+#if GS_N_SUMS
+  for (int k = 0; k < GS_N_SUMS; ++k) st.sums[k] = 0.0;
 #endif
   st.n_items = gs_mode_worklist(mode) ? gs_wl_size(st) : (unsigned)gs.n;
   return st;
@@ -84,29 +90,60 @@ __device__ __forceinline__ void gs_activate(GsStep& st, gs_vid u) {
   }
 }
 
-#if GS_CONVERGE
-__device__ __forceinline__ void gs_total(GsStep& st, double x) { st.total += x; }
-// The step's total: a warp sum, a block sum in shared memory, one atomic per block (a
-// power iteration adds a term per node every step; one atomic per warp on one address
-// would serialise tens of thousands of them).
-__device__ __forceinline__ void gs_flush_total(GsStep& st) {
+#if GS_CONVERGE || GS_N_SUMS
+// A step's sum: a warp sum, a block sum in shared memory, one atomic per block into
+// `target` (a power iteration adds a term per node every step; one atomic per warp on
+// one address would serialise tens of thousands of them). Every thread of the block
+// calls it.
+__device__ __forceinline__ void gs_block_sum_into(double x, double* target) {
   __shared__ double block_total;
-  double x = st.total;
   for (int off = 16; off > 0; off >>= 1) x += __shfl_down_sync(0xffffffffu, x, off);
   if (threadIdx.x == 0) block_total = 0.0;
   __syncthreads();
   if ((threadIdx.x & 31) == 0 && x != 0.0) atomicAdd(&block_total, x);
   __syncthreads();
-  if (threadIdx.x == 0 && block_total != 0.0)
-    atomicAdd((double*)(st.ctl_cur + GS_CTL_TOTAL), block_total);
+  if (threadIdx.x == 0 && block_total != 0.0) atomicAdd(target, block_total);
+}
+#endif
+#if GS_CONVERGE
+__device__ __forceinline__ void gs_total(GsStep& st, double x) { st.total += x; }
+__device__ __forceinline__ void gs_flush_total(GsStep& st) {
+  gs_block_sum_into(st.total, (double*)(st.ctl_cur + GS_CTL_TOTAL));
   st.total = 0.0;
 }
 #endif
+#if GS_N_SUMS
+__device__ __forceinline__ void gs_step_total(GsStep& st, int k, double x) { st.sums[k] += x; }
+__device__ __forceinline__ void gs_flush_sums(GsStep& st) {
+#pragma unroll
+  for (int k = 0; k < GS_N_SUMS; ++k) {
+    gs_block_sum_into(st.sums[k], (double*)(gs.ctl + GS_CTL_SUM(st.it, k)));
+    st.sums[k] = 0.0;
+  }
+}
+#endif
+// Zero the counters step `it` will write (the decision of step it - 1 does it).
+__device__ __forceinline__ void gs_clear_slot(unsigned* c, int it) {
+  unsigned* next = c + GS_CTL_SLOT(it);
+  next[GS_CTL_SIZE] = 0u;
+  next[GS_CTL_ACT] = 0u;
+  next[GS_CTL_OVERFLOW] = 0u;
+  next[GS_CTL_FEDGES] = 0u;
+  *(double*)(next + GS_CTL_TOTAL) = 0.0;
+  next[GS_CTL_DRIVE] = 0u;
+  next[GS_CTL_DRIVE + 1] = 0u;
+#if GS_N_SUMS
+  for (int k = 0; k < GS_N_SUMS; ++k) *(double*)(c + GS_CTL_SUM(it, k)) = 0.0;
+#endif
+}
 
 // After every phase, by every thread of the grid (the phase table calls it).
 __device__ __forceinline__ void gs_flush_counts(GsStep& st) {
 #if GS_CONVERGE
   gs_flush_total(st);
+#endif
+#if GS_N_SUMS
+  gs_flush_sums(st);
 #endif
   const unsigned acts = __reduce_add_sync(0xffffffffu, st.acts);
 #if GS_COUNT_FRONTIER_EDGES
@@ -302,14 +339,7 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_phase_kernel(int 
     const GsDecision d = gs_decide_step(st.it, st.mode, st.pull, visited);
     gs_trace(st.it, st.n_items, st.mode, st.pull);
     *(unsigned long long*)(c + GS_CTL_VISITED) = visited + d.fedges;
-    unsigned* next = c + GS_CTL_SLOT(st.it + 1);
-    next[GS_CTL_SIZE] = 0u;
-    next[GS_CTL_ACT] = 0u;
-    next[GS_CTL_OVERFLOW] = 0u;
-    next[GS_CTL_FEDGES] = 0u;
-    *(double*)(next + GS_CTL_TOTAL) = 0.0;
-    next[GS_CTL_DRIVE] = 0u;
-    next[GS_CTL_DRIVE + 1] = 0u;
+    gs_clear_slot(c, st.it + 1);
     c[GS_CTL_MODE] = (unsigned)d.mode;
     c[GS_CTL_PULL] = (unsigned)d.pull;
     c[GS_CTL_DONE] = (unsigned)d.done;

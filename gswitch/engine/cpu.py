@@ -50,7 +50,11 @@ def _node_phase(op: Operator, env: _Env, activated: _Activations) -> None:
             env.invalidate(s.field)
             continue
         if isinstance(s, ex.Total):
-            env.total += _total(s.value, env, nodes.size)
+            if s.into:
+                env.sums[s.into] = env.sums.get(s.into, 0.0) + _total(s.value, env,
+                                                                      nodes.size)
+            else:
+                env.total += _total(s.value, env, nodes.size)
             continue
         val = _broadcast(val, nodes.size, s.dtype)
         if s.at is not None:  # indirect: targets may repeat, so a buffered reduction
@@ -282,6 +286,9 @@ class CpuEngine:
             fields_in: dict[str, np.ndarray] | None = None) -> Result:
         t0 = time.perf_counter()
         n = graph.n_nodes
+        # the step totals read as parameters: the previous step's sums, zero at first
+        params = {**params, **dict.fromkeys(spec.step_totals, 0.0)}
+        sums: dict[str, float] = {}
         # a stage of a staged algorithm continues from the fields the last one left
         fields = spec.initial_fields(n, params, sources) if fields_in is None else {
             k: np.array(v, dtype=spec.fields[k].dtype) for k, v in fields_in.items()}
@@ -321,13 +328,16 @@ class CpuEngine:
             if step.items == "worklist" and active.size == 0:
                 break
             nodes = active if step.items == "worklist" else all_nodes
+            for name in spec.step_totals:
+                params[name] = sums.get(name, 0.0)
+            sums = {}
             stats["active"].append(int(nodes.size))
             stats["modes"].append(mode)
             total = 0.0
             if spec.node is not None and not spec.node_after_edges:
                 env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
                 _node_phase(spec.node, env, activated)
-                total = env.total
+                total, sums = env.total, env.sums
             pull = direction.pull(mode, nodes.size, n)
             frontier = step.items == "worklist"
             stats["directions"].append("pull" if pull else "push")
@@ -381,7 +391,7 @@ class CpuEngine:
             if spec.node is not None and spec.node_after_edges:
                 env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
                 _node_phase(spec.node, env, activated)
-                total = env.total
+                total, sums = env.total, env.sums
             next_active = activated.take()
             if dstate is not None and step.pushes:
                 next_active = driving.admit(dstate, next_active)

@@ -45,6 +45,8 @@ class Env:
         self.values: dict[int, np.ndarray] = {}
         #: what the node operator's ``n.total(value)`` statements added up
         self.total = 0.0
+        #: what ``n.total(value, into=name)`` statements added up, by StepTotal name
+        self.sums: dict[str, float] = {}
         self._gathered: dict[tuple[str, str], np.ndarray] = {}
         #: the value of each compound expression evaluated so far and the fields it reads:
         #: an operator's statements share subexpressions (``new`` in ``n.rank = new`` and

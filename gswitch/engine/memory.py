@@ -44,8 +44,9 @@ def _slot(it: int) -> int:
     return (it % 3) * 8
 
 
-#: Words the control block occupies in a core block: 36 used, the rest keeps what
-#: follows 256-byte aligned.
+#: Words the control block occupies in a core block: 36 of counters and step state,
+#: then the algorithm's step totals (GS_CTL_SUMS: three slots of four doubles, to word
+#: 60); the rest keeps what follows 256-byte aligned. A run zeroes all of it.
 _CTL_ROOM = 64
 
 
@@ -87,7 +88,7 @@ class _CoreBlock:
         self.ctl_ptr = base + 4 * start_cap
         self.fields_ptr = self.ctl_ptr + 4 * _CTL_ROOM
         self.trace_ptr = self.fields_ptr + field_bytes
-        self.ctl = array[start_cap : start_cap + _CTL_WORDS]
+        self.ctl = array[start_cap : start_cap + _CTL_ROOM]
         self.trace = array[start_cap + _CTL_ROOM + field_bytes // 4 :].view(np.int32)
         self._views: dict[tuple, Any] = {}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gswitch as gs
 
-__all__ = ["DoubleSweep", "Walks"]
+__all__ = ["DoubleSweep", "StepSums", "Walks"]
 
 
 @gs.algorithm(name="double_sweep", reference="scipy.sparse.csgraph.shortest_path, twice")
@@ -80,3 +80,39 @@ class Walks:
     @gs.edge_op
     def extend(e):
         e.dst.count.reduce_add(e.src.count)
+
+
+@gs.algorithm(name="step_sums", reference="closed form: every node is swept every step",
+              node_after_edges=True, max_iterations_param="steps",
+              supports={"driving": ("topology",)}, defaults={"driving": "topology"})
+class StepSums:
+    """Two step totals, read by the next step: ``stamp`` sums ``iteration + 1`` over the
+    nodes (``n * (k + 1)`` in step ``k``), ``ids`` sums the node ids. Each step every
+    node adds what the previous step summed, so after ``K`` steps
+    ``a = n * K * (K - 1) / 2`` and ``b = (K - 1) * n * (n - 1) / 2`` everywhere; reading
+    the current step's sum, or one two steps old, gives other numbers.
+
+    Returns
+    -------
+    a, b : ndarray of float64
+        The sums of ``stamp`` and of ``ids`` over the steps before the last.
+    """
+
+    a = gs.NodeField("float64", init=0.0)
+    b = gs.NodeField("float64", init=0.0)
+    hits = gs.NodeField("int64", init=0, output=False)
+    steps = gs.Param("int32", 4, low=1, high=1000, doc="steps to run")
+    stamp = gs.StepTotal(doc="iteration + 1, summed over the nodes")
+    ids = gs.StepTotal(doc="node ids, summed")
+    start = gs.all_nodes()
+
+    @gs.edge_op
+    def touch(e):
+        e.dst.hits.reduce_add(1)
+
+    @gs.node_op
+    def note(n, p):
+        n.a = n.a + p.stamp
+        n.b = n.b + p.ids
+        n.total(p.iteration + 1, into="stamp")
+        n.total(n.id, into="ids")

@@ -32,14 +32,7 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_persistent_kernel
     if (have_pre) gs_use_prefetched(st, pre_next);
 #endif
     if (leader) {
-      unsigned* next = c + GS_CTL_SLOT(it + 1);
-      next[GS_CTL_SIZE] = 0u;
-      next[GS_CTL_ACT] = 0u;
-      next[GS_CTL_OVERFLOW] = 0u;
-      next[GS_CTL_FEDGES] = 0u;
-      *(double*)(next + GS_CTL_TOTAL) = 0.0;
-      next[GS_CTL_DRIVE] = 0u;
-      next[GS_CTL_DRIVE + 1] = 0u;
+      gs_clear_slot(c, it + 1);
       gs_trace(it, st.n_items, mode, pull);
       // reported in this step's overflow word, which every thread reads after the step
       if (gs.deadline_ns && gs_globaltimer() - t0 > (unsigned long long)gs.deadline_ns) {
