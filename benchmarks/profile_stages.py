@@ -47,9 +47,11 @@ def profile(alg: str, g: gs.Graph, repeats: int, backend: str = "gpu") -> dict:
     modes = collections.Counter(r.stats.get("modes", []))
     return {"algorithm": alg, "graph": g.name, "config": r.config.to_dict(),
             "verified": problem is None, "error": problem,
-            "device_ms": 1e3 * float(np.median([d or 0.0 for d in devs])), "wall_ms": 1e3 * float(np.median(walls)),
+            "device_ms": 1e3 * float(np.median([d or 0.0 for d in devs])),
+            "wall_ms": 1e3 * float(np.median(walls)),
             "iterations": r.stats.get("iterations"), "modes": dict(modes),
-            "stages": r.stats.get("stages", []), "host_step_ms": 1e3 * r.stats.get("host_step_s", 0)}
+            "stages": r.stats.get("stages", []),
+            "host_step_ms": 1e3 * r.stats.get("host_step_s", 0)}
 
 
 def main() -> None:

@@ -147,6 +147,7 @@ class Graph:
         "_fingerprint",
         "_in_degree",
         "_mean_weight",
+        "_min_weight",
         "name",
         "node_labels",
         "__weakref__",
@@ -203,6 +204,7 @@ class Graph:
         self._fingerprint: str | None = None
         self._in_degree: np.ndarray | None = None
         self._mean_weight: float | None = None
+        self._min_weight: float | None = None
         self.name = name
         if node_labels is not None and len(node_labels) != indptr.size - 1:
             raise InvalidGraph(f"node_labels has {len(node_labels)} entries, expected one per "
@@ -629,6 +631,16 @@ class Graph:
             self._mean_weight = 1.0 if w is None or w.size == 0 else float(
                 np.mean(w, dtype=np.float64))
         return self._mean_weight
+
+    @property
+    def min_weight(self) -> float:
+        """Smallest edge weight, NaN if any weight is NaN (0.0 without weights or edges),
+        computed once: algorithms that need non-negative weights check it on every run.
+        """
+        if self._min_weight is None:
+            w = self._weights
+            self._min_weight = 0.0 if w is None or w.size == 0 else float(np.min(w))
+        return self._min_weight
 
     def sources(self) -> np.ndarray:
         """Source id of every edge, aligned with :attr:`indices` (int32)."""
