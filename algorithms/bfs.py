@@ -18,7 +18,16 @@ def expected_depth(graph: gs.Graph, source: int | None = None, **params) -> np.n
 
 @gs.algorithm(name="bfs", reference="scipy.sparse.csgraph.shortest_path(unweighted=True)",
               first_hit_final=True, finalize_on_device=True, expected=expected_depth,
-              compare=exact)
+              compare=exact,
+              # the default: fastest geomean over RMAT-22, uniform 2^22 and road 2048^2
+              # among the candidates that never lose to a plain-CuPy BFS on a star or a
+              # Zipf bipartite graph, on an H100
+              # (benchmarks/results/h100_s24chooseA_default_choice.md)
+              defaults={"worklist": "warp_aggregated", "load_balance": "twc",
+                        "driving": "data", "direction": "direction_optimizing",
+                        "launch": "persistent", "block_size": 256},
+              # the CPU engine keeps pushing: its bottom-up steps scan every unvisited node
+              backend_defaults={"cpu": {"direction": "push"}})
 class BFS:
     """Breadth-first search: number of hops from the source to every node.
 

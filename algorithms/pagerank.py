@@ -168,9 +168,9 @@ def _normalised(fields: dict, rank) -> dict:
               node_after_edges=True, converge_below="tolerance",
               supports={"driving": ("topology",)},
               # the default: fastest geomean over RMAT-22, uniform 2^22 and road 2048^2
-              # on an H100 (benchmarks/results/h100_s23choose_default_choice.md)
-              defaults={"driving": "topology", "direction": "pull", "launch": "persistent",
-                        "launch.blocks_per_sm": 0})
+              # on an H100 (benchmarks/results/h100_s24chooseA_default_choice.md; a
+              # persistent kernel with every block that fits is 0.1% behind)
+              defaults={"driving": "topology", "direction": "pull"})
 class PowerPull:
     """PageRank by Jacobi power iteration: every node gathers over its in-edges.
 

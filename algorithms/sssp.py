@@ -29,9 +29,17 @@ def relax(e):
     e.dst.dist.reduce_min(e.src.dist + e.weight)
 
 
-@gs.algorithm(name="sssp", weights="nonnegative", variant="bellman_ford", default=False,
+@gs.algorithm(name="sssp", weights="nonnegative", variant="bellman_ford",
               reference="scipy.sparse.csgraph.dijkstra", expected=expected_distances,
-              compare=compare_distances)
+              compare=compare_distances,
+              # the default on the GPU: fastest geomean over RMAT-22, uniform 2^22 and road
+              # 2048^2 among the candidates that never lose to a plain-CuPy Bellman-Ford on
+              # a star or a Zipf bipartite graph, on an H100
+              # (benchmarks/results/h100_s24chooseA_default_choice.md)
+              defaults={"worklist": "bitmap", "load_balance": "twc", "driving": "data",
+                        "direction": "push", "launch": "persistent",
+                        "launch.blocks_per_sm": 0, "block_size": 960,
+                        "read_before_atomic": False})
 class SSSP:
     """Single-source shortest paths (Bellman-Ford style relaxation to a fixpoint).
 
@@ -79,9 +87,9 @@ class SSSP:
 @gs.algorithm(name="sssp", weights="nonnegative", variant="delta_stepping",
               reference="scipy.sparse.csgraph.dijkstra", expected=expected_distances,
               compare=compare_distances, priority=lambda n: n.dist,
-              supports={"driving": ("priority",)},
-              # the default: fastest geomean over RMAT-22, uniform 2^22 and road 2048^2
-              # on an H100 (benchmarks/results/h100_s23choose_default_choice.md)
+              supports={"driving": ("priority",)}, default=False, default_on=("cpu",),
+              # its best on the GPU among the candidates of
+              # benchmarks/results/h100_s23choose_default_choice.md
               defaults={"driving": "priority", "driving.width_scale": 16.0,
                         "load_balance": "twc", "launch": "cuda_graph", "worklist": "bitmap"},
               # the CPU engine pays per relaxed edge, not per step: narrower buckets

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import optuna
 import pytest
 from gswitch.tuner import TunerError, build_space, resolve_config, space_version, tune
@@ -218,8 +219,10 @@ def test_tune_cpu_end_to_end(storage, tmp_path):
     assert trials[0].user_attrs["source"] == "default"
     assert [t.user_attrs["source"] for t in trials[:len(result.warm_start)]] == \
         result.warm_start
-    assert trials[0].user_attrs["config"] == gs.Config().to_dict()
-    assert result.history[0]["config"] == gs.Config().to_dict()
+    # the default trial is the configuration gs.run takes on the study's backend
+    ran = gs.run("bfs", g, source=int(np.argmax(g.out_degree)), backend="cpu").config
+    assert trials[0].user_attrs["config"] == ran.to_dict()
+    assert result.history[0]["config"] == ran.to_dict()
     assert [h["config"] for h in result.history if h["outcome"] == "ok" and
             h["value_s"] == result.best_time_s][0] == result.best_config
     ok = [t for t in trials if t.user_attrs.get("outcome") == "ok"]

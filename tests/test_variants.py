@@ -161,8 +161,9 @@ def test_node_phase_after_edges_sees_the_same_step():
 
 
 def test_a_formulation_can_be_the_default_on_one_backend():
-    """cc defaults to afforest, but to hook_compress on the CPU engine (default_on); sssp's
-    delta-stepping takes a narrower bucket on the CPU (backend_defaults); a config that
+    """cc defaults to afforest, but to hook_compress on the CPU engine (default_on); sssp
+    to bellman_ford, but to delta-stepping with a narrower bucket on the CPU
+    (default_on, backend_defaults); a config that
     names a strategy the default refuses still falls back to a formulation that takes it.
     """
     g = zoo_graph("road")
@@ -173,6 +174,7 @@ def test_a_formulation_can_be_the_default_on_one_backend():
     assert np.array_equal(cpu.fields["comp"], reference("cc", g))
     d = gs.run("sssp", g, source=0, backend="cpu")
     assert d.stats["variant"] == "delta_stepping" and d.config["driving.width_scale"] == 1.0
-    assert reg.algorithm("sssp").config_defaults["driving.width_scale"] != 1.0
+    assert reg.algorithm("sssp").variant == "bellman_ford"  # the GPU default
+    assert reg.variants["sssp"]["delta_stepping"].config_defaults["driving.width_scale"] != 1.0
     lp = gs.run("cc", g, backend="cpu", config={"driving": "data"})
     assert lp.stats["variant"] == "label_propagation"
