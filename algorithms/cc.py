@@ -144,13 +144,6 @@ def _compress(n):
     n.comp.reduce_min(n.comp.at(n.comp), activate=True)
 
 
-def _sampled(e, p):
-    # about `neighbours` edges of each node, chosen by a hash of the two ends
-    h = e.src.id + e.dst.id * 7
-    d = gs.maximum(e.src.out_degree, 1)
-    return h - (h // d) * d < p.neighbours
-
-
 @gs.algorithm(name="cc", symmetric=True, reference=_REFERENCE, variant="afforest",
               expected=expected_components, compare=compare_components,
               supports={"driving": ("topology",), "direction": ("push",)},
@@ -165,7 +158,7 @@ class Afforest:
     Parameters
     ----------
     neighbours : int
-        Edges each node links in the sampling stage, about (default 2).
+        Edges each node links in the sampling stage: the first of its row (default 2).
 
     Returns
     -------
@@ -176,10 +169,11 @@ class Afforest:
     -----
     Four stages over one ``comp`` forest (``comp[v] <= v``):
 
-    1. ``sample``: every node links about ``neighbours`` of its edges (a hash of the two
-       ends picks them; ``e.only_if``), hooking each end's parent under the other's
-       grandparent, then jumps to its grandparent; topology-driven to a fixpoint, where
-       every tree is a star. Few edges per step, so each step is cheap.
+    1. ``sample``: every node links the first ``neighbours`` edges of its row
+       (``edge_op(first=...)``: the rest of the row is never read), hooking each end's
+       parent under the other's grandparent, then jumps to its grandparent;
+       topology-driven to a fixpoint, where every tree is a star. A step costs
+       ``neighbours`` edges a node whatever the degrees.
     2. ``find_largest`` (host step): the most frequent root among 1,024 sampled nodes is
        the largest intermediate component; every node outside it, and its root, form
        the next start set.
@@ -218,10 +212,7 @@ class Afforest:
 
         start = gs.all_nodes()
 
-        @gs.edge_op
-        def link(e, p):
-            e.only_if(_sampled(e, p))
-            _link(e)
+        link = gs.edge_op(_link, first="neighbours")
 
         compress = gs.node_op(_compress)
 
@@ -231,9 +222,12 @@ class Afforest:
         n = int(comp.size)
         if n == 0:
             return {"start": comp}
-        picks = xp.asarray(np.random.default_rng(0).integers(0, n, size=min(n, 1024)))
-        roots, counts = xp.unique(comp[picks], return_counts=True)
-        largest = int(roots[int(xp.argmax(counts))])
+        # 1,024 roots come to the host in one small copy and are counted there: a device
+        # sort and its read-backs cost more than the whole sample on the GPU
+        sampled = comp[_picks(n, xp)]
+        roots, counts = np.unique(sampled.get() if hasattr(sampled, "get") else sampled,
+                                  return_counts=True)
+        largest = int(roots[int(np.argmax(counts))])
         start = comp != largest
         start[largest] = True  # its root too: the component's hooks land there
         return {"largest": largest, "start": start}
@@ -259,6 +253,21 @@ class Afforest:
             if not bool((up != comp).any()):
                 return {"comp": comp}
             comp = up
+
+
+_PICKS: dict[tuple[int, str], object] = {}
+
+
+def _picks(n: int, xp) -> object:
+    """The 1,024 (or ``n``) node ids ``find_largest`` samples, drawn once per size and
+    array module (the same ones every run: the result never depends on them).
+    """
+    key = (n, xp.__name__)
+    if key not in _PICKS:
+        if len(_PICKS) > 64:
+            _PICKS.clear()
+        _PICKS[key] = xp.asarray(np.random.default_rng(0).integers(0, n, size=min(n, 1024)))
+    return _PICKS[key]
 
 
 SPEC = Afforest

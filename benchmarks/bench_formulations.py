@@ -34,7 +34,10 @@ step): on a small shared host, ``OPENBLAS_NUM_THREADS=1`` keeps its threads from
 spinning against other processes.
 
 Times: ``wall_ms`` is the median over ``--repeats`` calls (after one warm-up) from the
-call to the returned result (gswitch returns host arrays); ``device_time_ms`` is the
+call to the returned result (gswitch returns host arrays; on the GPU each verified
+configuration is timed again with ``arrays="cupy"``, its answer left on the device as the
+GPU peers leave theirs: ``wall_device_result_ms`` and ``ratio_to_peer_device_result``,
+checked too); ``device_time_ms`` is the
 median of the engine's own ``stats["device_time_s"]`` (GPU) or ``stats["time_s"]`` (CPU).
 A GPU peer's time runs from device-resident inputs to a device-resident answer, with a
 ``synchronize``; building its matrix or edge list is setup, reported apart. Host peers
@@ -304,11 +307,14 @@ def peer_row(name: str, where: str, wall_s: float | None, err: str | None, **ext
             "verified": err is None, "error": err, **extra}
 
 
-def time_gswitch(alg, g, source, backend, cfg, params, repeats):
-    """gswitch's median wall and engine seconds over ``repeats`` calls after a warm-up."""
+def time_gswitch(alg, g, source, backend, cfg, params, repeats, arrays="numpy"):
+    """gswitch's median wall and engine seconds over ``repeats`` calls after a warm-up
+    (``arrays="cupy"``: the results stay on the device, as the GPU peers' do).
+    """
     results = []
     wall, _ = median_time(lambda: results.append(gs.run(alg, g, source=source, backend=backend,
-                                                         config=cfg, **params)), repeats)
+                                                         config=cfg, arrays=arrays, **params)),
+                          repeats)
     key = "device_time_s" if backend == "gpu" else "time_s"
     engine = [r.stats.get(key) for r in results[1:] if r.stats.get(key) is not None]
     return wall, (statistics.median(engine) if engine else None), results[-1]
@@ -486,10 +492,20 @@ def measure_row(alg, g, source, label, cfg, params, refs, peers, args) -> dict:
         bad, l1 = check(alg, r.fields[FIELD[alg]], refs)
         row.update(wall_ms=wall * 1e3, device_time_ms=None if engine is None else engine * 1e3,
                    iterations=r.iterations, verified=bad is None, error=bad, l1_error=l1)
+        if args.backend == "gpu" and row["verified"]:
+            # the GPU peers leave their answer on the device: so does this call, and its
+            # answer is checked too
+            wall_dev, _e, rd = time_gswitch(alg, g, source, "gpu", cfg, params, args.repeats,
+                                            arrays="cupy")
+            bad_dev, _l1 = check(alg, rd.fields[FIELD[alg]].get(), refs)
+            row["wall_device_result_ms"] = wall_dev * 1e3 if bad_dev is None else None
     best = primary_peer(peers, "gpu" if args.backend == "gpu" else "host", params)
     row.update(peer=best and best["name"], peer_wall_ms=best and best["wall_ms"],
                ratio_to_peer=(row["wall_ms"] / best["wall_ms"]
                               if best and row["wall_ms"] else None), peers=peers)
+    if best and row.get("wall_device_result_ms"):
+        # both sides end to end, both answers left on the device
+        row["ratio_to_peer_device_result"] = row["wall_device_result_ms"] / best["wall_ms"]
     print_row(row)
     return row
 
@@ -527,9 +543,12 @@ def print_row(row: dict) -> None:
     params = " ".join(f"{k}={v:g}" for k, v in row["params"].items())
     err = f"  {row['error'][:90]}" if row["error"] else ""
     l1 = f" L1={row['l1_error']:.2e}" if row.get("l1_error") is not None else ""
+    on_dev = row.get("ratio_to_peer_device_result")
+    on_dev = "" if on_dev is None else (f"  wall(cupy) {row['wall_device_result_ms']:.3f} "
+                                        f"{on_dev:.2f}x")
     print(f"   {row['label'][:34]:34s} {params:16s} dev {ms(row['device_time_ms']):>10s} "
           f"wall {ms(row['wall_ms']):>10s}  peer {ms(row.get('peer_wall_ms')):>10s} "
-          f"{ratio:>7s}  ok={row['verified']}{l1}{err}", flush=True)
+          f"{ratio:>7s}  ok={row['verified']}{l1}{on_dev}{err}", flush=True)
 
 
 def summarise(rows: list[dict]) -> list[dict]:

@@ -316,6 +316,8 @@ class Operator:
     name: str
     statements: list[ex.Statement]
     raw: RawOperator | None = None
+    #: an edge operator's limit: the int Param naming how many out-edges a node expands
+    first: str | None = None
 
     @property
     def reductions(self) -> list[ex.Reduction]:
@@ -477,7 +479,12 @@ def trace_operator(marker: _OpMarker, fields: dict[str, NodeField],
     finally:
         for key in [k for k, t in _FIELD_TRACER.items() if t is tracer]:
             del _FIELD_TRACER[key]
-    op = Operator(marker.kind, marker.func.__name__, tracer.statements)
+    first = getattr(marker, "first", None)
+    if first is not None and (first not in params or not params[first].dtype.startswith(
+            ("int", "uint"))):
+        raise AlgorithmError(f"edge_op(first={first!r}) must name an integer Param; "
+                             f"parameters are {', '.join(params) or '(none)'}")
+    op = Operator(marker.kind, marker.func.__name__, tracer.statements, first=first)
     if marker.kind == "edge" and not any(r.activates for r in op.reductions):
         raise AlgorithmError(
             f"edge operator {op.name} performs no reduction on e.dst; it must call "

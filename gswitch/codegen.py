@@ -613,6 +613,8 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
     }
     if spec.converge_below is not None:
         defines["GS_CONVERGE_BELOW"] = f"((double)gs.P_{spec.converge_below})"
+    if spec.edge.first is not None:
+        defines["GS_EDGE_FIRST"] = f"(gs.P_{spec.edge.first})"
     for st in strategies.values():
         defines.update(st.defines())
     members = state_members(spec, config, None)

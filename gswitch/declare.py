@@ -300,11 +300,26 @@ def stage(cls: type | None = None, *, config: Mapping[str, Any] | None = None,
 class _OpMarker:
     func: Callable
     kind: str
+    first: str | None = None
 
 
-def edge_op(func: Callable) -> _OpMarker:
-    """Mark ``func(e)`` or ``func(e, params)`` as the edge operator of an algorithm."""
-    return _OpMarker(func, "edge")
+def edge_op(func: Callable | None = None, *, first: str | None = None) -> Any:
+    """Mark ``func(e)`` or ``func(e, params)`` as the edge operator of an algorithm.
+
+    Parameters
+    ----------
+    func : callable
+        The operator (``@gs.edge_op``), or ``None`` with options
+        (``@gs.edge_op(first="k")``).
+    first : str, optional
+        Name of an integer :class:`Param` ``k``: each active node expands only the first
+        ``k`` of its out-edges, in CSR order; the others are never read, so a step costs
+        ``k`` edges a node whatever the degrees (Afforest's neighbour sampling). Push
+        only: a direction that may pull is refused.
+    """
+    if func is None:
+        return lambda f: _OpMarker(f, "edge", first)
+    return _OpMarker(func, "edge", first)
 
 
 def node_op(func: Callable) -> _OpMarker:

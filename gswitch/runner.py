@@ -257,6 +257,10 @@ def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
             m.items != "nodes" or not m.operators for m in strategies["driving"].modes):
         return (f"driving={config['driving']}: {spec.label} has buffered fields, which swap "
                 "on every node every step; choose a driving whose steps sweep every node")
+    if spec.edge.first is not None and strategies["direction"].may_pull:
+        return (f"direction={config['direction']}: {spec.label}'s edge operator expands "
+                f"only the first {spec.edge.first} out-edges of a node, which a pull over "
+                "in-edges cannot honour; use direction=push")
     if spec.step_totals and any(not m.operators for m in strategies["driving"].modes):
         return (f"driving={config['driving']}: {spec.label} reads step totals "
                 f"({', '.join(spec.step_totals)}) of the previous step, and this driving "

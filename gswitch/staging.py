@@ -19,7 +19,7 @@ import numpy as np
 
 from .algorithm import AlgorithmSpec, HostStep
 from .config import Config
-from .errors import AlgorithmError
+from .errors import AlgorithmError, DeadlineExceeded
 from .graph import Graph
 from .result import Result
 
@@ -138,7 +138,13 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
         src = sources if kind == "source" else chosen if kind == "chosen" else None
         left = None
         if deadline_s is not None:
-            left = max(deadline_s - (time.perf_counter() - t0), 1e-3)
+            elapsed = time.perf_counter() - t0
+            left = deadline_s - elapsed
+            if left <= 0:  # the stages before used it up: this one does not start
+                raise DeadlineExceeded(
+                    f"{spec.label} passed its deadline of {deadline_s:.3g} s before stage "
+                    f"{st.stage_name} ({elapsed:.3g} s)", elapsed_s=elapsed,
+                    iterations=int(stats["iterations"]))
         extra = {"device_arrays": True} if backend == "gpu" else {}
         r = engine.run(st, graph, params, src, stage_config(st, config), max_iterations,
                        progress=progress, deadline_s=left, fields_in=fields, **extra)

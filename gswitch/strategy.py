@@ -390,10 +390,12 @@ class LoadBalanceStrategy(Strategy):
     The fragment defines ``__device__ void gs_lb_expand(GsStep& st)``. For every active
     item ``i < st.n_items`` (node ``gs_item(st, i)``) it loads the node's source
     fields once with ``GsSrc s = gs_load_src(v)`` and calls ``gs_visit(st, v, s, e)``
-    exactly once for each edge ``e`` in ``[row[v], row[v + 1])``; ``gs_visit`` counts
-    the edge. It must be correct for any grid size (grid-stride loops), because the
-    persistent and CUDA-graph launches run it with a fixed, occupancy-sized grid. It
-    may add phases of its own (a side queue of deferred outliers, say).
+    exactly once for each edge ``e`` in ``[row[v], gs_row_end(v))`` (the row, or its
+    first edges when the edge operator names a limit, ``edge_op(first=...)``; bin nodes
+    by ``gs_expand_degree(v)``); ``gs_visit`` counts the edge. It must be correct for
+    any grid size (grid-stride loops), because the persistent and CUDA-graph launches
+    run it with a fixed, occupancy-sized grid. It may add phases of its own (a side
+    queue of deferred outliers, say).
     :meth:`threads_per_item` tells the host loop how many threads one item wants.
     Optionally it defines ``GS_LB_FIRST_ITEM``, an expression of ``blockIdx`` and
     ``threadIdx`` giving the first item index the calling thread expands, so that the

@@ -326,8 +326,9 @@ def test_edge_gather_compiles(case):
                                              ("cuda_graph", "bitmap")])
 def test_staged_and_buffered_test_algorithms_compile(launch, worklist):
     """What the GPU suite runs of the staged example (each stage's module), of the
-    buffered-field example and of the step-total example compiles."""
-    from gswitch.testing.staged_algorithms import DoubleSweep, StepSums, Walks
+    buffered-field example, of the step-total example and of the edge-limit example
+    under each load balancer compiles."""
+    from gswitch.testing.staged_algorithms import DoubleSweep, FirstEdgesDepth, StepSums, Walks
 
     nvcc = find_nvcc()
     if nvcc is None:
@@ -337,6 +338,8 @@ def test_staged_and_buffered_test_algorithms_compile(launch, worklist):
     jobs = [(st, stage_config(st, cfg)) for st in specs]
     jobs.append((Walks, cfg.replace(driving="topology")))
     jobs.append((StepSums, cfg.replace(driving="topology")))
+    for lb in ("thread", "twc", "virtual_warp"):
+        jobs.append((FirstEdgesDepth, cfg.replace(load_balance=lb)))
     for spec, c in jobs:
         ok, out = compile_source(generate_source(spec, c, weighted=False).source, nvcc=nvcc)
         assert ok, out[-3000:]

@@ -108,3 +108,20 @@ def test_power_pull_on_the_gpu_takes_the_cpu_steps(launch):
     assert abs(cpu.stats["iterations"] - gpu.stats["iterations"]) <= 1
     assert cpu.stats["iterations"] < 30
     assert np.abs(cpu.fields["rank"] - gpu.fields["rank"]).sum() < 1e-5
+
+
+@pytest.mark.parametrize("lb", ["thread", "twc", "virtual_warp"])
+@pytest.mark.parametrize("launch", ["host_loop", "persistent", "cuda_graph"])
+def test_edge_limit_on_the_gpu_equals_the_cpu(lb, launch):
+    """edge_op(first="k") under every load balancer (twc bins by the limited degree, so
+    a hub of the RMAT graph takes the thread path) and launch: the CPU's depths."""
+    from gswitch.testing.staged_algorithms import FirstEdgesDepth
+
+    cfg = {"launch": launch, "load_balance": lb,
+           **({"worklist": "bitmap"} if launch == "cuda_graph" else {})}
+    for name in ("rmat", "road", "duplicates"):
+        g = zoo_graph(name)
+        for k in (1, 3):
+            cpu = gs.run(FirstEdgesDepth, g, source=0, backend="cpu", k=k)
+            gpu = gs.run(FirstEdgesDepth, g, source=0, backend="gpu", config=cfg, k=k)
+            assert np.array_equal(cpu.fields["depth"], gpu.fields["depth"]), (name, k)

@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse.csgraph as csgraph
 
 import gswitch as gs
+from gswitch.declare import int_inf
 from gswitch.errors import AlgorithmError, InvalidConfig
 from gswitch.generators import rmat, road
 from gswitch.testing.reference import compare, reference
@@ -324,6 +325,63 @@ def test_power_pull_takes_the_steps_of_networkx_iteration():
                tolerance=tol)
     assert abs(r.stats["iterations"] - steps) <= 1, (r.stats["iterations"], steps)
     assert np.abs(r.fields["rank"] - nxt / nxt.sum()).sum() < 1e-5
+
+
+def first_edges_depth(g, source, k):
+    """Hop distances over the first ``k`` edges of every row, by scipy (INF unreached)."""
+    import scipy.sparse as sp
+
+    indptr = g.indptr.astype(np.int64)
+    pos = np.arange(g.n_edges) - np.repeat(indptr[:-1], np.diff(indptr))
+    keep = pos < k
+    src = np.repeat(np.arange(g.n_nodes), np.diff(indptr))[keep]
+    a = sp.csr_array((np.ones(int(keep.sum())), (src, g.indices[keep])),
+                     shape=(g.n_nodes, g.n_nodes))
+    d = csgraph.shortest_path(a, unweighted=True, indices=source)
+    return np.where(np.isinf(d), int_inf("int32"), d).astype(np.int32)
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 5])
+def test_edge_operator_limited_to_the_first_edges_of_a_row(k):
+    """edge_op(first="k"): a node expands only the first k out-edges of its row, on every
+    path of the CPU engine (sparse and dense frontiers); scipy on that subgraph agrees."""
+    from gswitch.testing.staged_algorithms import FirstEdgesDepth
+
+    assert FirstEdgesDepth.edge.first == "k"
+    for name in ("rmat", "road", "duplicates", "self_loops"):
+        g = zoo_graph(name)
+        want = first_edges_depth(g, 0, k)
+        for cfg in ({}, {"worklist": "bitmap"}, {"driving": "topology"}):
+            r = gs.run(FirstEdgesDepth, g, source=0, backend="cpu", config=cfg, k=k)
+            assert np.array_equal(r.fields["depth"], want), (name, cfg)
+
+
+def test_edge_limit_refuses_pull_and_needs_an_integer_param():
+    from gswitch.testing.staged_algorithms import FirstEdgesDepth
+
+    with pytest.raises(InvalidConfig, match="use direction=push"):
+        gs.run(FirstEdgesDepth, zoo_graph("road"), source=0, backend="cpu",
+               config={"direction": "direction_optimizing"})
+    with pytest.raises(AlgorithmError, match="must name an integer Param"):
+        @gs.algorithm(name="bad_first")
+        class BadFirst:
+            x = gs.NodeField("float32", init=0.0)
+            frac = gs.Param("float32", 0.5)
+            start = gs.all_nodes()
+
+            @gs.edge_op(first="frac")
+            def op(e):
+                e.dst.x.reduce_max(e.src.x)
+
+
+def test_a_staged_run_past_its_deadline_stops_before_the_next_stage():
+    """No stage gets time of its own beyond the run's deadline: a deadline already spent
+    stops the run before the first stage (the tuner prunes such trials)."""
+    from gswitch.errors import DeadlineExceeded
+
+    with pytest.raises(DeadlineExceeded, match="before stage sample"):
+        gs.run("cc", road(12, 12), backend="cpu", config={"variant": "afforest"},
+               deadline_s=1e-9)
 
 
 def _no_supports(spec):

@@ -61,6 +61,21 @@ __device__ __forceinline__ unsigned gs_out_degree(gs_vid v) {
   return (unsigned)(__ldg(gs.row + v + 1) - __ldg(gs.row + v));
 }
 
+// The end of the out-edges node v expands: its row's end, or its first GS_EDGE_FIRST
+// edges when the edge operator names a limit (edge_op(first=...)). Every load balancer
+// walks [row[v], gs_row_end(v)) and bins nodes by gs_expand_degree(v).
+__device__ __forceinline__ gs_eid gs_row_end(gs_vid v) {
+#ifdef GS_EDGE_FIRST
+  const gs_eid b = __ldg(gs.row + v), e = __ldg(gs.row + v + 1);
+  return e - b > (gs_eid)GS_EDGE_FIRST ? b + (gs_eid)GS_EDGE_FIRST : e;
+#else
+  return __ldg(gs.row + v + 1);
+#endif
+}
+__device__ __forceinline__ unsigned gs_expand_degree(gs_vid v) {
+  return (unsigned)(gs_row_end(v) - __ldg(gs.row + v));
+}
+
 #if GS_DRIVE_ADMIT
 __device__ __forceinline__ bool gs_drive_admit(GsStep& st, gs_vid u);
 #endif

@@ -267,6 +267,26 @@ def _expand(indptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return eidx, np.repeat(nodes, deg)
 
 
+def _first_edges(graph: Graph, k: int) -> np.ndarray:
+    """Mask of the edges that are among the first ``k`` of their source's row."""
+    indptr = graph.indptr.astype(np.int64)
+    pos = np.arange(graph.n_edges, dtype=np.int64) - np.repeat(indptr[:-1], np.diff(indptr))
+    return pos < int(k)
+
+
+def _every_edge(graph: Graph, all_src: np.ndarray, first_ok: np.ndarray | None,
+                cached: tuple | None) -> tuple:
+    """``(src, dst, weights)`` of every edge a full sweep expands: all of them, or those
+    ``first_ok`` keeps (filtered once per run, then ``cached``).
+    """
+    if first_ok is None:
+        return all_src, graph.indices, graph.weights
+    if cached is not None:
+        return cached
+    w = None if graph.weights is None else graph.weights[first_ok]
+    return all_src[first_ok], graph.indices[first_ok], w
+
+
 def _priority_keys(spec: AlgorithmSpec, fields: dict[str, np.ndarray], ids: np.ndarray,
                    params: dict[str, Any], graph: Graph,
                    degrees: dict[str, np.ndarray]) -> np.ndarray:
@@ -310,7 +330,11 @@ class CpuEngine:
         it = 0
         edge_op = spec.edge
         activated = _Activations(n)
-        gather = whole_edge_path(spec, graph, _apply_reduction)
+        every_edge = None  # the edges a step over every node expands, once filtered
+        # edge_op(first=k): only the first k out-edges of a node, in CSR order
+        first_ok = _first_edges(graph, params[edge_op.first]) if edge_op.first else None
+        gather = None if first_ok is not None else whole_edge_path(spec, graph,
+                                                                   _apply_reduction)
         dstate = driving.begin(graph, config, None if spec.priority is None else (
             lambda ids: _priority_keys(spec, fields, ids, params, graph, degrees)))
         while it < max_iterations:
@@ -359,6 +383,9 @@ class CpuEngine:
             else:
                 if frontier and _DENSE_FRONTIER * nodes.size <= n:
                     eidx, src = _expand(graph.indptr, nodes)
+                    if first_ok is not None:
+                        keep = first_ok[eidx]
+                        eidx, src = eidx[keep], src[keep]
                     dst = graph.indices[eidx]
                     w = None if graph.weights is None else graph.weights[eidx]
                 elif frontier:
@@ -368,19 +395,23 @@ class CpuEngine:
                     if all_src is None:
                         all_src = graph.sources()
                     if nodes.size == n:  # every node: every edge, nothing to filter
-                        src, dst, w = all_src, graph.indices, graph.weights
+                        src, dst, w = every_edge = _every_edge(graph, all_src, first_ok,
+                                                               every_edge)
                     else:
                         if node_mask is None:
                             node_mask = np.zeros(n, dtype=bool)
                         node_mask[nodes] = True
                         keep = node_mask[all_src]
                         node_mask[nodes] = False
+                        if first_ok is not None:
+                            keep &= first_ok
                         src, dst = all_src[keep], graph.indices[keep]
                         w = None if graph.weights is None else graph.weights[keep]
                 else:
                     if all_src is None:
                         all_src = graph.sources()
-                    src, dst, w = all_src, graph.indices, graph.weights
+                    src, dst, w = every_edge = _every_edge(graph, all_src, first_ok,
+                                                           every_edge)
                 stats["edges_processed"] += int(src.size)
             if edge_op is not None:
                 if whole and gather is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gswitch as gs
 
-__all__ = ["DoubleSweep", "StepSums", "Walks"]
+__all__ = ["DoubleSweep", "FirstEdgesDepth", "StepSums", "Walks"]
 
 
 @gs.algorithm(name="double_sweep", reference="scipy.sparse.csgraph.shortest_path, twice")
@@ -116,3 +116,24 @@ class StepSums:
         n.b = n.b + p.ids
         n.total(p.iteration + 1, into="stamp")
         n.total(n.id, into="ids")
+
+
+@gs.algorithm(name="first_edges_depth", first_hit_final=True,
+              reference="scipy.sparse.csgraph.shortest_path on the first k edges of each row")
+class FirstEdgesDepth:
+    """Hops from the source over only the first ``k`` out-edges of each node (CSR order):
+    a BFS whose edge operator names a limit, ``edge_op(first="k")``.
+
+    Returns
+    -------
+    depth : ndarray of int32
+        Hops over such edges (``INF`` where unreached).
+    """
+
+    depth = gs.NodeField("int32", init=gs.INF, at_source=0)
+    k = gs.Param("int32", 2, low=0, high=2**31 - 1, doc="out-edges each node expands")
+    start = gs.from_source()
+
+    @gs.edge_op(first="k")
+    def hop(e):
+        e.dst.depth.reduce_min(e.src.depth + 1)

@@ -5,7 +5,7 @@ __device__ __forceinline__ void gs_lb_expand(GsStep& st) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < st.n_items; i += stride) {
     const gs_vid v = gs_item(st, i);
     const GsSrc s = gs_load_src(v);
-    const gs_eid end = __ldg(gs.row + v + 1);
+    const gs_eid end = gs_row_end(v);
     for (gs_eid e = __ldg(gs.row + v); e < end; ++e) gs_visit(st, v, s, e);
   }
 }

@@ -23,7 +23,7 @@ __device__ __forceinline__ void gs_lb_expand(GsStep& st) {
     unsigned deg = 0;
     if (i < st.n_items) {
       v = gs_item(st, i);
-      deg = gs_out_degree(v);
+      deg = gs_expand_degree(v);
       if (outlier_thr && deg >= outlier_thr) {
         gs.load_balance_side[atomicAdd(side_count, 1u)] = v;
         deg = 0;
@@ -39,7 +39,7 @@ __device__ __forceinline__ void gs_lb_expand(GsStep& st) {
     for (unsigned k = 0; k < block_count; ++k) {
       const gs_vid b = block_nodes[k];
       const GsSrc s = gs_load_src(b);
-      const gs_eid end = __ldg(gs.row + b + 1);
+      const gs_eid end = gs_row_end(b);
       for (gs_eid e = __ldg(gs.row + b) + threadIdx.x; e < end; e += GS_BLOCK_SIZE)
         gs_visit(st, b, s, e);
     }
@@ -48,12 +48,12 @@ __device__ __forceinline__ void gs_lb_expand(GsStep& st) {
     for (unsigned k = 0; k < wc; ++k) {
       const gs_vid w = warp_nodes[warp][k];
       const GsSrc s = gs_load_src(w);
-      const gs_eid end = __ldg(gs.row + w + 1);
+      const gs_eid end = gs_row_end(w);
       for (gs_eid e = __ldg(gs.row + w) + lane; e < end; e += 32) gs_visit(st, w, s, e);
     }
     if (deg) {
       const GsSrc s = gs_load_src(v);
-      const gs_eid end = __ldg(gs.row + v + 1);
+      const gs_eid end = gs_row_end(v);
       for (gs_eid e = __ldg(gs.row + v); e < end; ++e) gs_visit(st, v, s, e);
     }
     __syncthreads();
@@ -69,7 +69,7 @@ __device__ __forceinline__ void gs_phase_outliers(GsStep& st) {
   for (unsigned k = 0; k < count; ++k) {
     const gs_vid v = gs_ld(gs.load_balance_side + k);
     const GsSrc s = gs_load_src(v);
-    const gs_eid end = __ldg(gs.row + v + 1);
+    const gs_eid end = gs_row_end(v);
     for (gs_eid e = __ldg(gs.row + v) + tid; e < end; e += stride) gs_visit(st, v, s, e);
   }
   if (tid == 0) gs.load_balance_side_count[(st.it + 1) & 1] = 0u;

@@ -10,7 +10,7 @@ __device__ __forceinline__ void gs_lb_expand(GsStep& st) {
   for (unsigned i = tid / GS_VW_SIZE; i < st.n_items; i += groups) {
     const gs_vid v = gs_item(st, i);
     const GsSrc s = gs_load_src(v);
-    const gs_eid end = __ldg(gs.row + v + 1);
+    const gs_eid end = gs_row_end(v);
     for (gs_eid e = __ldg(gs.row + v) + lane; e < end; e += GS_VW_SIZE) gs_visit(st, v, s, e);
   }
 }
