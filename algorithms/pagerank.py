@@ -167,10 +167,13 @@ def _normalised(fields: dict, rank) -> dict:
               expected=expected_ranks, compare=compare_ranks,
               node_after_edges=True, converge_below="tolerance",
               supports={"driving": ("topology",)},
-              # the default: fastest geomean over RMAT-22, uniform 2^22 and road 2048^2
-              # on an H100 (benchmarks/results/h100_s24chooseA_default_choice.md; a
-              # persistent kernel with every block that fits is 0.1% behind)
-              defaults={"driving": "topology", "direction": "pull"})
+              # the default: fastest geomean over RMAT-22, uniform 2^22 and road 2048^2 on an
+              # H100 (benchmarks/results/h100_s24chooseA_default_choice.md): a persistent
+              # kernel with every block that fits, 0.1% behind the host loop there, which
+              # took 21 ms instead of 11 on the road grid on another H100 host
+              # (h100_s24final): the persistent kernel does not depend on the host
+              defaults={"driving": "topology", "direction": "pull", "launch": "persistent",
+                        "launch.blocks_per_sm": 0})
 class PowerPull:
     """PageRank by Jacobi power iteration: every node gathers over its in-edges.
 

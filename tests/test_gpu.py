@@ -76,7 +76,9 @@ def test_tiny_worklist_overflows_without_loss(launch, algorithm, driving):
     """A one-slot initial worklist overflows, grows, and still gives the reference answer."""
     g = _graph("rmat")
     kwargs = {"source": 0} if algorithm in ("bfs", "sssp") else {}
-    cfg = {"launch": launch, "driving": driving, "worklist_capacity": 1}
+    # a queue that grows (a default may keep its frontier as a bitmap, which never does)
+    cfg = {"launch": launch, "driving": driving, "worklist_capacity": 1,
+           "worklist": "warp_aggregated"}
     r = gs.run(algorithm, g, backend="gpu", config=cfg, **kwargs)
     if driving == "data":
         # a temporal run from all nodes may push only into the first worklist, which is
@@ -124,7 +126,8 @@ def test_stats_and_timing():
     g = _graph("grid")
     for launch in ("host_loop", "persistent", "cuda_graph"):
         r = gs.run("bfs", g, source=0, backend="gpu", config={
-            "launch": launch, "driving": "data", "worklist.dedup": True})
+            "launch": launch, "driving": "data", "direction": "push",
+            "worklist": "warp_aggregated", "worklist.dedup": True})
         assert r.stats["active"][0] == 1
         assert len(r.stats["active"]) == r.iterations
         assert r.stats["edges_processed"] == g.n_edges
@@ -805,7 +808,8 @@ def test_polled_host_loop_survives_worklist_growth(algorithm, monkeypatch):
     monkeypatch.setattr(_poll_engine(), "poll_control", True)
     kwargs = {"source": 0} if algorithm in ("bfs", "sssp") else {}
     r = gs.run(algorithm, _graph("rmat"), backend="gpu",
-               config={"launch": "host_loop", "driving": "data", "worklist_capacity": 1},
+               config={"launch": "host_loop", "driving": "data", "worklist_capacity": 1,
+                       "worklist": "warp_aggregated"},
                **kwargs)
     assert r.stats["overflows"] > 0
     assert r.stats["polled_reads"] == r.iterations
