@@ -480,7 +480,10 @@ def primary_peer(peers: list[dict], where: str, params: dict | None = None) -> d
 
 
 def measure_row(alg, g, source, label, cfg, params, refs, peers, args) -> dict:
+    from gswitch.selector import graph_features
+
     row = {"graph": g.name, "n_nodes": g.n_nodes, "n_edges": g.n_edges, "algorithm": alg,
+           "features": graph_features(g),  # what train_selector.py learns from
            "label": label, "config": cfg, "params": params, "device_time_ms": None,
            "wall_ms": None, "iterations": None, "verified": False, "error": None,
            "l1_error": None}

@@ -79,7 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="auto uses the GPU when CuPy sees one (default)")
     run.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                      help="strategy config, e.g. --set driving=temporal --set block_size=128")
-    run.add_argument("--config", metavar="FILE.json", help="strategy config file (JSON)")
+    run.add_argument("--config", metavar="FILE.json",
+                     help="strategy config file (JSON); 'default' for the algorithm's "
+                     "default; 'tuned' for a study's best, 'auto' for that or else the "
+                     "selector (without --config or --set, a GPU run takes the selector's "
+                     "pick for the graph)")
     run.add_argument("--param", dest="params", action="append", default=[],
                      metavar="NAME=VALUE", help="algorithm parameter, e.g. --param alpha=0.9")
     run.add_argument("--output", metavar="FILE", help="save results: .npy (main field) or .npz "
@@ -87,6 +91,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="machine-readable output")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_debug(run)
+
+    expl = sub.add_parser("explain", help="show the selector's features and pick for a graph",
+                          description="The features the configuration selector computes "
+                          "for a graph, its training graphs nearest first, and the "
+                          "configuration it picks (what gswitch run uses on the GPU without "
+                          "--config). Example: gswitch explain bfs --generate road:512x512")
+    expl.add_argument("algorithm", help="an algorithm the selector models (bfs, sssp)")
+    _add_graph_args(expl)
+    expl.add_argument("--json", action="store_true", help="machine-readable output")
+    _add_debug(expl)
 
     info = sub.add_parser("info", help="describe a graph")
     _add_graph_args(info)
@@ -286,7 +300,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     values: dict[str, Any] = {}
     given: dict[str, Any] = {}  # what the user chose, for the note on GPU-only settings
     tuned_mode = args.config if args.config in ("auto", "tuned") else None  # tuner
-    if args.config and not tuned_mode:
+    default_mode = args.config == "default"
+    if args.config and not tuned_mode and not default_mode:
         values.update(Config.from_file(args.config).to_dict())
         # a file (an exported tuning result, say) spells out every key: only those it
         # changes from the default were chosen
@@ -332,9 +347,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
             bar.update(1)
             bar.set_postfix(activated=active)
 
+    # no file and no --set: the selector's pick on the GPU (gswitch.run), else the default
+    chosen_config: Any = config
+    if not sets and not tuned_mode and (not args.config or default_mode):
+        chosen_config = "default" if default_mode else None
     try:
         result = run(args.algorithm, graph, source=args.source, backend=backend,
-                     config=config, progress=progress, **params)
+                     config=chosen_config, progress=progress, **params)
     finally:
         if bar is not None:
             bar.close()
@@ -357,6 +376,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         shown = _cpu_relevant(result.config)
         suffix = " (GPU-only settings not shown)"
     print("config: " + ", ".join(f"{k}={_number(v)}" for k, v in shown.items()) + suffix)
+    if str(st.get("config_source", "")).startswith(("selector", "default (")):
+        print(f"config from the {st['config_source']}")
     line = (f"iterations: {st['iterations']:,}  edges processed: {st['edges_processed']:,}  "
             f"time: {st['time_s'] * 1e3:.2f} ms")
     if "kernel_time_s" in st:
@@ -372,6 +393,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- info, convert
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from .plugins import get_registry
+    from .selector import explain, graph_features, select
+
+    get_registry().algorithm(args.algorithm)  # an unknown name: one line naming the known
+    graph = _load(args)
+    if args.json:
+        pick = select(args.algorithm, graph)
+        print(json.dumps({
+            "algorithm": args.algorithm, "features": graph_features(graph),
+            "config": None if pick is None else pick.config,
+            "nearest": None if pick is None else pick.nearest,
+            "distance": None if pick is None else pick.distance,
+            "neighbours": [] if pick is None else [
+                {"graph": g, "distance": d, "entry": i} for g, d, i in pick.neighbours]},
+            indent=2))
+    else:
+        print(explain(args.algorithm, graph))
+    return 0
+
+
 def _cmd_info(args: argparse.Namespace) -> int:
     from .analysis import format_info, graph_info
 
@@ -572,6 +614,7 @@ def _variant_spec(algorithm: str, variant: str):
 _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _cmd_run,
     "info": _cmd_info,
+    "explain": _cmd_explain,
     "convert": _cmd_convert,
     "strategies": _cmd_strategies,
     "algorithms": _cmd_algorithms,

@@ -148,6 +148,7 @@ class Graph:
         "_in_degree",
         "_mean_weight",
         "_min_weight",
+        "_selector_features",
         "name",
         "node_labels",
         "__weakref__",
@@ -205,6 +206,8 @@ class Graph:
         self._in_degree: np.ndarray | None = None
         self._mean_weight: float | None = None
         self._min_weight: float | None = None
+        #: gswitch.selector.graph_features, computed on first use
+        self._selector_features: dict[str, float] | None = None
         self.name = name
         if node_labels is not None and len(node_labels) != indptr.size - 1:
             raise InvalidGraph(f"node_labels has {len(node_labels)} entries, expected one per "

@@ -10,7 +10,7 @@ import numpy as np
 from ._hints import option
 from .algorithm import AlgorithmSpec
 from .config import Config
-from .errors import DeviceError, InvalidConfig, InvalidGraph, InvalidInput
+from .errors import DeviceError, GswitchError, InvalidConfig, InvalidGraph, InvalidInput
 from .graph import Graph
 from .plugins import AXES, get_registry
 from .result import Result
@@ -276,8 +276,41 @@ def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
     return None
 
 
+def _choose_config(algorithm: str | AlgorithmSpec, graph: Any,
+                   config: Config | Mapping[str, Any] | str | None, backend: str
+                   ) -> tuple[Config | Mapping[str, Any] | None, str]:
+    """The configuration a run takes and a note on where it came from: the caller's, the
+    selector's pick (GPU, registered algorithm, a :class:`Graph`, no config given; only
+    when the pick is a valid combination there), or the default.
+    """
+    if isinstance(config, str):
+        if config != "default":
+            raise InvalidInput(f"config must be a Config, a mapping or 'default'; got "
+                               f"{config!r} (auto and tuned are the tuner's: gswitch run "
+                               "--config auto)")
+        return None, "default"
+    if config is not None:
+        return config, "given"
+    if backend != "gpu" or not isinstance(algorithm, str) or not isinstance(graph, Graph):
+        return None, "default"
+    from .selector import select
+
+    pick = select(algorithm, graph)
+    if pick is None:
+        return None, "default"
+    try:
+        spec = _spec(algorithm, Config.shared(pick.config), pick.config, backend)
+        cfg = with_variant_defaults(spec, pick.config, backend)
+        reason = check_combination(spec, graph, cfg, backend)
+    except GswitchError as exc:
+        reason = str(exc)
+    if reason:
+        return None, f"default (the selector's pick is not valid here: {reason})"
+    return pick.config, pick.note
+
+
 def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = None,
-        backend: str = "auto", config: Config | Mapping[str, Any] | None = None,
+        backend: str = "auto", config: Config | Mapping[str, Any] | str | None = None,
         progress: Callable[[int, int], None] | None = None, deadline_s: float | None = None,
         arrays: str = "numpy", **params: Any) -> Result:
     """Run an algorithm on a graph.
@@ -298,8 +331,12 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         ``graph`` is a networkx graph.
     backend : {"auto", "cpu", "gpu"}
         ``auto`` uses the GPU when CuPy sees one.
-    config : Config or mapping, optional
-        Strategy configuration; defaults to :data:`gswitch.config.DEFAULTS`.
+    config : Config, mapping or "default", optional
+        Strategy configuration. Without one, a GPU run of a registered algorithm on a
+        :class:`Graph` takes the configuration :mod:`gswitch.selector` picks from the
+        graph's features (``Result.stats["config_source"]`` says which and why); the
+        algorithm's default configuration otherwise, and with ``"default"``. A mapping
+        fills the keys it leaves out with the algorithm's defaults.
     progress : callable, optional
         Called as ``progress(iteration, n_activated)`` after each super-step on the CPU.
     deadline_s : float, optional
@@ -330,10 +367,11 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         The run took longer than ``deadline_s``.
 
     """
-    cfg = config if isinstance(config, Config) else Config.shared(config)
     if arrays not in ("numpy", "cupy"):
         raise InvalidInput(f"arrays must be 'numpy' or 'cupy'; got {arrays!r}")
     backend = resolve_backend(backend)
+    config, source_note = _choose_config(algorithm, graph, config, backend)
+    cfg = config if isinstance(config, Config) else Config.shared(config)
     spec = _spec(algorithm, cfg, None if isinstance(config, Config) else dict(config or {}),
                  backend)
     if (spec.config_defaults or spec.backend_defaults) and not isinstance(config, Config):
@@ -374,6 +412,7 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         result.stats["finalized_on"] = "host"
     result.fields = {k: v for k, v in result.fields.items() if k in spec.outputs}
     result.stats["variant"] = spec.variant
+    result.stats["config_source"] = source_note
     if arrays == "cupy":  # host arrays (a host finalize, an empty graph) go up
         import cupy
 

@@ -42,6 +42,27 @@ def _usable(entry: dict[str, Any], algorithm: str) -> Config | None:
     return cfg
 
 
+def _selector_pick(algorithm: str, graph: Any, backend: str) -> tuple[Config, str] | None:
+    """The shipped selector's configuration on the GPU (with the variant's defaults for
+    the keys it leaves out, as ``gswitch.run`` fills them), or ``None``.
+    """
+    if backend != "gpu":
+        return None
+    from gswitch.plugins import get_registry
+    from gswitch.runner import with_variant_defaults
+    from gswitch.selector import select
+
+    pick = select(algorithm, graph)
+    if pick is None:
+        return None
+    try:
+        spec = get_registry().algorithm(algorithm, pick.config.get("variant", "default"))
+        cfg = with_variant_defaults(spec, pick.config, backend)
+    except GswitchError:
+        return None
+    return cfg, pick.note + "; this graph was never tuned"
+
+
 def resolve_config(algorithm: str, graph: Any, mode: str = "auto", *, backend: str = "auto",
                    storage: str | None = None) -> tuple[Config, str]:
     """The tuned configuration for ``graph``, and a one-line note saying where it came from.
@@ -54,7 +75,8 @@ def resolve_config(algorithm: str, graph: Any, mode: str = "auto", *, backend: s
         The input; its fingerprint is looked up.
     mode : {"auto", "tuned"}
         ``tuned`` accepts only a study of this very graph (same fingerprint) on this
-        device. ``auto`` takes that when it exists, else the best configuration of the
+        device. ``auto`` takes that when it exists, else (on the GPU) the shipped
+        selector's pick (:mod:`gswitch.selector`), else the best configuration of the
         tuned graph nearest by features (size, mean degree, degree skew, estimated
         diameter), else the default configuration. The configuration carries the
         variant (formulation) the study found best.
@@ -106,6 +128,9 @@ def resolve_config(algorithm: str, graph: Any, mode: str = "auto", *, backend: s
             f"no tuned configuration for {algorithm} on this graph (fingerprint "
             f"{graph.fingerprint[:16]}) on {device} in {shown}; run `gswitch tune {algorithm} "
             "...` on it first, or use --config auto")
+    picked = _selector_pick(algorithm, graph, backend)
+    if picked is not None:
+        return picked
     candidates = [s for s in studies if s["features"] and _usable(s, algorithm) is not None]
     if not candidates:
         return Config(), (f"default config: no {algorithm} study on {device} in {shown} "

@@ -689,7 +689,8 @@ def _warm_start(study: Any, space: SearchSpace, storage: Any, spec: Any, graph: 
                 backend: str, device: str, fingerprint: str, features: dict[str, float],
                 k: int) -> list[str]:
     """Enqueue the best of the ``k`` most similar tuned graphs, the default configuration
-    of each searched variant and the plugins' suggestions, in that order (duplicates
+    of each searched variant, on the GPU the selector's pick and its portfolio
+    (:mod:`gswitch.selector`), and the plugins' suggestions, in that order (duplicates
     once); each made valid for its variant first (:meth:`SearchSpace.repaired`).
     """
     enqueued: list[str] = []
@@ -730,6 +731,20 @@ def _warm_start(study: Any, space: SearchSpace, storage: Any, spec: Any, graph: 
     for i, variant in enumerate(variants):
         config = with_variant_defaults(space.specs[variant], {"variant": variant}, backend)
         enqueue(dict(config), "default" if i == 0 else f"default:{variant}")
+    if backend == "gpu":  # the shipped selector's pick, then the rest of its portfolio
+        from gswitch.selector import load_model, select
+
+        pick = select(spec.name, graph)
+        if pick is not None:
+            enqueue(with_variant_defaults(space.specs.get(pick.config.get(
+                "variant", space.default_variant), spec), pick.config, backend).to_dict(),
+                "selector")
+            portfolio = (load_model() or {}).get("algorithms", {}).get(spec.name, {})
+            for i, config in enumerate(portfolio.get("portfolio", [])):
+                variant = config.get("variant", space.default_variant)
+                if variant in space.specs:
+                    enqueue(with_variant_defaults(space.specs[variant], config,
+                                                  backend).to_dict(), f"portfolio:{i}")
     for i, config in enumerate(_suggested(space, graph, features, backend)):
         enqueue(config, f"suggested:{i}")
     return enqueued

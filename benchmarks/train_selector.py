@@ -1,0 +1,111 @@
+"""Train the configuration selector from ``bench_formulations.py`` runs.
+
+Reads the JSON files of runs made with ``--configs`` (candidate configurations, every
+answer verified, peers in the same run), takes each training graph's fastest candidate
+that is no slower than the peer, and writes ``gswitch/data/selector.json``: per
+algorithm a portfolio of at most eight configurations and the training graphs'
+features pointing at their winners (:func:`gswitch.selector.train`). Rows written before
+the runs recorded features get them from the graphs rebuilt here (``--scale``, the
+generators and seeds of ``bench_formulations.py``). One command retrains::
+
+    python benchmarks/train_selector.py benchmarks/results/h100_s24chooseA_formulations_gpu.json \\
+        benchmarks/results/h100_s24chooseB_formulations_gpu.json \\
+        benchmarks/results/h100_s24road_formulations_gpu.json
+
+Training corpus of the shipped model: RMAT-22 (edge factor 16), uniform random 2^22
+(edge factor 16), the 2048x2048 road-like grid, a star of 2^20 leaves and a Zipf
+user-item bipartite graph of 2^20 nodes (``bench_formulations.py`` documents each), on
+an H100. A larger corpus is more runs of ``bench_formulations.py --graphs ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from bench_formulations import GRAPHS, gpu_graph, graph_for
+
+from gswitch.selector import MODEL_PATH, graph_features, train
+
+
+def _kind_of(name: str) -> str | None:
+    for kind, prefix in (("rmat", "rmat-"), ("uniform", "uniform-"), ("road", "road-"),
+                         ("star", "star-"), ("bipartite", "bipartite-")):
+        if name.startswith(prefix):
+            return kind
+    return None
+
+
+def features_for(rows: list[dict], scale: int, cache: Path | None = None
+                 ) -> dict[tuple[str, str], dict]:
+    """Features per (algorithm, graph): recorded in the rows, else kept in ``cache``
+    from an earlier rebuild, else of the graph rebuilt here (then added to ``cache``).
+    """
+    out = {(r["algorithm"], r["graph"]): r["features"] for r in rows if r.get("features")}
+    kept = json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
+    for key, f in kept.items():
+        alg, _, name = key.partition(":")
+        out.setdefault((alg, name), f)
+    missing = sorted({(r["algorithm"], r["graph"]) for r in rows} - set(out))
+    bases: dict[tuple[str, bool], object] = {}
+    for alg, name in missing:
+        kind = _kind_of(name)
+        if kind is None or kind not in GRAPHS:
+            raise SystemExit(f"train_selector: cannot rebuild graph {name!r}; rerun "
+                             "bench_formulations.py, which records features")
+        weighted = alg == "sssp"
+        if (kind, weighted) not in bases:
+            print(f"rebuilding {kind} (weighted={weighted}) for its features", flush=True)
+            bases[(kind, weighted)] = gpu_graph(kind, scale, weighted=weighted)
+        base = bases[(kind, weighted)]
+        g = graph_for(alg, base, base if weighted else None)
+        out[(alg, name)] = graph_features(g)
+        kept[f"{alg}:{name}"] = out[(alg, name)]
+    if cache is not None and missing:
+        cache.write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", type=Path, nargs="+", help="bench_formulations JSON files")
+    ap.add_argument("--scale", type=int, default=22, help="scale the runs used (rebuilds)")
+    ap.add_argument("--algs", default="bfs,sssp",
+                    help="algorithms to model (PageRank's and CC's defaults are within a "
+                    "few percent of their best on every training graph)")
+    ap.add_argument("--features-cache", type=Path,
+                    default=Path(__file__).parent / "results" / "selector_features.json",
+                    help="features of rebuilt graphs, kept between runs")
+    ap.add_argument("--out", type=Path, default=MODEL_PATH)
+    args = ap.parse_args(argv)
+    rows = []
+    for path in args.results:
+        if not path.exists():
+            print(f"train_selector: {path} does not exist", file=sys.stderr)
+            return 2
+        rows += json.loads(path.read_text())["rows"]
+    algs = [a for a in args.algs.split(",") if a]
+    rows = [r for r in rows if r["algorithm"] in algs]
+    feats = features_for(rows, args.scale, args.features_cache)
+    model = {"algorithms": {}}
+    for alg in algs:
+        mine = [r for r in rows if r["algorithm"] == alg]
+        part = train(mine, {g: f for (a, g), f in feats.items() if a == alg}, [alg])
+        model = {**part, "algorithms": {**model["algorithms"], **part["algorithms"]}}
+    model["trained_on"] = [p.name for p in args.results]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n")
+    for alg, entry in model["algorithms"].items():
+        print(f"{alg}: {len(entry['portfolio'])} configurations, "
+              f"{len(entry['training'])} training graphs")
+        for t in entry["training"]:
+            print(f"  {t['graph']:28s} -> #{t['best']} ({t['device_time_ms']:.2f} ms): "
+                  f"{json.dumps(entry['portfolio'][t['best']], sort_keys=True)}")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,163 @@
+"""The configuration selector: training, the shipped model, picks, fallbacks, explain."""
+
+import json
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import gswitch as gs
+from gswitch import selector
+from gswitch.errors import InvalidInput
+from gswitch.generators import grid2d, rmat, road, star
+from gswitch.plugins import get_registry
+from gswitch.runner import _choose_config, check_combination, with_variant_defaults
+
+
+def _row(graph, cfg, ms, ratio=0.5, alg="bfs", verified=True):
+    return {"algorithm": alg, "graph": graph, "label": "extra:" + json.dumps(cfg),
+            "config": cfg, "device_time_ms": ms, "verified": verified,
+            "ratio_to_peer": ratio}
+
+
+A = {"load_balance": "twc", "launch": "persistent"}
+B = {"load_balance": "virtual_warp", "load_balance.size": 4, "launch": "persistent"}
+C = {"load_balance": "twc", "launch": "host_loop"}
+FEATS = {"mesh": selector.graph_features(grid2d(64, 64)),
+         "powerlaw": selector.graph_features(rmat(12, 16, seed=1)),
+         "hub": selector.graph_features(star(4096))}
+
+
+def _model(tmp_path, rows=None, **extra):
+    rows = rows or [_row("mesh", A, 10.0), _row("mesh", B, 2.0),
+                    _row("powerlaw", A, 1.0), _row("powerlaw", B, 9.0),
+                    _row("hub", A, 1.0), _row("hub", B, 0.5, ratio=3.0)]
+    model = {**selector.train(rows, FEATS), **extra}
+    path = tmp_path / "selector.json"
+    path.write_text(json.dumps(model))
+    return path, model
+
+
+def test_training_takes_each_graphs_fair_winner_and_equal_ones_by_votes(tmp_path):
+    """Each graph's fastest candidate whose call was no slower than the peer wins (B
+    collapses on the hub: A is taken there); candidates within 3% count as equal, and
+    the one equal on more graphs is taken, so noise does not split the portfolio."""
+    _path, model = _model(tmp_path)
+    entry = model["algorithms"]["bfs"]
+    assert model["space_version"] == selector.model_version()
+    best = {t["graph"]: entry["portfolio"][t["best"]] for t in entry["training"]}
+    assert best == {"mesh": B, "powerlaw": A, "hub": A}
+    rows = [_row("mesh", A, 1.00), _row("mesh", C, 0.99), _row("powerlaw", A, 1.0),
+            _row("powerlaw", C, 2.0)]
+    entry = selector.train(rows, FEATS)["algorithms"]["bfs"]
+    assert entry["portfolio"] == [A]  # C is 1% faster on mesh, A is equal on both
+    unverified = selector.train([_row("mesh", A, 0.1, verified=False), _row("mesh", B, 5.0)],
+                                FEATS)["algorithms"]["bfs"]
+    assert unverified["portfolio"] == [B]
+
+
+def test_picks_follow_the_nearest_training_graph(tmp_path):
+    path, _model_data = _model(tmp_path)
+    on_mesh = selector.select("bfs", road(40, 40), path)
+    assert on_mesh.nearest == "mesh" and on_mesh.config == B
+    on_rmat = selector.select("bfs", rmat(13, 8, seed=4), path)
+    assert on_rmat.nearest == "powerlaw" and on_rmat.config == A
+    assert on_rmat.neighbours[0][1] <= on_rmat.neighbours[1][1] <= on_rmat.neighbours[2][1]
+    assert selector.select("sssp", road(40, 40), path) is None  # not modelled
+    text = selector.explain("bfs", road(40, 40), path)
+    assert "degree_max_over_mean" in text and json.dumps(B, sort_keys=True) in text
+
+
+def test_features_are_cached_on_the_graph():
+    g = rmat(10, 8, seed=2)
+    f = selector.graph_features(g)
+    assert f["n_nodes"] == g.n_nodes and f["degree_mean"] == pytest.approx(g.n_edges / g.n_nodes)
+    assert f["degree_max_over_mean"] == pytest.approx(np.diff(g.indptr).max() / f["degree_mean"])
+    assert g._selector_features == f
+    g._selector_features["n_nodes"] = -1.0  # the cached copy is what a second call returns
+    assert selector.graph_features(g)["n_nodes"] == -1.0
+
+
+@pytest.mark.parametrize("damage", ["missing", "corrupt", "stale", "shape"])
+def test_an_unusable_model_warns_once_and_picks_nothing(tmp_path, damage, monkeypatch):
+    monkeypatch.setattr(selector, "_WARNED", set())
+    path, model = _model(tmp_path)
+    if damage == "missing":
+        path = tmp_path / "absent.json"
+    elif damage == "corrupt":
+        path.write_text("{not json")
+    elif damage == "stale":
+        path.write_text(json.dumps({**model, "space_version": "0000000000"}))
+    else:
+        path.write_text(json.dumps({**model, "algorithms": {"bfs": {"portfolio": 3}}}))
+    with pytest.warns(selector.SelectorWarning) as caught:
+        assert selector.select("bfs", road(8, 8), path) is None
+    assert len(caught) == 1 and str(path) in str(caught[0].message)
+    assert "default configuration" in str(caught[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a second call says nothing more
+        assert selector.select("bfs", road(8, 8), path) is None
+
+
+def test_the_shipped_model_loads_and_covers_bfs_and_sssp():
+    """Retrain (benchmarks/train_selector.py) when this fails after a strategy or
+    variant change: the shipped model then no longer matches the install."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = selector.load_model()
+    assert model is not None
+    for alg in ("bfs", "sssp"):
+        entry = model["algorithms"][alg]
+        assert 1 <= len(entry["portfolio"]) <= selector.PORTFOLIO_SIZE
+        assert {t["graph"].split("-")[0] for t in entry["training"]} >= {"rmat", "road",
+                                                                          "uniform"}
+        for cfg in entry["portfolio"]:  # every entry is a valid combination on its graph
+            spec = get_registry().algorithm(alg, cfg.get("variant", "default"))
+            full = with_variant_defaults(spec, cfg, "gpu")
+            assert check_combination(spec, rmat(8, 8, seed=1, weighted=True), full,
+                                     "gpu") is None
+
+
+def test_runs_take_the_pick_only_on_the_gpu_without_a_config(tmp_path, monkeypatch):
+    path, _m = _model(tmp_path)
+    monkeypatch.setattr(selector, "MODEL_PATH", path)
+    g = road(30, 30)
+    cfg, note = _choose_config("bfs", g, None, "gpu")
+    assert cfg == B and note.startswith("selector: ") and "'mesh'" in note
+    assert _choose_config("bfs", g, None, "cpu") == (None, "default")
+    assert _choose_config("bfs", g, "default", "gpu") == (None, "default")
+    assert _choose_config("bfs", g, {"launch": "host_loop"}, "gpu")[1] == "given"
+    with pytest.raises(InvalidInput, match="'default'"):
+        _choose_config("bfs", g, "fastest", "gpu")
+    # a pick that is not a valid combination here falls back to the default, saying why
+    bad = {**A, "launch": "no_such_launch"}
+    path.write_text(json.dumps(selector.train([_row("mesh", bad, 1.0)], FEATS)))
+    cfg, note = _choose_config("bfs", g, None, "gpu")
+    assert cfg is None and note.startswith("default (the selector's pick is not valid")
+    r = gs.run("bfs", g, source=0, backend="cpu")
+    assert r.stats["config_source"] == "default"
+
+
+def test_tuner_auto_mode_falls_back_to_the_selector_on_the_gpu(tmp_path, monkeypatch):
+    from gswitch.tuner.resolve import _selector_pick
+
+    path, _m = _model(tmp_path)
+    monkeypatch.setattr(selector, "MODEL_PATH", path)
+    cfg, note = _selector_pick("bfs", road(30, 30), "gpu")
+    assert cfg["load_balance"] == "virtual_warp" and cfg["load_balance.size"] == 4
+    assert "selector" in note and "never tuned" in note
+    assert _selector_pick("bfs", road(30, 30), "cpu") is None
+
+
+def test_explain_command(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "gswitch", "explain", "bfs", "--generate",
+                          "road:32x32", "--json"], capture_output=True, text=True, check=True)
+    data = json.loads(out.stdout)
+    assert data["features"]["n_nodes"] == 1024 and data["config"] is not None
+    assert data["nearest"].startswith("road")
+    bad = subprocess.run([sys.executable, "-m", "gswitch", "explain", "nope", "--generate",
+                          "road:8x8"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown algorithm 'nope'" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
