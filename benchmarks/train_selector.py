@@ -2,7 +2,7 @@
 
 Reads the JSON files of runs made with ``--configs`` (candidate configurations, every
 answer verified, peers in the same run), takes each training graph's fastest candidate
-that is no slower than the peer, and writes ``gswitch/data/selector.json``: per
+that is no slower than the peer, and writes ``gswitch/models/selector.json``: per
 algorithm a portfolio of at most eight configurations and the training graphs'
 features pointing at their winners (:func:`gswitch.selector.train`). Rows written before
 the runs recorded features get them from the graphs rebuilt here (``--scale``, the

@@ -1,6 +1,6 @@
 """Configuration selector: a configuration for a graph from cheap features, without tuning.
 
-The model (``gswitch/data/selector.json``, plain JSON: no pickle) holds, per algorithm, a
+The model (``gswitch/models/selector.json``, plain JSON: no pickle) holds, per algorithm, a
 small *portfolio* of configurations and the *training graphs* they were measured on:
 each training graph's features and the portfolio entry that was fastest there among
 those whose call was never slower than the plain-CuPy or cuSPARSE peer of the same run
@@ -34,7 +34,7 @@ __all__ = ["FEATURES", "MODEL_PATH", "Pick", "SelectorWarning", "explain", "grap
 #: The features a pick depends on, in the model's order.
 FEATURES = ("n_nodes", "n_edges", "degree_mean", "degree_max_over_mean", "degree_cv")
 #: The model shipped with the package.
-MODEL_PATH = Path(__file__).parent / "data" / "selector.json"
+MODEL_PATH = Path(__file__).parent / "models" / "selector.json"
 #: Layout of the model file.
 MODEL_SCHEMA = 1
 #: Entries a portfolio keeps at most.
