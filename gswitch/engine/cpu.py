@@ -93,6 +93,11 @@ def _total(e: ex.Expr, env: _Env, count: int) -> float:
     """
     if isinstance(e, ex.Cast) and e.dtype == "float64":
         e = e.a
+    if isinstance(e, ex.Select) and isinstance(e.b, ex.Const) and e.b.value == 0:
+        # where(cond, x, 0): a masked sum, without the array of zeros and copies
+        cond = _broadcast(evaluate(e.cond, env), count, "bool")
+        return float(np.sum(_broadcast(evaluate(e.a, env), count, e.a.dtype),
+                            dtype=np.float64, where=cond))
     return float(np.sum(_broadcast(evaluate(e, env), count, e.dtype), dtype=np.float64))
 
 
@@ -331,6 +336,7 @@ class CpuEngine:
         edge_op = spec.edge
         activated = _Activations(n)
         every_edge = None  # the edges a step over every node expands, once filtered
+        run_cache: dict = {}  # step-invariant values over every node (Env.run_cache)
         # edge_op(first=k): only the first k out-edges of a node, in CSR order
         first_ok = _first_edges(graph, params[edge_op.first]) if edge_op.first else None
         gather = None if first_ok is not None else whole_edge_path(spec, graph,
@@ -360,6 +366,7 @@ class CpuEngine:
             total = 0.0
             if spec.node is not None and not spec.node_after_edges:
                 env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
+                env.run_cache = run_cache
                 _node_phase(spec.node, env, activated)
                 total, sums = env.total, env.sums
             pull = direction.pull(mode, nodes.size, n)
@@ -421,6 +428,7 @@ class CpuEngine:
                                      degrees, activated)
             if spec.node is not None and spec.node_after_edges:
                 env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
+                env.run_cache = run_cache
                 _node_phase(spec.node, env, activated)
                 total, sums = env.total, env.sums
             next_active = activated.take()

@@ -43,6 +43,10 @@ class Env:
         self.graph = graph
         self.degrees = degrees
         self.values: dict[int, np.ndarray] = {}
+        #: values over every node of expressions that read no field, statement, weight,
+        #: step number or step total (``n.out_degree < 1``): the same every step of a
+        #: run, so the engine keeps them for the run (``None``: not kept)
+        self.run_cache: dict[ex.Expr, Any] | None = None
         #: what the node operator's ``n.total(value)`` statements added up
         self.total = 0.0
         #: what ``n.total(value, into=name)`` statements added up, by StepTotal name
@@ -95,6 +99,16 @@ _COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater
 _LEAVES = (ex.Const, ex.ParamRef, ex.FieldLoad, ex.EdgeWeight, ex.NodeId, ex.Degree,
            ex.Iteration, ex.NumNodes, ex.StmtValue)
 _READS: dict[ex.Expr, frozenset[str]] = {}
+_STEP_DEPENDENT = (ex.FieldLoad, ex.FieldAt, ex.StmtValue, ex.Iteration, ex.StepTotalRef,
+                   ex.EdgeWeight)
+_INVARIANT: dict[ex.Expr, bool] = {}
+
+
+def _invariant(e: ex.Expr) -> bool:
+    """Whether ``e`` has the same value every step of a run (see ``Env.run_cache``)."""
+    if e not in _INVARIANT:
+        _INVARIANT[e] = not any(isinstance(x, _STEP_DEPENDENT) for x in ex.walk(e))
+    return _INVARIANT[e]
 _SHARED: dict[tuple[Any, ...], frozenset[ex.Expr]] = {}
 
 
@@ -146,6 +160,11 @@ def _value(e: ex.Expr, env: Env) -> tuple[Any, bool]:
     """
     if isinstance(e, _LEAVES):
         return _leaf(e, env), False
+    cache = env.run_cache
+    if cache is not None and env.ids.get("self", 0) is ALL and _invariant(e):
+        if e not in cache:
+            cache[e] = _compound(e, env)[0]
+        return cache[e], False
     if e not in env.shared:
         return _compound(e, env)
     hit = env.memo.get(e)
