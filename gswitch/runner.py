@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -399,14 +400,17 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
     if deadline_s is not None and not deadline_s > 0:
         raise InvalidInput(f"deadline_s must be a positive number of seconds; got {deadline_s!r}")
     extra = {"device_arrays": True} if arrays == "cupy" else {}
-    if spec.stages:
-        from .staging import run_stages
+    # the GPU engine's staging and pools serve one call at a time (calls from several
+    # threads queue); the CPU engine keeps nothing between calls
+    with engine.call_lock if backend == "gpu" else contextlib.nullcontext():
+        if spec.stages:
+            from .staging import run_stages
 
-        result = run_stages(spec, graph, resolved, sources, cfg, backend, engine, max_it,
-                            progress=progress, deadline_s=deadline_s)
-    else:
-        result = engine.run(spec, graph, resolved, sources, cfg, max_it, progress=progress,
-                            deadline_s=deadline_s, **extra)
+            result = run_stages(spec, graph, resolved, sources, cfg, backend, engine, max_it,
+                                progress=progress, deadline_s=deadline_s)
+        else:
+            result = engine.run(spec, graph, resolved, sources, cfg, max_it,
+                                progress=progress, deadline_s=deadline_s, **extra)
     if spec.finalize is not None and "finalized_on" not in result.stats:
         result.fields = spec.finalize(result.fields, resolved) or result.fields
         result.stats["finalized_on"] = "host"

@@ -21,6 +21,7 @@ import os
 import platform
 import struct
 import sys
+import threading
 import time
 import weakref
 from typing import Any
@@ -186,6 +187,9 @@ class _Plan:
             block.view(self.dtype)[0][member] = value  # NumPy's casts and range checks
 
 
+_INSTANCE_LOCK = threading.Lock()
+
+
 class GpuEngine:
     """Runs algorithm specs on the current CUDA device through CuPy."""
 
@@ -231,11 +235,18 @@ class GpuEngine:
         #: control block back after every step.
         self.poll_control = platform.machine().lower() in ("x86_64", "amd64")
         self._copy_events: list[Any] = []
+        #: held by ``gswitch.run`` around each call: the pinned staging, the pools of
+        #: resident graphs and the stream serve one call at a time, so calls from
+        #: several threads queue here (every result is a fresh array, copied out first)
+        self.call_lock = threading.RLock()
 
     @classmethod
     def instance(cls) -> GpuEngine:
+        """The process's engine (one stream, one set of pools), made on first use."""
         if cls._instance is None:
-            cls._instance = cls()
+            with _INSTANCE_LOCK:
+                if cls._instance is None:
+                    cls._instance = cls()
         return cls._instance
 
     # ------------------------------------------------------------------ compilation
