@@ -886,3 +886,32 @@ def test_pinned_variant_study_and_config_auto_carry_the_variant(storage, capsys)
     assert main(["tune", "cc", "--generate", GRAPH, "--backend", "cpu", "--storage", storage,
                  "--set", "driving=data"]) == 2
     assert "--set takes variant=NAME only" in capsys.readouterr().err
+
+
+def test_objective_call_or_device_times_and_keeps_studies_apart(storage, tmp_path):
+    """--objective call (the default) makes a trial's value the whole call, device its
+    engine time; both are recorded on every trial, the two objectives get separate
+    studies, and the report finds each and shows both times."""
+    from gswitch.tuner.report import write_report
+
+    g = parse_generator_spec(GRAPH)
+    call = tune("bfs", g, trials=3, backend="cpu", storage=storage, seed=1)
+    device = tune("bfs", g, trials=3, backend="cpu", storage=storage, seed=1,
+                  objective="device")
+    assert call.study_name != device.study_name and call.study_name.endswith(" [call]")
+    for result, key in ((call, "call_s"), (device, "device_s")):
+        ok = [t for t in _trials(storage, result.study_name)
+              if t.user_attrs.get("outcome") == "ok"]
+        assert ok
+        for t in ok:
+            a = t.user_attrs
+            assert a["call_s"] >= a["device_s"] > 0  # a call contains its engine time
+            assert t.value == pytest.approx(a[key])
+    for objective, result in (("call", call), ("device", device)):
+        out = write_report(tmp_path / objective, algorithm="bfs", graph=g, storage=storage,
+                           backend="cpu", objective=objective)
+        assert out["study_name"] == result.study_name
+        assert out["best"]["call_s"] >= out["best"]["device_s"]
+        assert "Median call" in (tmp_path / objective / "summary.md").read_text()
+    with pytest.raises(gs.InvalidInput, match="--objective must be call or device"):
+        tune("bfs", g, trials=1, backend="cpu", storage=storage, objective="wall")

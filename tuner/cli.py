@@ -71,6 +71,9 @@ def add_tuner_commands(sub: Any) -> None:
     tune.add_argument("--seed", type=int, help="sampler seed")
     tune.add_argument("--backend", default="auto", choices=["auto", "cpu", "gpu"],
                       help="auto uses the GPU when CuPy sees one (default)")
+    tune.add_argument("--objective", default="call", choices=["call", "device"],
+                      help="what a trial's time is: the whole gswitch run call, what a user "
+                      "waits for (default), or the engine's device time; both are recorded")
     tune.add_argument("--repeats", type=int, default=3, metavar="R",
                       help="timed runs per trial; the median counts (default 3)")
     tune.add_argument("--warmup", type=int, default=1, metavar="W",
@@ -104,6 +107,9 @@ def add_tuner_commands(sub: Any) -> None:
     _add_graph_args(report)
     report.add_argument("--study", metavar="NAME", help="study name instead of ALGORITHM GRAPH")
     report.add_argument("--storage", metavar="URL", help=storage_help)
+    report.add_argument("--objective", default="call", choices=["call", "device"],
+                        help="which study of the graph: timed by whole calls (default) or "
+                        "by device time")
     report.add_argument("--backend", default="auto", choices=["auto", "cpu", "gpu"],
                         help="device of the study when naming it by graph (default auto)")
     report.add_argument("--out", metavar="DIR", help="output folder (default: gswitch-report)")
@@ -201,7 +207,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
                       warmup=args.warmup, repeats=args.repeats,
                       prune_factor=args.prune_factor, trial_timeout_s=args.trial_timeout,
                       warm_start=args.warm_start, refine=args.refine, progress=update,
-                      name=args.study, compile_ahead=args.compile_ahead, variant=variant)
+                      name=args.study, compile_ahead=args.compile_ahead, variant=variant,
+                      objective=args.objective)
     finally:
         if bar is not None:
             bar.close()
@@ -250,7 +257,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         graph = _load(args)
     out = Path(args.out or "gswitch-report")
     summary = write_report(out, algorithm=args.algorithm, graph=graph, study=args.study,
-                           storage=args.storage, backend=args.backend)
+                           storage=args.storage, backend=args.backend,
+                           objective=args.objective)
     if args.json:
         print(json.dumps(summary, indent=2, default=str))
         return 0

@@ -30,7 +30,7 @@ __all__ = ["write_report", "find_study"]
 
 
 def find_study(store: Any, *, algorithm: str | None, graph: Any, study: str | None,
-               backend: str) -> tuple[str, str | None]:
+               backend: str, objective: str = "call") -> tuple[str, str | None]:
     """Name of the study to report, and a note when it is not of the current space."""
     names = {s.study_name: s for s in store.get_all_studies()}
     if study:
@@ -44,12 +44,13 @@ def find_study(store: Any, *, algorithm: str | None, graph: Any, study: str | No
     spec = get_registry().algorithm(str(algorithm))
     device = device_key(resolve_backend(backend))
     version = space_version()
-    name = study_name(spec.name, graph.fingerprint, device, version)
+    name = study_name(spec.name, graph.fingerprint, device, version, objective)
     if name in names:
         return name, None
     same = [s for s in names.values() if s.user_attrs.get("fingerprint") == graph.fingerprint
             and s.user_attrs.get("algorithm") == spec.name
-            and s.user_attrs.get("device") == device]
+            and s.user_attrs.get("device") == device
+            and s.user_attrs.get("objective_key", "device") == objective]
     if not same:
         raise TunerError(f"no {spec.name} study for this graph (fingerprint "
                          f"{graph.fingerprint[:16]}) on {device}; run `gswitch tune` first")
@@ -141,7 +142,7 @@ def _plots(out: Path, feasible: list[Any], axes: dict[str, dict[str, Any]],
 
 def write_report(out: Path, *, algorithm: str | None = None, graph: Any = None,
                  study: str | None = None, storage: str | None = None,
-                 backend: str = "auto") -> dict[str, Any]:
+                 backend: str = "auto", objective: str = "call") -> dict[str, Any]:
     """Write ``summary.md``, ``summary.json`` and PNG plots of a study into ``out``.
 
     Parameters
@@ -185,7 +186,7 @@ def write_report(out: Path, *, algorithm: str | None = None, graph: Any = None,
                          "--storage, or run `gswitch tune` first")
     store = open_storage(storage)
     name, note = find_study(store, algorithm=algorithm, graph=graph, study=study,
-                            backend=backend)
+                            backend=backend, objective=objective)
     optuna = _optuna()
     st = optuna.load_study(study_name=name, storage=store)
     trials = st.get_trials(deepcopy=False)
@@ -221,7 +222,12 @@ def write_report(out: Path, *, algorithm: str | None = None, graph: Any = None,
              "- trials: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())), ""]
     if best is not None:
         speed = f" ({default_s / best.value:.2f}x over the default)" if default_s else ""
+        both = best.user_attrs
+        times = (f"call {ms(both['call_s'])} ms, device {ms(both['device_s'])} ms"
+                 if both.get("call_s") is not None and both.get("device_s") is not None
+                 else "")
         lines += [f"## Best configuration: trial {best.number}, {ms(best.value)} ms{speed}", "",
+                  *([f"Median {times}.", ""] if times else []),
                   "```json", json.dumps(best.user_attrs.get("config"), indent=2,
                                         sort_keys=True), "```", ""]
     else:
@@ -250,6 +256,8 @@ def write_report(out: Path, *, algorithm: str | None = None, graph: Any = None,
     summary = {"study_name": name, "storage": redact_url(url), "counts": counts, "axes": axes,
                "sources": sources,
                "best": None if best is None else {"trial": best.number, "time_s": best.value,
+                                                   "call_s": best.user_attrs.get("call_s"),
+                                                   "device_s": best.user_attrs.get("device_s"),
                                                    "config": best.user_attrs.get("config")},
                "default_time_s": default_s, "notes": notes,
                "files": [str(out / "summary.md"), str(out / "summary.json")] + files}

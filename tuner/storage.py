@@ -287,10 +287,14 @@ def device_key(backend: str, devices: list[int] | None = None) -> str:
     return f"gpu:{names[0]}"
 
 
-def study_name(algorithm: str, fingerprint: str, device: str, version: str) -> str:
-    """The readable study key: algorithm, graph fingerprint, device and space version."""
-    return _NAME_FORMAT.format(algorithm=algorithm, fingerprint=fingerprint[:16],
+def study_name(algorithm: str, fingerprint: str, device: str, version: str,
+               objective: str = "device") -> str:
+    """The readable study key: algorithm, graph fingerprint, device and space version,
+    and `` [call]`` for studies that time whole calls (``--objective call``).
+    """
+    name = _NAME_FORMAT.format(algorithm=algorithm, fingerprint=fingerprint[:16],
                                device=device, version=version)
+    return name if objective == "device" else f"{name} [{objective}]"
 
 
 #: Graph features used for similarity, from :func:`gswitch.analysis.graph_info`.

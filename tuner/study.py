@@ -289,8 +289,10 @@ class _Session:
                  trials: int, deadline: float | None, warmup: int, repeats: int,
                  prune_factor: float, min_deadline_s: float, trial_timeout_s: float,
                  progress: Callable[[dict[str, Any]], None] | None, refine: float = 0.0,
-                 seed: int | None = None, ahead: Precompiler | None = None) -> None:
+                 seed: int | None = None, ahead: Precompiler | None = None,
+                 objective: str = "call") -> None:
         self.study = study
+        self.objective = objective
         self.space = space
         self.spec = spec
         self.graph = graph
@@ -548,7 +550,7 @@ class _Session:
             self._tell(trial, config, {"outcome": "refused", "reason": reason}, t0)
             return
         request = {"op": "trial", "config": config.to_dict(), "warmup": self.warmup,
-                   "repeats": self.repeats, "deadline_s": limit}
+                   "repeats": self.repeats, "deadline_s": limit, "objective": self.objective}
         t_wait = time.perf_counter()
         ahead_s = self.ahead.wait(config, self.trial_timeout_s)
         waited = time.perf_counter() - t_wait
@@ -780,7 +782,7 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
          prune_factor: float = 3.0, min_deadline_s: float = 0.05,
          trial_timeout_s: float = 120.0, warm_start: int = 2, refine: float = 0.5,
          name: str | None = None, compile_ahead: int | None = None,
-         variant: str | None = None,
+         variant: str | None = None, objective: str = "call",
          progress: Callable[[dict[str, Any]], None] | None = None) -> TuneResult:
     """Search the strategy configurations for the fastest correct one on ``graph``.
 
@@ -843,6 +845,12 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
         Tune this formulation of the algorithm only (``--set variant=NAME``; its own
         study, named ``algorithm[variant]@...``); default: the variant is searched with
         the strategies, over every registered formulation.
+    objective : {"call", "device"}
+        What a trial's time is: the whole ``gswitch.run`` call from entry to returned
+        result (``call``, what a user waits for), or the engine's device time
+        (``device``; the CPU engine's own time). Both are recorded on every trial
+        (``call_s``, ``device_s``); studies of the two objectives are kept apart (a
+        ``call`` study's name ends in `` [call]``).
     progress : callable, optional
         Called after every trial with ``outcome``, ``number``, ``best_s``, ``counts``.
 
@@ -883,6 +891,8 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     if isinstance(refine, bool) or not isinstance(refine, (int, float)) \
             or not 0 <= refine <= 1:
         raise InvalidInput(f"--refine must be a fraction from 0 to 1; got {refine!r}")
+    if objective not in ("call", "device"):
+        raise InvalidInput(f"--objective must be call or device; got {objective!r}")
     if not 0 < trial_timeout_s <= _MAX_TRIAL_TIMEOUT_S:  # also refuses NaN and inf
         raise InvalidInput(f"--trial-timeout must be a positive number of seconds, at most "
                            f"{_MAX_TRIAL_TIMEOUT_S:g}; got {trial_timeout_s}")
@@ -907,7 +917,8 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     store = open_storage(storage)
     # a study pinned to one variant searches another space than the full one: its own name
     pinned = "" if variant is None else f"[{space.variants[0]}]"
-    name = name or study_name(spec.name + pinned, graph.fingerprint, device, space.version)
+    name = name or study_name(spec.name + pinned, graph.fingerprint, device, space.version,
+                              objective)
     try:
         study = optuna.create_study(study_name=name, storage=store, direction="minimize",
                                     sampler=_make_sampler(sampler, space, seed),
@@ -937,8 +948,10 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
                 "backend": backend, "space_version": space.version, "space": space.describe(),
                 "variants": list(space.variants),
                 "source": source, "params": params, "reference": ref_desc,
-                "objective": "median device time (s)" if backend == "gpu"
-                else "median end-to-end time (s)"}
+                "objective": "median call time (s)" if objective == "call"
+                else "median device time (s)" if backend == "gpu"
+                else "median engine time (s)",
+                "objective_key": objective}
         for k, v in meta.items():
             study.set_user_attr(k, json.loads(json.dumps(v, default=str)))
     host = socket.gethostname()
@@ -961,7 +974,7 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     session = _Session(study, space, spec, prepared, backend, trials, deadline, warmup,
                        repeats, prune_factor, min_deadline_s, trial_timeout_s, progress,
                        refine=0.0 if sampler == "grid" else float(refine), seed=seed,
-                       ahead=ahead)
+                       ahead=ahead, objective=objective)
     try:
         if len(workers) == 1:
             session.run(workers[0])
