@@ -283,10 +283,16 @@ def test_warm_start_and_config_auto_use_the_nearest_tuned_graph(storage):
     b = tune("cc", road, trials=4, backend="cpu", storage=storage, seed=0)
     # a similar graph's best comes first, then the default; when that best is the default
     # configuration it is enqueued once, as the similar graph's (timing decides which wins)
-    assert b.warm_start[:2] in (["default", "suggested:0"],
-                                [f"similar:{a.study_name}", "default"],
-                                [f"similar:{a.study_name}", "suggested:0"],
-                                [f"similar:{a.study_name}", "default:hook_compress"])
+    if b.warm_start[0] == "default":
+        assert b.warm_start[1] == "suggested:0"
+    else:
+        # the next is the default, a suggestion, or (the default being the similar
+        # graph's best) another formulation's default configuration
+        assert b.warm_start[0] == f"similar:{a.study_name}"
+        second = b.warm_start[1]
+        assert second in ("default", "suggested:0") or (
+            second.startswith("default:")
+            and second[len("default:"):] in get_registry().variants["cc"])
     if b.warm_start[1] != "default" and b.warm_start[0] != "default":
         # the similar graph's best was the default formulation's default configuration
         assert a.best_config["variant"] == get_registry().algorithm("cc").variant
