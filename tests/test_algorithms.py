@@ -7,6 +7,9 @@ import gswitch as gs
 from gswitch.testing.reference import compare, reference
 from gswitch.testing.zoo import SWEEP_NAMES, ZOO_NAMES, sweep_graph, zoo_graph
 
+# strategies under test do their steps on the CPU (no shortest-path closure)
+pytestmark = pytest.mark.usefixtures("super_steps")
+
 ALGORITHMS = ["bfs", "sssp", "cc", "pagerank"]
 DRIVING = ["data", "topology", "temporal"]
 DIRECTIONS = ["push", "pull"]

@@ -15,6 +15,9 @@ from gswitch.generators import grid2d, rmat
 from gswitch.plugins import get_registry
 from gswitch.testing.user_algorithms import USER_ALGORITHMS
 
+# strategies under test do their steps on the CPU (no shortest-path closure)
+pytestmark = pytest.mark.usefixtures("super_steps")
+
 # the classic formulations run under every driving; the defaults (afforest, delta-stepping,
 # power iteration) under their own, with the config they fill in
 SPECS = [get_registry().algorithm(a, v) for a, v in (

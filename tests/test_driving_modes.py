@@ -20,6 +20,9 @@ from gswitch.testing.reference import compare, reference
 from gswitch.testing.user_strategies import PLUGIN_MODULE
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
 
+# strategies under test do their steps on the CPU (no shortest-path closure)
+pytestmark = pytest.mark.usefixtures("super_steps")
+
 PRIORITY = [{"driving": "priority", "driving.policy": p, "driving.width_scale": s}
             for p in ("near_far", "buckets") for s in (1 / 64, 1.0, 64.0)]
 

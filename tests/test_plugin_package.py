@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+# strategies under test do their steps on the CPU (no shortest-path closure)
+pytestmark = pytest.mark.usefixtures("super_steps")
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "examples" / "plugin_package"
 

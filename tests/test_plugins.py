@@ -12,6 +12,9 @@ import gswitch.plugins as plugins
 from gswitch.plugins import AXES, get_registry, reset_registry
 from gswitch.strategy import Strategy
 
+# strategies under test do their steps on the CPU (no shortest-path closure)
+pytestmark = pytest.mark.usefixtures("super_steps")
+
 BUILTIN_ALGORITHMS = {"bfs", "sssp", "cc", "pagerank"}
 STRATEGIES = [(axis, name) for axis in AXES for name in sorted(get_registry().strategies[axis])]
 _BASE = {"worklist": "WorklistStrategy", "load_balance": "LoadBalanceStrategy",

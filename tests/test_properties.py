@@ -10,6 +10,9 @@ from hypothesis import strategies as st
 import gswitch as gs
 from gswitch.testing.reference import compare, reference
 
+# strategies under test do their steps on the CPU (no shortest-path closure)
+pytestmark = pytest.mark.usefixtures("super_steps")
+
 OUTPUT = {"bfs": "depth", "sssp": "dist", "cc": "comp", "pagerank": "rank"}
 SOURCE_BASED = {"bfs", "sssp"}
 

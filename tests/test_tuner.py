@@ -26,6 +26,9 @@ from gswitch.generators import parse_generator_spec
 from gswitch.plugins import AXES, get_registry
 from gswitch.strategy import Categorical, FloatRange, IntRange
 
+# strategies under test do their steps on the CPU (no shortest-path closure)
+pytestmark = pytest.mark.usefixtures("super_steps")
+
 TESTS = Path(__file__).resolve().parent
 GRAPH = "rmat:8,seed=3"
 

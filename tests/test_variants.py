@@ -12,6 +12,9 @@ from gswitch.plugins import get_registry
 from gswitch.testing.reference import compare, reference
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
 
+# strategies under test do their steps on the CPU (no shortest-path closure)
+pytestmark = pytest.mark.usefixtures("super_steps")
+
 OUTPUT = {"bfs": "depth", "sssp": "dist", "cc": "comp", "pagerank": "rank"}
 VARIANTS = [(name, v) for name, family in sorted(get_registry().variants.items())
             if name in OUTPUT for v in family]

@@ -21,6 +21,7 @@ from ..config import Config
 from ..errors import DeadlineExceeded
 from ..graph import Graph
 from ..result import Result
+from .cpu_closure import Closure, closure_path
 from .cpu_eval import ALL, evaluate, shared_subexpressions, unaliased
 from .cpu_eval import Env as _Env
 from .cpu_eval import broadcast as _broadcast
@@ -317,6 +318,9 @@ class CpuEngine:
         # a stage of a staged algorithm continues from the fields the last one left
         fields = spec.initial_fields(n, params, sources) if fields_in is None else {
             k: np.array(v, dtype=spec.fields[k].dtype) for k, v in fields_in.items()}
+        closure = closure_path(spec, graph, params, fields, max_iterations)
+        if closure is not None:  # the fixed point by one library call, no super-steps
+            return self._closure(closure, spec, graph, fields, config, t0, progress)
         driving = config.strategy("driving")
         direction = config.strategy("direction")
         degrees = {"out": graph.out_degree.astype(np.int32),
@@ -458,6 +462,20 @@ class CpuEngine:
                 break
         stats["iterations"] = it
         stats["converged"] = it < max_iterations
+        stats["time_s"] = time.perf_counter() - t0
+        return Result(spec.name, fields, stats, backend="cpu", config=config)
+
+    @staticmethod
+    def _closure(closure: Closure, spec: AlgorithmSpec, graph: Graph,
+                 fields: dict[str, np.ndarray], config: Config, t0: float,
+                 progress: Any) -> Result:
+        stats = closure.run(graph, fields[closure.field])
+        levels = stats.get("levels")
+        stats.update(active=[], modes=[], directions=[], totals=[],
+                     edges_processed=int(graph.n_edges),
+                     iterations=1 if levels is None else levels, converged=True)
+        if progress is not None:
+            progress(stats["iterations"], 0)
         stats["time_s"] = time.perf_counter() - t0
         return Result(spec.name, fields, stats, backend="cpu", config=config)
 

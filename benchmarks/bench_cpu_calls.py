@@ -1,0 +1,122 @@
+"""The CPU engine per call: fixed cost and BFS/SSSP on small real and generated graphs.
+
+Targets (issue 24 §2, the CPU engine's fixed cost):
+- fixed cost under 50 µs: a call on a one-node graph (one step, nothing to relax), for
+  every algorithm;
+- BFS at most 3x scipy's ``breadth_first_order`` on graphs of tens of thousands of
+  nodes. SSSP is timed against ``dijkstra`` beside it.
+
+Graphs: the METIS examples shipped by Debian's libmetis-doc (4elt, copter2, mdual;
+fetched with apt-get download, skipped with a note where that cannot run) and generated
+graphs of 34k to 40k nodes (road, grid, RMAT, uniform random). Every answer is checked
+against scipy before its time counts; the peer runs in the same process, alternating.
+``--steps`` also times the super-step loop (``GSWITCH_CPU_STEPS=1``), the previous
+formulation, in the same run.
+
+Usage: python benchmarks/bench_cpu_calls.py [--repeats 9] [--steps] [--tag NAME]
+Writes cpu_calls[_NAME].json to $OUT (or ./bench-results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import time
+
+import numpy as np
+import scipy.sparse.csgraph as csgraph
+from _common import write_json
+
+import gswitch as gs
+from gswitch.generators import grid2d, rmat, road, uniform_random
+from gswitch.testing.reference import compare, reference
+
+
+def _median(fn, repeats: int) -> float:
+    fn()
+    ts = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+
+def _graphs() -> list[tuple[str, gs.Graph]]:
+    out = [("road 190x190", road(190, 190, seed=1)),
+           ("grid 190x190", grid2d(190, 190)),
+           ("rmat 15 ef8 sym", rmat(15, 8, seed=2).symmetrize()),
+           ("uniform 2^15 d8", uniform_random(1 << 15, 8, seed=3))]
+    try:
+        from gswitch.io import load_graph
+        from gswitch.testing.datasets import METIS_GRAPHS, metis_graph_path
+
+        out = [(name, load_graph(metis_graph_path(name))) for name in METIS_GRAPHS] + out
+    except Exception as exc:  # noqa: BLE001 - report and go on with the generated ones
+        print(f"METIS graphs unavailable ({exc}); generated graphs only")
+    return out
+
+
+def fixed_costs(repeats: int) -> dict[str, float]:
+    one = gs.Graph.from_edges([], [], n_nodes=1)
+    costs = {}
+    for alg in ("bfs", "sssp", "cc", "pagerank"):
+        kw = {"source": 0} if alg in ("bfs", "sssp") else {}
+        costs[alg] = _median(lambda alg=alg, kw=kw: gs.run(alg, one, backend="cpu", **kw),
+                             repeats * 20)
+    return costs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=9)
+    ap.add_argument("--steps", action="store_true",
+                    help="also time the super-step loop (GSWITCH_CPU_STEPS=1)")
+    ap.add_argument("--tag", default="")
+    args = ap.parse_args()
+    fixed = fixed_costs(args.repeats)
+    for alg, s in fixed.items():
+        print(f"fixed cost {alg:9s} {s * 1e6:7.1f} us  (target < 50 us)")
+    rows = []
+    for label, g in _graphs():
+        source = int(np.argmax(g.out_degree))
+        a = g.to_scipy()
+        for alg, out, peer_name, peer in (
+                ("bfs", "depth", "scipy breadth_first_order",
+                 lambda a=a, s=source: csgraph.breadth_first_order(a, s,
+                                                                   return_predecessors=False)),
+                ("sssp", "dist", "scipy dijkstra",
+                 lambda a=a, s=source: csgraph.dijkstra(a, indices=s))):
+            r = gs.run(alg, g, source=source, backend="cpu")
+            bad = compare(alg, r.fields[out], reference(alg, g, source=source))
+            assert bad is None, (label, alg, bad)
+            ours = _median(lambda alg=alg, g=g, s=source: gs.run(alg, g, source=s,
+                                                                  backend="cpu"), args.repeats)
+            theirs = _median(peer, args.repeats)
+            row = {"graph": label, "n": g.n_nodes, "m": g.n_edges, "algorithm": alg,
+                   "gswitch_s": ours, "peer": peer_name, "peer_s": theirs,
+                   "ratio": ours / theirs, "formulation": r.stats.get("formulation", "steps")}
+            if args.steps:
+                os.environ["GSWITCH_CPU_STEPS"] = "1"
+                try:
+                    row["steps_s"] = _median(lambda alg=alg, g=g, s=source: gs.run(
+                        alg, g, source=s, backend="cpu"), args.repeats)
+                finally:
+                    del os.environ["GSWITCH_CPU_STEPS"]
+                row["steps_ratio"] = row["steps_s"] / theirs
+            rows.append(row)
+            extra = f"  steps {row['steps_ratio']:.2f}x" if args.steps else ""
+            print(f"{label:16s} {alg:5s} {ours * 1e3:8.3f} ms  {peer_name} "
+                  f"{theirs * 1e3:8.3f} ms  {row['ratio']:.2f}x{extra}")
+    geo = {alg: math.exp(statistics.fmean(math.log(r["ratio"]) for r in rows
+                                          if r["algorithm"] == alg)) for alg in ("bfs", "sssp")}
+    print("geomean ratio to scipy: " + ", ".join(f"{k} {v:.2f}x" for k, v in geo.items()))
+    path = write_json(f"cpu_calls{'_' + args.tag if args.tag else ''}",
+                      {"fixed_cost_s": fixed, "rows": rows, "geomean_ratio": geo})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
