@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse.csgraph as csgraph
 
 import gswitch as gs
 from gswitch.verify import close
@@ -13,6 +12,8 @@ def expected_distances(graph: gs.Graph, source: int | None = None, **params) -> 
     """Distances from ``source`` by ``scipy.sparse.csgraph.dijkstra`` (an unweighted
     graph counts every edge as 1); ``inf`` where unreached.
     """
+    import scipy.sparse.csgraph as csgraph  # imported on first use: 0.17 s
+
     g = graph if graph.weighted else graph.with_weights(np.ones(graph.n_edges, np.float32))
     # parallel edges: the shortest one counts (scipy would sum them)
     return csgraph.dijkstra(g.deduplicate("min").to_scipy(), indices=int(source))

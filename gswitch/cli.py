@@ -130,6 +130,20 @@ def build_parser() -> argparse.ArgumentParser:
     algos.add_argument("--describe", action="store_true", help="show traced operators")
     _add_debug(algos)
 
+    comp = sub.add_parser(
+        "compile", help="build CUDA modules ahead into the kernel cache",
+        description="Compile, into CuPy's kernel cache on this machine, the CUDA modules "
+        "that untuned GPU runs use: each algorithm's default configuration and, with "
+        "--portfolio, every configuration the shipped selector may pick. A first run in a "
+        "new process then skips its compilation. Example: gswitch compile --portfolio")
+    comp.add_argument("algorithms", nargs="*", metavar="ALG",
+                      help="algorithms to compile (default: every registered one)")
+    comp.add_argument("--portfolio", action="store_true",
+                      help="also the selector's portfolio configurations")
+    comp.add_argument("--list", action="store_true",
+                      help="list the modules without compiling (no GPU needed)")
+    _add_debug(comp)
+
     # further subcommands (the tuner's) register here and set their own handler
     from .tuner.cli import add_tuner_commands  # tuner: tune, report, run --config auto|tuned
 
@@ -414,6 +428,31 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compile(args: argparse.Namespace) -> int:
+    from .plugins import get_registry
+    from .precompile import compile_modules, planned_modules, warm_engine
+
+    modules = planned_modules(args.algorithms or None, portfolio=args.portfolio)
+    if args.list:
+        for m in modules:
+            print(m.label)
+        print(f"{len(modules)} modules")
+        return 0
+    width = len(str(len(modules)))
+
+    def show(i: int, m: Any) -> None:
+        print(f"[{i + 1:{width}d}/{len(modules)}] {m.label}", end="", flush=True)
+
+    times = []
+    for i, m in enumerate(modules):  # one at a time, to print each one's time
+        times += compile_modules([m], lambda _, m=m, i=i: show(i, m))
+        print(f"  {times[-1]:.2f} s")
+    # the engine's own CuPy kernels around the modules, compiled on first use
+    warm_engine(args.algorithms or list(get_registry().algorithms))
+    print(f"{len(modules)} modules in {sum(times):.1f} s, cached for later runs")
+    return 0
+
+
 def _cmd_info(args: argparse.Namespace) -> int:
     from .analysis import format_info, graph_info
 
@@ -615,6 +654,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _cmd_run,
     "info": _cmd_info,
     "explain": _cmd_explain,
+    "compile": _cmd_compile,
     "convert": _cmd_convert,
     "strategies": _cmd_strategies,
     "algorithms": _cmd_algorithms,
