@@ -146,6 +146,7 @@ class Graph:
         "_symmetric",
         "_fingerprint",
         "_in_degree",
+        "_out_degree",
         "_mean_weight",
         "_min_weight",
         "_selector_features",
@@ -204,6 +205,7 @@ class Graph:
         self._symmetric: Graph | None = None
         self._fingerprint: str | None = None
         self._in_degree: np.ndarray | None = None
+        self._out_degree: np.ndarray | None = None
         self._mean_weight: float | None = None
         self._min_weight: float | None = None
         #: gswitch.selector.graph_features, computed on first use
@@ -614,8 +616,12 @@ class Graph:
 
     @property
     def out_degree(self) -> np.ndarray:
-        """Out-degree of every node (int64)."""
-        return np.diff(self._indptr).astype(np.int64)
+        """Out-degree of every node (int64, read-only), computed once."""
+        if self._out_degree is None:
+            d = np.diff(self._indptr).astype(np.int64)
+            d.flags.writeable = False
+            self._out_degree = d
+        return self._out_degree
 
     @property
     def in_degree(self) -> np.ndarray:

@@ -26,7 +26,7 @@ from .cpu_eval import ALL, evaluate, shared_subexpressions, unaliased
 from .cpu_eval import Env as _Env
 from .cpu_eval import broadcast as _broadcast
 from .cpu_eval import node_index as _node_index
-from .cpu_fast import whole_edge_path
+from .cpu_fast import _derived, whole_edge_path
 
 __all__ = ["CpuEngine", "evaluate"]
 
@@ -194,6 +194,14 @@ class _Activations:
         return active.astype(np.int32, copy=False)
 
 
+def _degrees32(graph: Graph) -> dict[str, np.ndarray]:
+    """Out- and in-degrees as the expressions read them (int32, read-only), once per graph."""
+    out = {"out": graph.out_degree.astype(np.int32), "in": graph.in_degree.astype(np.int32)}
+    for d in out.values():
+        d.flags.writeable = False
+    return out
+
+
 def _sorted_unique(ids: np.ndarray) -> np.ndarray:
     """``np.unique`` for a few ids: a sort and a comparison with the neighbour (NumPy's
     hash-based unique costs tens of microseconds even for small arrays).
@@ -323,8 +331,7 @@ class CpuEngine:
             return self._closure(closure, spec, graph, fields, config, t0, progress)
         driving = config.strategy("driving")
         direction = config.strategy("direction")
-        degrees = {"out": graph.out_degree.astype(np.int32),
-                   "in": graph.in_degree.astype(np.int32)}
+        degrees = _derived(graph, "degrees32", _degrees32)
         all_nodes = np.arange(n, dtype=np.int32)
         all_src: np.ndarray | None = None
         node_mask: np.ndarray | None = None

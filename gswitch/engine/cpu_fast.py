@@ -83,7 +83,12 @@ def whole_edge_path(spec: AlgorithmSpec, graph: Graph, reduce: Reduce) -> Any:
     The result's ``apply(fields, params, iteration, graph, degrees, activated)`` runs one
     edge phase over every edge.
     """
-    return SumGather.of(spec, graph) or DestinationReduce.of(spec, graph, reduce)
+    # found once per algorithm and graph (both immutable); the entry holds the spec, so
+    # another spec that gets this one's id after it is gone does not match
+    kept = _derived(graph, f"whole_edge_path:{id(spec)}:{id(reduce)}", lambda g: [None, None])
+    if kept[0] is not spec:
+        kept[:] = [spec, SumGather.of(spec, graph) or DestinationReduce.of(spec, graph, reduce)]
+    return kept[1]
 
 
 class SumGather:
