@@ -1412,16 +1412,16 @@ def _write_dimacs(graph: Graph, f: BinaryIO) -> None:
 def save_graph(graph: Graph, path: str | os.PathLike[str], *, fmt: str | None = None) -> Path:
     """Write a graph to a file in any format gswitch writes, atomically.
 
-    =============================================  ==========  ===========================
-    extension (each may end in ``.gz``)            format      ids as written
-    =============================================  ==========  ===========================
-    ``.mtx`` ``.mm``                               Matrix      1-based; ``symmetric`` for
-                                                   Market      undirected graphs
+    ==============================================  ==========  ===========================
+    extension (each may end in ``.gz``)             format      ids as written
+    ==============================================  ==========  ===========================
+    ``.mtx`` ``.mm``                                Matrix      1-based; ``symmetric`` for
+                                                    Market      undirected graphs
     ``.txt`` ``.el`` ``.edges`` ``.tsv`` ``.snap``  edge list   0-based, ``src dst [w]``
-    ``.gr``                                        DIMACS sp   1-based (unweighted graphs
-                                                               get weight 1)
-    ``.npz``                                       gswitch     exact arrays, fastest load
-    =============================================  ==========  ===========================
+    ``.gr``                                         DIMACS sp   1-based (unweighted graphs
+                                                                get weight 1)
+    ``.npz``                                        gswitch     exact arrays, fastest load
+    ==============================================  ==========  ===========================
 
     :func:`load_graph` reads every one of them back to an equal graph (the same
     :attr:`~Graph.fingerprint`), except that DIMACS gives unweighted graphs weights. The

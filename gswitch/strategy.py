@@ -241,8 +241,8 @@ class StepMode:
 class Strategy:
     """Base of all strategies.
 
-    Class attributes
-    ----------------
+    Attributes
+    ----------
     axis : str
         One of ``worklist``, ``load_balance``, ``driving``, ``direction``, ``launch``.
     name : str
@@ -289,7 +289,7 @@ class Strategy:
         return None
 
     def defines(self) -> dict[str, str]:
-        """Compile-time ``#define``s for the fragment: one per compile-time parameter."""
+        """Compile-time ``#define`` lines for the fragment: one per compile-time parameter."""
         return {}
 
     def runtime_args(self, graph: Graph, config: Config) -> dict[str, tuple[str, Any]]:
