@@ -466,7 +466,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
-    from .io import EXTENSIONS, WRITE_FORMATS, _extension, save_graph
+    from .io import EXTENSIONS, WRITE_FORMATS, extension_of, save_graph
 
     source, target = args.input, args.output
     if args.generate and target is None:
@@ -475,7 +475,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         raise InvalidInput("convert needs IN and OUT, e.g. gswitch convert graph.gr graph.mtx "
                            "(or --generate SPEC OUT)")
     if args.to is None:
-        kind = EXTENSIONS.get(_extension(Path(target)))
+        kind = EXTENSIONS.get(extension_of(Path(target)))
         if kind not in WRITE_FORMATS:
             raise InvalidInput(
                 f"cannot tell the output format from {target!r}; end it in .mtx, .txt, .gr "

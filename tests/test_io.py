@@ -17,7 +17,7 @@ from scipy.sparse import csgraph
 from gswitch.errors import GraphFormatError
 from gswitch.generators import rmat
 from gswitch.graph import Graph
-from gswitch.io import EXTENSIONS, load_graph, save_npz
+from gswitch.io import EXTENSIONS, load_graph, save_graph, save_npz
 from gswitch.testing.datasets import DatasetUnavailable, metis_graph_dir, metis_graph_path
 
 
@@ -698,3 +698,30 @@ def test_unknown_policy_names_are_refused(tmp_path, policy):
     for p in (write(tmp_path / "g.txt", "0 1\n0 1\n"), save_npz(g, tmp_path / "g.npz")):
         with pytest.raises(InvalidGraph, match="must be one of"):
             load_graph(p, **policy)
+
+
+def test_a_format_registers_in_one_place(tmp_path, monkeypatch):
+    """A new format module adds its extension, alias, loader and writer with one
+    register() call; load_graph and save_graph find it; a clash names both formats."""
+    from gswitch.io import formats
+
+    monkeypatch.setattr(formats, "_REGISTRY", dict(formats._REGISTRY))
+
+    def load(path, o):
+        src, dst = np.loadtxt(path, dtype=np.int64, ndmin=2).T
+        return Graph.from_edges(src, dst, name=o.name)
+
+    def save(graph, path):
+        np.savetxt(path, np.column_stack(graph.edges()), fmt="%d")
+        return path
+
+    formats.register(formats.Format("pairs", "pair list", (".pairs",), ("pl",), load, save))
+    g = rmat(6, seed=2)
+    out = save_graph(g, tmp_path / "g.pairs")
+    back = load_graph(out)
+    assert back.n_edges == g.n_edges and back.name == "g"
+    assert load_graph(out, fmt="pl").n_edges == g.n_edges
+    with pytest.raises(ValueError, match="'.mtx', which format 'mtx' already has"):
+        formats.register(formats.Format("other", "other", (".mtx",), (), load))
+    with pytest.raises(GraphFormatError, match="writing METIS is not supported"):
+        save_graph(g, tmp_path / "g.graph")

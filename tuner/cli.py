@@ -213,7 +213,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     if export is not None and result.best_config:
-        from gswitch.io import _atomic_write
+        from gswitch.io._common import _atomic_write
 
         text = Config(result.best_config).to_json() + "\n"
         _atomic_write(export, lambda f: f.write(text.encode()))  # never half a file

@@ -1,0 +1,154 @@
+"""Matrix Market coordinate files (``.mtx``), read through ``scipy.io.mmread``."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+from .._memory import graph_bytes
+from ..graph import (
+    DuplicatePolicy,
+    Graph,
+    SelfLoopPolicy,
+)
+from ._common import (
+    _MAX_ID,
+    _build,
+    _check_declared,
+    _check_text,
+    _fail,
+    _int_token,
+    _read_bytes,
+    _show,
+)
+from .formats import Format, LoadOptions, register, text_writer
+
+
+# ---------------------------------------------------------------------------- Matrix Market
+def _mtx_size_line(path: Path, data: bytes) -> tuple[int, int, int, int]:
+    """``(rows, cols, entries, line number)`` of the size line after the banner."""
+    pos = data.find(b"\n") + 1
+    lineno = 1
+    while 0 < pos < len(data):
+        end = data.find(b"\n", pos)
+        end = len(data) if end < 0 else end
+        raw, pos = data[pos:end], end + 1
+        lineno += 1
+        s = raw.strip()
+        if not s or s[:1] == b"%":
+            continue
+        toks = s.split()
+        if len(toks) != 3:
+            raise _fail(path, f"the size line must be '<rows> <cols> <entries>', got {_show(s)}",
+                        lineno)
+        values = [_int_token(t, path, lineno, "size") for t in toks]
+        if min(values) < 0:
+            raise _fail(path, f"sizes must be >= 0, got {_show(s)}", lineno)
+        return values[0], values[1], values[2], lineno
+    raise _fail(path, "no size line '<rows> <cols> <entries>' after the banner; add it")
+
+
+def _load_mtx(
+    path: Path, data: bytes, *, directed: bool | None, weighted: bool,
+    duplicates: DuplicatePolicy, self_loops: SelfLoopPolicy, name: str,
+) -> Graph:
+    import scipy.io
+
+    raw_head = data.split(b"\n", 1)[0].lower().split()
+    if len(raw_head) != 5 or raw_head[0] != b"%%matrixmarket" or raw_head[1] != b"matrix":
+        raise _fail(path, "not a Matrix Market file: the first line must be "
+                    "'%%MatrixMarket matrix coordinate <field> <symmetry>'", 1)
+    layout, field, symmetry = (t.decode("ascii", "replace") for t in raw_head[2:])
+    if layout != "coordinate":
+        raise _fail(path, f"Matrix Market layout {_show(raw_head[2])} is not supported (a "
+                    "dense 'array' cannot hold a graph); graphs need 'coordinate'", 1)
+    if field not in ("real", "integer", "pattern"):
+        raise _fail(path, f"Matrix Market field {_show(raw_head[3])} is not supported; use "
+                    "real, integer or pattern", 1)
+    if symmetry not in ("general", "symmetric", "skew-symmetric"):
+        raise _fail(path, f"Matrix Market symmetry {_show(raw_head[4])} is not supported; use "
+                    "general or symmetric", 1)
+    _check_text(path, data, "mtx")
+    n_rows, n_cols, nnz, size_line = _mtx_size_line(path, data)
+    if n_rows != n_cols:
+        raise _fail(path, f"adjacency matrix must be square, got {n_rows}x{n_cols}; pad it or "
+                    "use a bipartite projection", size_line)
+    if n_rows > _MAX_ID + 1:
+        raise _fail(path, f"the size line declares {n_rows:,} nodes, but node ids are int32, so "
+                    f"at most {_MAX_ID + 1:,} nodes are supported; fix the size line",
+                    size_line)
+    stored = nnz * (1 if symmetry == "general" else 2)
+    # scipy's reader holds row, column and value arrays next to the graph being built
+    _check_declared(path, data, n_rows, nnz, "entries", "size line", size_line,
+                    graph_bytes(n_rows, stored, weighted and field != "pattern") + 24 * nnz)
+    if not data.endswith(b"\n"):
+        # scipy's reader (fast_matrix_market) reads past the end of a buffer whose last
+        # number is cut short, e.g. "1 1 5.6e" without a newline, and crashes the process
+        data += b"\n"
+    try:
+        coo = scipy.io.mmread(io.BytesIO(data))
+    except Exception as exc:  # scipy raises ValueError/RuntimeError/OverflowError variants
+        why = "".join(ch if ch.isprintable() else "?" for ch in str(exc))[:200]
+        raise _fail(path, f"malformed Matrix Market content ({why}); check the size line "
+                    "and the entries") from None
+    rows, cols = coo.shape
+    if rows != cols:
+        raise _fail(path, f"adjacency matrix must be square, got {rows}x{cols}; pad it or "
+                    "use a bipartite projection")
+    r = np.asarray(coo.row, dtype=np.int64)
+    c = np.asarray(coo.col, dtype=np.int64)
+    w = None if field == "pattern" or not weighted else np.asarray(coo.data, dtype=np.float64)
+    if w is not None and np.isnan(w).any():
+        raise _fail(path, "edge weight is NaN; weights must be numbers")
+    if symmetry == "symmetric":
+        # scipy mirrors the stored triangle; keep one copy of each stored entry and let
+        # from_edges add the reverse direction (self loops once), so the duplicates policy
+        # sees exactly the entries of the file
+        lower = r >= c
+        r, c = r[lower], c[lower]
+        w = None if w is None else w[lower]
+        g = _build(path, r, c, w, n_nodes=rows, directed=False, duplicates=duplicates,
+                   self_loops=self_loops, name=name)
+        if directed:
+            g = Graph(g.indptr, g.indices, g.weights, directed=True, validate=False, name=name)
+        return g
+    # general, and skew-symmetric (whose mirrored entries carry negated weights, so it is
+    # not an undirected graph): every entry is one directed edge
+    return _build(path, r, c, w, n_nodes=rows, directed=directed is not False,
+                  duplicates=duplicates, self_loops=self_loops, name=name)
+
+
+def _write_mtx(graph: Graph, f: BinaryIO) -> None:
+    import scipy.io
+    import scipy.sparse as sp
+
+    src, dst = graph.edges()
+    w = graph.weights
+    if not graph.directed:
+        # a symmetric file stores one triangle; the loader mirrors it back
+        keep = src >= dst
+        src, dst = src[keep], dst[keep]
+        w = None if w is None else w[keep]
+    data = np.ones(src.size, np.float64) if w is None else w.astype(np.float64)
+    integral = w is not None and bool(np.all(np.isfinite(data)) and np.all(data == np.round(data))
+                                      and np.abs(data).max(initial=0) < 2**31)
+    field = "pattern" if w is None else ("integer" if integral else "real")
+    if integral:
+        data = data.astype(np.int64)
+    coo = sp.coo_array((data, (src.astype(np.int64), dst.astype(np.int64))),
+                       shape=(graph.n_nodes,) * 2)
+    comment = f" gswitch graph {graph.name}" if graph.name else " gswitch graph"
+    # float32 weights need 9 significant digits to come back bit for bit
+    scipy.io.mmwrite(f, coo, comment=comment, field=field,
+                     precision=9, symmetry="general" if graph.directed else "symmetric")
+
+def _load(path: Path, o: LoadOptions) -> Graph:
+    return _load_mtx(path, _read_bytes(path), directed=o.directed, weighted=o.weighted,
+                     duplicates=o.duplicates, self_loops=o.self_loops, name=o.name)
+
+
+FORMAT = register(Format("mtx", "Matrix Market", (".mtx", ".mm"), ("mm", "matrixmarket"),
+                         load=_load, save=text_writer(_write_mtx)))
