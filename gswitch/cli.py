@@ -144,10 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="list the modules without compiling (no GPU needed)")
     _add_debug(comp)
 
-    # further subcommands (the tuner's) register here and set their own handler
-    from .tuner.cli import add_tuner_commands  # tuner: tune, report, run --config auto|tuned
+    # plugins add their commands (the tuner: tune, report, run --storage) with handlers
+    from .plugins import get_plugin_manager
 
-    add_tuner_commands(sub)
+    get_plugin_manager().hook.gswitch_add_commands(subparsers=sub)
     return parser
 
 
@@ -313,7 +313,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     values: dict[str, Any] = {}
     given: dict[str, Any] = {}  # what the user chose, for the note on GPU-only settings
-    tuned_mode = args.config if args.config in ("auto", "tuned") else None  # tuner
+    # a value that names no file and is not 'default' is a plugin's mode (the tuner's
+    # auto and tuned)
+    tuned_mode = args.config if args.config and args.config != "default" and not Path(
+        args.config).suffix and not Path(args.config).exists() else None
     default_mode = args.config == "default"
     if args.config and not tuned_mode and not default_mode:
         values.update(Config.from_file(args.config).to_dict())
@@ -342,11 +345,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
                   "effect on the cpu backend (GPU-only); they apply with --backend gpu",
                   file=sys.stderr)
     graph = _load(args)
-    if tuned_mode:  # tuner: the study's config for this graph, then --set on top
-        from .tuner import resolve_config
+    if tuned_mode:  # a plugin's configuration for this graph, then --set on top
+        from .plugins import get_plugin_manager
 
-        tuned, where = resolve_config(args.algorithm, graph, tuned_mode, backend=backend,
-                                      storage=getattr(args, "storage", None))
+        answer = get_plugin_manager().hook.gswitch_resolve_config(
+            algorithm=args.algorithm, graph=graph, mode=tuned_mode, backend=backend,
+            options=vars(args))
+        if answer is None:
+            raise InvalidInput(f"--config {tuned_mode}: no such file, and no plugin knows "
+                               "this mode; give a JSON file, 'default', or (with the tuner) "
+                               "'auto' or 'tuned'")
+        tuned, where = answer
         config = tuned.replace(**sets)
         print(f"config {tuned_mode}: {where}", file=sys.stderr)
     params = _parse_params(args.params)

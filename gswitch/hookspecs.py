@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    import argparse
+
     from .algorithm import AlgorithmSpec
+    from .config import Config
+    from .graph import Graph
     from .strategy import Strategy
 
 PROJECT_NAME = "gswitch"
@@ -83,4 +87,42 @@ def gswitch_suggested_configs(algorithm: AlgorithmSpec, features: dict,
         ``axis.param`` keys), best guess first.
 
     .. versionadded:: 0.3
+    """
+
+
+@hookspec
+def gswitch_add_commands(subparsers: argparse._SubParsersAction) -> None:
+    """Add subcommands to the ``gswitch`` command line, or options to its commands.
+
+    Every implementation is called once the core's commands exist;
+    ``subparsers.choices`` holds their parsers by name, so a plugin may add an option to
+    ``run``. Each new command names its handler with ``set_defaults(handler=func)``,
+    where ``func(args) -> int`` returns the exit status. The tuner adds ``tune`` and
+    ``report`` this way, and ``--storage`` to ``run``.
+
+    :param subparsers: what ``ArgumentParser.add_subparsers`` returned for ``gswitch``.
+
+    .. versionadded:: 0.5
+    """
+
+
+@hookspec(firstresult=True)
+def gswitch_resolve_config(algorithm: str, graph: Graph, mode: str, backend: str,
+                           options: dict) -> tuple[Config, str] | None:
+    """The configuration ``gswitch run --config MODE`` runs with, for a ``MODE`` that is
+    neither a file nor ``default`` (the tuner answers ``tuned`` and ``auto``).
+
+    The first non-None result wins; where none answers, the command line says that
+    ``MODE`` is no file and no mode a plugin knows.
+
+    :param algorithm: the algorithm's name.
+    :param graph: the graph of the run.
+    :param mode: the ``--config`` value.
+    :param backend: ``"cpu"`` or ``"gpu"``.
+    :param options: the command line's parsed options (``vars(args)``), such as the
+        ``--storage`` a plugin added.
+    :returns: ``(config, note)``: the configuration and where it came from, or ``None``
+        for a mode this plugin does not handle.
+
+    .. versionadded:: 0.5
     """

@@ -29,7 +29,8 @@ def _builtin_modules() -> tuple[str, ...]:
     from .algorithms import BUILTIN_MODULES as algos
     from .strategies import BUILTIN_MODULES as strategies
 
-    return tuple(strategies) + tuple(algos)
+    # the tuner plugs into the command line (tune, report, run --config auto|tuned)
+    return tuple(strategies) + tuple(algos) + ("gswitch.tuner.plugin",)
 
 
 @dataclass

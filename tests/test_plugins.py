@@ -1,9 +1,11 @@
 """The plugin manager and registry: built-ins, third-party plugins, duplicates, failures."""
 
+import json
 import re
 import sys
 import textwrap
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -346,3 +348,47 @@ def test_sweeps_get_a_pull_suggestion_on_every_kind_of_graph(diameter):
         algorithm=spec, features=features, backend="gpu")
     directions = [Config(c)["direction"] for lst in lists if lst for c in lst[:2]]
     assert "pull" in directions
+
+
+def test_plugins_add_commands_and_config_modes(capsys):
+    """The command line takes commands and --config modes from plugins (the tuner's
+    among them); the core's CLI imports no tuner code itself."""
+    import gswitch.cli as cli_mod
+    from gswitch.cli import main
+    from gswitch.plugins import get_plugin_manager
+
+    source = Path(cli_mod.__file__).read_text()
+    assert "tuner" not in "".join(line for line in source.splitlines()
+                                  if line.lstrip().startswith(("import", "from")))
+
+    class Hello:
+        @gs.hookimpl
+        def gswitch_add_commands(self, subparsers):
+            p = subparsers.add_parser("hello", help="say hello")
+            p.set_defaults(handler=lambda args: print("hello from a plugin") or 7)
+
+        @gs.hookimpl
+        def gswitch_resolve_config(self, algorithm, graph, mode, backend, options):
+            if mode != "everything_topology":
+                return None
+            return gs.Config({"driving": "topology"}), "a plugin's mode"
+
+    pm = get_plugin_manager()
+    plugin = Hello()
+    pm.register(plugin, name="test-hello")
+    try:
+        assert main(["hello"]) == 7
+        assert "hello from a plugin" in capsys.readouterr().out
+        assert main(["run", "bfs", "--generate", "rmat:6", "--source", "0", "--backend",
+                     "cpu", "--config", "everything_topology", "--json"]) == 0
+        captured = capsys.readouterr()
+        assert "a plugin's mode" in captured.err
+        assert json.loads(captured.out)["config"]["driving"] == "topology"
+        assert main(["run", "bfs", "--generate", "rmat:6", "--source", "0", "--backend",
+                     "cpu", "--config", "nothing_knows_this"]) == 2
+        assert "no plugin knows this mode" in capsys.readouterr().err
+        # the tuner's commands come the same way
+        sub = next(a for a in cli_mod.build_parser()._actions if a.dest == "command")
+        assert {"tune", "report", "hello"} <= set(sub.choices)
+    finally:
+        pm.unregister(plugin)

@@ -17,10 +17,28 @@ Examples
 
 """
 
-from .resolve import MODES, resolve_config
-from .space import SearchSpace, TunerError, build_space, space_version
-from .storage import default_storage_url, open_storage, study_name, tuned_studies
-from .study import SAMPLERS, TuneResult, tune
+import importlib
+from typing import Any
+
+#: Where each public name lives: the package imports a module on first use of one of
+#: its names, so loading the tuner's plugin with every registry costs nothing.
+_LAZY = {
+    "MODES": "resolve", "resolve_config": "resolve",
+    "SearchSpace": "space", "TunerError": "space", "build_space": "space",
+    "space_version": "space",
+    "default_storage_url": "storage", "open_storage": "storage", "study_name": "storage",
+    "tuned_studies": "storage",
+    "SAMPLERS": "study", "TuneResult": "study", "tune": "study",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "tune",
