@@ -511,7 +511,7 @@ def plain_text(text: str) -> str:
     return _REST_LITERAL.sub(lambda m: m.group(1) or m.group(2), text)
 
 
-def _param_line(axis: str, name: str, p: dict[str, Any]) -> str:
+def _param_line(axis: str | None, name: str, p: dict[str, Any]) -> str:
     default = _number(p.get("default"))
     if p.get("choices") is not None:
         rng = "one of " + ", ".join(_number(c) for c in p["choices"])
@@ -519,11 +519,17 @@ def _param_line(axis: str, name: str, p: dict[str, Any]) -> str:
         rng = f"range {_number(p.get('low'))} .. {_number(p.get('high'))}"
     else:
         rng = ""
-    return f"      --set {axis}.{name}=VALUE   default {default}" + (f", {rng}" if rng else "")
+    key = name if axis is None else f"{axis}.{name}"
+    return f"      --set {key}=VALUE   default {default}" + (f", {rng}" if rng else "")
+
+
+def _space_dict(p: Any) -> dict[str, Any]:
+    return {"type": type(p).__name__, **{f: getattr(p, f) for f in (
+        "choices", "low", "high", "default", "step", "compile_time") if hasattr(p, f)}}
 
 
 def _cmd_strategies(args: argparse.Namespace) -> int:
-    from .config import DEFAULTS
+    from .config import DEFAULTS, GLOBAL_DOCS, GLOBAL_KEYS
     from .plugins import AXES, get_registry
 
     reg = get_registry()
@@ -535,14 +541,16 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
                 "summary": cls.summary(),
                 "backends": list(cls.backends),
                 "default": DEFAULTS.get(axis) == name,
-                "params": {k: {"type": type(p).__name__, **{
-                    f: getattr(p, f) for f in ("choices", "low", "high", "default")
-                    if hasattr(p, f)}} for k, p in cls.params.items()},
+                "params": {k: _space_dict(p) for k, p in cls.params.items()},
                 "plugin": reg.sources[(axis, name)],
             }
+    # keys of no single strategy, searched by the tuner like strategy parameters
+    data["global"] = {k: {"summary": GLOBAL_DOCS.get(k, ""), **_space_dict(p)}
+                      for k, p in GLOBAL_KEYS.items()}
     if args.json:
         print(json.dumps(data, indent=2, default=str))
         return 0
+    globals_ = data.pop("global")
     for axis, entries in data.items():
         print(f"{axis}:")
         for name, d in entries.items():
@@ -555,6 +563,11 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
             print(body)
             for pname, p in d["params"].items():
                 print(_param_line(axis, pname, p))
+    print("global (any strategy combination):")
+    for key, p in globals_.items():
+        print(textwrap.fill(p["summary"], width=96, initial_indent=f"  {key}: ",
+                            subsequent_indent=" " * 6))
+        print(_param_line(None, key, p))
     if reg.failures:
         print("plugins that failed to load:", file=sys.stderr)
         for f in reg.failures:

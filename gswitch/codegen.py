@@ -31,8 +31,7 @@ from ._version import __version__
 from .algorithm import AlgorithmSpec, Operator
 from .config import Config
 from .errors import AlgorithmError
-from .plugins import AXES
-from .strategy import Phase
+from .strategy import AXES, Phase
 
 __all__ = ["CUDA_TYPES", "lower_expr", "generate_source", "GeneratedModule", "state_dtype",
            "pull_form", "phase_list"]
@@ -519,11 +518,6 @@ def _phase_table(phases: list[Phase], driving: Any) -> str:
 _GENERATED: dict[tuple[int, str, bool, str], tuple[AlgorithmSpec, GeneratedModule]] = {}
 
 
-def _graph_shape_key(config: Config, graph: Any) -> str:
-    # strategy members may depend on the graph only through their declared shape
-    return "" if graph is None else f"{graph.n_nodes}:{graph.n_edges}"
-
-
 def generate_source(spec: AlgorithmSpec, config: Config, weighted: bool,
                     graph: Any = None) -> GeneratedModule:
     """Compose the full CUDA source for an algorithm and strategy configuration.
@@ -594,7 +588,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
     block = int(config["block_size"])
     atomic_free = strategies["driving"].atomic_free()
     direction = strategies["direction"]
-    pulls = bool(getattr(direction, "may_pull", False)) and pull_form(spec) is None
+    pulls = direction.may_pull and pull_form(spec) is None
     first_hit = pulls and spec.first_hit_final and strategies["driving"].worklist_only()
     defines = {
         "GS_BLOCK_SIZE": str(block),
@@ -653,9 +647,9 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
     skeleton = skeleton.replace("/*@phases@*/", _phase_table(phases, strategies["driving"]))
     parts.append(skeleton)
     source = "\n".join(parts)
-    launch = strategies["launch"]
-    kernels = ("gs_phase_kernel",) + tuple(launch.kernels) + tuple(
-        getattr(strategies["worklist"], "kernels", ()))
+    kernels = ("gs_phase_kernel",) + tuple(
+        k for axis in ("launch", "worklist", "load_balance", "driving", "direction")
+        for k in strategies[axis].kernels)
     key = hashlib.sha256(source.encode()).hexdigest()
     return GeneratedModule(
         source=source,
@@ -663,7 +657,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         kernels=kernels,
         description=f"{spec.name} with " + ", ".join(
             f"{a}={config[a]}" for a in AXES) + f", block_size={block}",
-        cooperative=launch.cooperative,
+        cooperative=strategies["launch"].cooperative,
         block_size=block,
         phases=tuple(phases),
         members=tuple(members),
@@ -674,7 +668,3 @@ def numbered(source: str) -> str:
     """Source with line numbers, for compile-error reports."""
     return "\n".join(f"{i + 1:5d}  {line}" for i, line in enumerate(source.splitlines()))
 
-
-def source_files() -> list[str]:
-    """Texts of the core CUDA files (part of every cache key)."""
-    return [_core_file("common.cuh"), _core_file("skeleton.cuh")]

@@ -19,9 +19,9 @@ import numpy as np
 
 from .algorithm import AlgorithmSpec
 from .config import GLOBAL_KEYS, Config
-from .plugins import AXES, get_registry
+from .plugins import get_registry
 from .runner import check_combination
-from .strategy import Categorical, FloatRange, IntRange, ParamSpace
+from .strategy import AXES, Categorical, FloatRange, IntRange, ParamSpace
 
 __all__ = ["axis_options", "iter_configs", "valid_configs", "pairwise_configs",
            "sampled_configs"]

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidConfig
-from .plugins import AXES, get_registry
-from .strategy import Categorical, IntRange, Strategy
+from .plugins import get_registry
+from .strategy import AXES, Categorical, IntRange, Strategy
 
 __all__ = ["Config", "DEFAULTS", "GLOBAL_KEYS", "parse_set_options"]
 
@@ -51,6 +51,17 @@ GLOBAL_KEYS = {
     "worklist_capacity": IntRange(0, 2**31 - 1, 0),
     "read_before_atomic": Categorical((True, False), True, compile_time=True),
     "l2_prefetch": Categorical((False, True), False, compile_time=True),
+}
+
+#: What each of :data:`GLOBAL_KEYS` does, as ``gswitch strategies`` lists it.
+GLOBAL_DOCS = {
+    "block_size": "GPU: threads per block of every kernel of the module",
+    "worklist_capacity": "GPU: initial worklist slots (0: estimated from the graph; a "
+                         "worklist that overflows grows)",
+    "read_before_atomic": "GPU: a min/max/or reduction reads its target first and skips "
+                          "the atomic when the value cannot improve it",
+    "l2_prefetch": "GPU: prefetch a pushed node's CSR row and the neighbouring cache lines "
+                   "of the arrays a step reads into L2",
 }
 
 

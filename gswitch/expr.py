@@ -5,8 +5,9 @@ calling it with proxies records an expression tree instead of computing numbers.
 tree is the single source of truth: the CPU engine evaluates it with NumPy and the GPU
 engine lowers it to CUDA C. Nothing here parses Python source.
 
-Statements (reductions, exchanges, assignments) are recorded in program order on the
-active :class:`Tracer`; expressions are immutable values.
+Statements (reductions, exchanges, assignments) are recorded in program order by the
+tracer of :mod:`gswitch.algorithm` (``trace_operator``); expressions are immutable
+values.
 """
 
 from __future__ import annotations

@@ -58,7 +58,9 @@ def gswitch_default_config() -> dict | None:
     """Return the default strategy configuration (the first non-None result wins).
 
     The built-in plugin ``gswitch.strategies.defaults`` answers with the configuration
-    that is good on most graphs; a plugin registered before it could replace it. The
+    that is good on most graphs. pluggy calls the most recently registered plugin
+    first, so a plugin (registered after the built-ins, from its entry point) that
+    answers replaces it. The
     core itself names no strategy.
 
     :returns: a mapping of axis to strategy name (and optionally ``axis.param`` keys).

@@ -14,6 +14,7 @@ import pluggy
 
 from . import hookspecs
 from .errors import InvalidConfig, InvalidInput, PluginError
+from .strategy import AXES as _AXES
 
 if TYPE_CHECKING:
     from .algorithm import AlgorithmSpec
@@ -21,8 +22,8 @@ if TYPE_CHECKING:
 
 __all__ = ["get_plugin_manager", "Registry", "get_registry", "reset_registry", "AXES"]
 
-#: The five strategy axes, in the order the engine composes them.
-AXES = ("worklist", "load_balance", "driving", "direction", "launch")
+#: The five strategy axes (defined with the strategy contracts; kept here for plugins).
+AXES = _AXES
 
 
 def _builtin_modules() -> tuple[str, ...]:

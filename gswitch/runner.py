@@ -13,8 +13,9 @@ from .algorithm import AlgorithmSpec
 from .config import Config
 from .errors import DeviceError, GswitchError, InvalidConfig, InvalidGraph, InvalidInput
 from .graph import Graph
-from .plugins import AXES, get_registry
+from .plugins import get_registry
 from .result import Result
+from .strategy import AXES
 
 __all__ = ["run", "prepare", "as_graph", "gpu_available", "resolve_backend",
            "check_combination", "DEFAULT_MAX_ITERATIONS"]

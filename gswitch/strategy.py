@@ -50,6 +50,11 @@ __all__ = [
 ]
 
 
+#: The five strategy axes, in the order the engine composes them; each has its base class
+#: below (:data:`AXIS_BASES` in :mod:`gswitch.testing.conformance` maps them).
+AXES = ("worklist", "load_balance", "driving", "direction", "launch")
+
+
 @dataclass(frozen=True)
 class Categorical:
     """A choice among listed values."""
@@ -257,6 +262,10 @@ class Strategy:
         (worklists, load balancing, launch modes), so those list ``("gpu",)``.
     cuda_files : tuple[str, ...]
         Device fragments (package data under ``<axis>/cuda/``) pasted into the skeleton.
+    kernels : tuple[str, ...]
+        ``extern "C" __global__`` entry points the fragment defines besides the
+        skeleton's ``gs_phase_kernel`` (a persistent loop, a worklist's own pass); the
+        module compiles them and the engine looks them up by these names.
     """
 
     axis: ClassVar[str] = ""
@@ -264,6 +273,7 @@ class Strategy:
     params: ClassVar[dict[str, ParamSpace]] = {}
     backends: ClassVar[tuple[str, ...]] = ("cpu", "gpu")
     cuda_files: ClassVar[tuple[str, ...]] = ()
+    kernels: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = {**self.default_options(), **options}
@@ -550,7 +560,6 @@ class LaunchStrategy(Strategy):
     axis = "launch"
     backends = ("gpu",)
     cooperative: ClassVar[bool] = False
-    kernels: ClassVar[tuple[str, ...]] = ()
     #: On a small graph, the first read of the control block brings the fields and the
     #: head of the step trace with it (a loop that runs on the device is usually over by
     #: then).

@@ -114,10 +114,17 @@ def test_strategies_lists_every_axis(capsys):
     """strategies lists all five axes, their strategies and parameters."""
     assert main(["strategies", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"worklist", "load_balance", "driving", "direction", "launch"}
+    assert set(data) == {"worklist", "load_balance", "driving", "direction", "launch",
+                         "global"}
     assert data["load_balance"]["virtual_warp"]["params"]["size"]["choices"] == [2, 4, 8, 16, 32]
+    from gswitch.config import GLOBAL_KEYS
+
+    # the keys of no single strategy, with their ranges, like strategy parameters
+    assert set(data["global"]) == set(GLOBAL_KEYS)
+    assert data["global"]["block_size"]["low"] == 64 and data["global"]["block_size"]["summary"]
     assert main(["strategies"]) == 0
-    assert "virtual_warp" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "virtual_warp" in out and "--set block_size=VALUE   default 256, range 64" in out
 
 
 def test_algorithms_describe(capsys):

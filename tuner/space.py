@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from gswitch.config import DEFAULTS, GLOBAL_KEYS, Config
 from gswitch.errors import GswitchError, InvalidConfig, InvalidInput
-from gswitch.plugins import AXES, get_registry
-from gswitch.strategy import Categorical, FloatRange, IntRange, ParamSpace
+from gswitch.plugins import get_registry
+from gswitch.strategy import AXES, Categorical, FloatRange, IntRange, ParamSpace
 
 if TYPE_CHECKING:
     import optuna

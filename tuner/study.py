@@ -46,7 +46,6 @@ import os
 import random
 import shutil
 import socket
-import statistics
 import tempfile
 import threading
 import time
@@ -60,7 +59,8 @@ import numpy as np
 
 from gswitch.config import DEFAULTS, Config
 from gswitch.errors import GswitchError, InvalidInput
-from gswitch.plugins import AXES, get_plugin_manager, get_registry
+from gswitch.plugins import get_plugin_manager, get_registry
+from gswitch.strategy import AXES
 
 from .ahead import Precompiler, default_compile_ahead
 from .space import SearchSpace, TunerError, build_space
@@ -1020,7 +1020,3 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
         space=space.describe(), reference=ref_desc)
     return result
 
-
-def median_or_none(values: list[float]) -> float | None:
-    """Median of ``values``, or ``None`` when empty."""
-    return statistics.median(values) if values else None

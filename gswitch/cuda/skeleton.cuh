@@ -28,9 +28,9 @@ __device__ __forceinline__ uint4 gs_slot(int it) {
   return __ldcg((const uint4*)(gs.ctl + GS_CTL_SLOT(it)));
 }
 
-/*@slot worklist@*/
-
-__device__ __forceinline__ GsStep gs_make_step(int it, int mode, int pull, unsigned in_size) {
+// A step's state with its counters zeroed and no items yet; fragments that run a kernel
+// of their own over step `it` (a worklist's compaction) start from it too.
+__device__ __forceinline__ GsStep gs_blank_step(int it, int mode, int pull, unsigned in_size) {
   GsStep st;
   st.it = it;
   st.mode = mode;
@@ -48,6 +48,14 @@ __device__ __forceinline__ GsStep gs_make_step(int it, int mode, int pull, unsig
 #if GS_N_SUMS
   for (int k = 0; k < GS_N_SUMS; ++k) st.sums[k] = 0.0;
 #endif
+  st.n_items = 0;
+  return st;
+}
+
+/*@slot worklist@*/
+
+__device__ __forceinline__ GsStep gs_make_step(int it, int mode, int pull, unsigned in_size) {
+  GsStep st = gs_blank_step(it, mode, pull, in_size);
   st.n_items = gs_mode_worklist(mode) ? gs_wl_size(st) : (unsigned)gs.n;
   return st;
 }

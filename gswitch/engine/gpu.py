@@ -38,9 +38,8 @@ from ..errors import (
     KernelCompileError,
 )
 from ..graph import Graph
-from ..plugins import AXES
 from ..result import Result
-from ..strategy import Phase, Strategy
+from ..strategy import AXES, Phase, Strategy
 from .context import LaunchContext, _PackedInts
 from .memory import (
     _CTL_ROOM,
@@ -141,7 +140,7 @@ class _Plan:
         st["row"], st["col"] = res.row.data.ptr, res.col.data.ptr
         st["weights"] = res.weights.data.ptr if res.weights is not None else 0
         st["in_degree"] = res.in_degree.data.ptr
-        if getattr(self.strategies["direction"], "may_pull", False):
+        if self.strategies["direction"].may_pull:
             rrow, rcol, rw = res.reverse_arrays()  # before the deadline clock starts
             st["rrow"], st["rcol"] = rrow.data.ptr, rcol.data.ptr
             st["rweights"] = rw.data.ptr if rw is not None else 0
@@ -167,10 +166,10 @@ class _Plan:
                 self.args[(axis, name)] = value
                 st[f"{axis}_{name}"] = value
         launch = self.strategies["launch"]
-        self.early_read = (bool(getattr(launch, "results_with_first_read", False))
+        self.early_read = (launch.results_with_first_read
                            and self.field_bytes <= _EARLY_READ_BYTES)
         #: the phase kernel writes its decisions into host memory for the host to poll
-        self.polls = bool(getattr(launch, "polls_control", False)) and not gen.cooperative
+        self.polls = launch.polls_control and not gen.cooperative
 
     def bind(self, member: str, ptr: int) -> None:
         """Point a member of the template at a (pooled) device array."""

@@ -141,7 +141,7 @@ def estimate_bytes(graph: Graph, spec: AlgorithmSpec, config: Config) -> int:
     n, m = graph.n_nodes, graph.n_edges
     total = 4 * (n + 1) + 4 * m + (4 * m if graph.weighted else 0) + 4 * n
     strategies = config.strategies()
-    if getattr(strategies["direction"], "may_pull", False) and graph.directed:
+    if strategies["direction"].may_pull and graph.directed:
         # the transpose, plus the scratch of building it on the device (sort order, sources)
         total += 4 * (n + 1) + 4 * m + (4 * m if graph.weighted else 0) + 16 * m
     total += sum(np.dtype(f.dtype).itemsize * n for f in spec.fields.values())

@@ -13,8 +13,9 @@ import re
 
 from ..algorithm import AlgorithmSpec
 from ..config import Config
-from ..plugins import AXES, get_registry
+from ..plugins import get_registry
 from ..strategy import (
+    AXES,
     Categorical,
     DirectionStrategy,
     DrivingStrategy,

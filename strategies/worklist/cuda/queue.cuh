@@ -41,18 +41,8 @@ __device__ __forceinline__ void gs_wl_store(GsStep& st, unsigned slot, gs_vid v)
 }
 // After the host grew the output queue of step `it`: append the spilled nodes.
 extern "C" __global__ void gs_wl_compact_spill(int it) {
-  GsStep st;
-  st.it = it;
-  st.mode = 0;  // unused: the compaction stores, it does not activate
-  st.pull = 0;
-  st.in_size = 0;
-  st.ctl_cur = gs.ctl + GS_CTL_SLOT(it);
-  st.edges = 0;
-  st.acts = 0;
-  st.fedges = 0;
-  st.pre_i = ~0u;
-  st.pre_v = 0;
-  st.n_items = 0;
+  // mode and pull unused: the compaction stores, it does not activate
+  GsStep st = gs_blank_step(it, 0, 0, 0);
   const unsigned stride = gridDim.x * blockDim.x;
   for (unsigned v = blockIdx.x * blockDim.x + threadIdx.x; v < (unsigned)gs.n; v += stride) {
     if (gs.worklist_spill[v]) {

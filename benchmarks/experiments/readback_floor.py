@@ -13,10 +13,16 @@ into is reused by the next run. This prices the options for one result of ``--mb
 
 Usage::
 
-    python benchmarks/readback_floor.py [--mb 16] [--reps 30] [--threads 8]
+    python benchmarks/experiments/readback_floor.py [--mb 16] [--reps 30] [--threads 8]
 """
 
 from __future__ import annotations
+
+import pathlib
+import sys
+
+# the maintained benchmarks' helpers live one folder up
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
 import statistics

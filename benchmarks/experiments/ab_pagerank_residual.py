@@ -10,11 +10,17 @@ sides in one run on one device:
   symmetrised, the graph of ``bench_engine.py``) for the default configuration, push
   topology and pull topology, the two variants alternating run by run.
 
-Usage: python benchmarks/ab_pagerank_residual.py [--scale 22] [--check-scale 18]
+Usage: python benchmarks/experiments/ab_pagerank_residual.py [--scale 22] [--check-scale 18]
     [--rounds 5]
 """
 
 from __future__ import annotations
+
+import pathlib
+import sys
+
+# the maintained benchmarks' helpers live one folder up
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
 import statistics

@@ -5,7 +5,8 @@ Make the older tree with::
     mkdir -p /tmp/old && git archive REV gswitch strategies algorithms tuner | tar -x -C /tmp/old
     mv /tmp/old/strategies /tmp/old/algorithms /tmp/old/tuner /tmp/old/gswitch/
 
-then run ``python benchmarks/ab_cpu.py /tmp/old`` from the repository root: each tree runs
+then run ``python benchmarks/experiments/ab_cpu.py /tmp/old`` from the repository root:
+each tree runs
 CC on a 256x256 grid, BFS on RMAT-16 (symmetrised) and PageRank on it, BFS and SSSP on a
 1024x1024 grid (2,047 steps of a few thousand nodes), in alternating
 subprocesses (``--rounds``), printing the median of three runs and a checksum of each

@@ -1,7 +1,7 @@
 """Trials to within a fraction of the best, per study of a tuner journal, counted in the
 order the trials finished (the journals of ``bench_tuner.py --storage``).
 
-    python benchmarks/recount_journal.py results/h100_s8_tuner200_eight_cases.journal.gz
+    python benchmarks/experiments/recount_journal.py results/h100_s8_tuner200_eight_cases.journal.gz
         [--mark-from OTHER.journal.gz] [--fraction 0.05]
 
 ``--mark-from`` measures against the better of each study's own best and the best of the

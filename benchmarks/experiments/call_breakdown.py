@@ -8,7 +8,7 @@ a synchronise). Stages nest: ``engine.run`` contains ``setup``, ``drive`` and
 
 Usage::
 
-    python benchmarks/call_breakdown.py [--calls 2000] [--launch persistent] [--json F]
+    python benchmarks/experiments/call_breakdown.py [--calls 2000] [--launch persistent] [--json F]
         [--grid N | --rmat SCALE] [--config JSON]
 
 ``--grid N`` splits a call on the NxN grid instead (BFS from a corner, the persistent
@@ -18,6 +18,12 @@ hub.
 """
 
 from __future__ import annotations
+
+import pathlib
+import sys
+
+# the maintained benchmarks' helpers live one folder up
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
 import json

@@ -9,10 +9,16 @@ configuration (a host loop) of BFS, SSSP and connected components on a road-like
 
 Usage::
 
-    python benchmarks/ab_poll.py [--grid 2048] [--scale 22] [--rounds 3] [--calls 500]
+    python benchmarks/experiments/ab_poll.py [--grid 2048] [--scale 22] [--rounds 3] [--calls 500]
 """
 
 from __future__ import annotations
+
+import pathlib
+import sys
+
+# the maintained benchmarks' helpers live one folder up
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
 import statistics

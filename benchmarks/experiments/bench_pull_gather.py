@@ -12,13 +12,19 @@ copy (bytes read plus written a second: the memory ceiling).
 
 Usage::
 
-    python benchmarks/bench_pull_gather.py [--scale 22] [--graphs rmat,uniform,road]
+    python benchmarks/experiments/bench_pull_gather.py [--scale 22] [--graphs rmat,uniform,road]
         [--repeats 3] [--tolerance 1e-7] [--configs extra.json] [--out-prefix run]
 
 Writes ``benchmarks/results/<prefix>_pull_gather.json`` (and a copy under ``$OUT``).
 """
 
 from __future__ import annotations
+
+import pathlib
+import sys
+
+# the maintained benchmarks' helpers live one folder up
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
 import json

@@ -7,10 +7,16 @@ the persistent launch. Times are the engines' own device-time figures (``kernel_
 before, ``device_time_s`` after), median of 5 after a warm-up; every answer is checked
 against scipy. Usage::
 
-    python benchmarks/bench_before_after.py OLD_STAGE NEW_STAGE [--scale 22]
+    python benchmarks/experiments/bench_before_after.py OLD_STAGE NEW_STAGE [--scale 22]
 """
 
 from __future__ import annotations
+
+import pathlib
+import sys
+
+# the maintained benchmarks' helpers live one folder up
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
 import json

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Same-run A/B of bench_engine.py parts: an older revision in .ab_old (see ab_call.sh for
 # how to make it) against the working tree, one after the other on one machine.
-#   bash benchmarks/ab_engine.sh pagerank,grid [extra bench_engine.py arguments]
+#   bash benchmarks/experiments/ab_engine.sh pagerank,grid [extra bench_engine.py arguments]
 set -euo pipefail
 parts=${1:-pagerank,grid}; shift || true
 for d in old new; do rm -rf /tmp/st-$d; mkdir -p /tmp/st-$d; done

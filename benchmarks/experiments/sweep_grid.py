@@ -4,10 +4,17 @@ grid's closed form (|dx| + |dy| from the source).
 
 Usage::
 
-    python benchmarks/sweep_grid.py [--grid 2048] [--source corner|center] [--configs JSON-LIST]
+    python benchmarks/experiments/sweep_grid.py [--grid 2048] [--source corner|center]
+        [--configs JSON-LIST]
 """
 
 from __future__ import annotations
+
+import pathlib
+import sys
+
+# the maintained benchmarks' helpers live one folder up
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
 import json

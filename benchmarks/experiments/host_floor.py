@@ -5,10 +5,16 @@ the mean of many without waiting.
 
 Usage::
 
-    python benchmarks/host_floor.py [--calls 2000]
+    python benchmarks/experiments/host_floor.py [--calls 2000]
 """
 
 from __future__ import annotations
+
+import pathlib
+import sys
+
+# the maintained benchmarks' helpers live one folder up
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
 import ctypes

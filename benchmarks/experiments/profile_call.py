@@ -2,11 +2,17 @@
 
 Usage::
 
-    python benchmarks/profile_call.py [--calls 300] [--launch host_loop] [--top 35]
+    python benchmarks/experiments/profile_call.py [--calls 300] [--launch host_loop] [--top 35]
         [--no-profile] [--mapping]
 """
 
 from __future__ import annotations
+
+import pathlib
+import sys
+
+# the maintained benchmarks' helpers live one folder up
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
 import cProfile

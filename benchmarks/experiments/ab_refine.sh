@@ -5,7 +5,7 @@
 # the GPUs. Extra arguments go to bench_tuner.py (cases, trials, budget). Logs and JSON in
 # $OUT/refine-0 and $OUT/refine-$REFINE.
 # Run from the repository root after sourcing benchmarks/devsetup.sh:
-#   bash benchmarks/ab_refine.sh --algorithms pagerank --graphs rmat --scale 19 --trials 200
+#   bash benchmarks/experiments/ab_refine.sh --algorithms pagerank --graphs rmat --scale 19 --trials 200
 set -uo pipefail
 out=${OUT:-./bench-results}
 refine=${REFINE:-0.5}
