@@ -28,11 +28,20 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FEATURES", "MODEL_PATH", "Pick", "SelectorWarning", "explain", "graph_features",
-           "load_model", "model_version", "select", "train"]
+__all__ = ["FEATURES", "EXTRA_FEATURES", "MODEL_PATH", "Pick", "SelectorWarning", "explain",
+           "graph_features", "load_model", "model_version", "select", "train"]
 
 #: The features a pick depends on, in the model's order.
 FEATURES = ("n_nodes", "n_edges", "degree_mean", "degree_max_over_mean", "degree_cv")
+#: Features computed and shown (``gswitch explain``) but not yet weighed: the shipped
+#: model's training graphs do not vary them enough to weigh them (see :data:`WEIGHTS`).
+#: ``reach_hops``: breadth-first levels from a node until :data:`REACH_NODES` nodes are
+#: reached (median of two samples; a diameter estimate: about 1 to 3 on power-law and
+#: random graphs, tens on meshes); ``weight_cv`` and ``weight_max_over_mean``: the spread
+#: of the edge weights (zero without weights), from at most 65,536 sampled weights.
+EXTRA_FEATURES = ("reach_hops", "weight_cv", "weight_max_over_mean")
+#: Nodes a ``reach_hops`` sample reaches before it counts its levels.
+REACH_NODES = 2048
 #: The model shipped with the package.
 MODEL_PATH = Path(__file__).parent / "models" / "selector.json"
 #: Layout of the model file.
@@ -81,12 +90,69 @@ def graph_features(graph: Any) -> dict[str, float]:
     mean = m / n if n else 0.0
     feats = {"n_nodes": float(n), "n_edges": float(m), "degree_mean": float(mean),
              "degree_max_over_mean": float(deg.max() / mean) if n and mean else 0.0,
-             "degree_cv": float(deg.std() / mean) if n and mean else 0.0}
+             "degree_cv": float(deg.std() / mean) if n and mean else 0.0,
+             "reach_hops": _reach_hops(graph.indptr, graph.indices, n),
+             **_weight_spread(getattr(graph, "weights", None))}
     try:
         graph._selector_features = feats
     except AttributeError:  # a graph-like object without the slot: computed every time
         pass
     return dict(feats)
+
+
+def _reach_hops(indptr: np.ndarray, indices: np.ndarray, n: int, samples: int = 2,
+                seed: int = 0) -> float:
+    """Median over ``samples`` start nodes (the sources of random edges, so none is
+    isolated) of the breadth-first levels until :data:`REACH_NODES` nodes (or the whole
+    component) are reached. A sample reads at most 2**15 edges, so a hub costs no more
+    than a mesh: a level that would read more reads its first edges only.
+    """
+    m = indices.size
+    if n == 0 or m == 0:
+        return 0.0
+    budget = 1 << 15
+    seen = np.zeros(n, dtype=bool)
+    rng = np.random.default_rng(seed)
+    hops = []
+    for e in rng.integers(0, m, samples):
+        start = int(np.searchsorted(indptr, e, side="right") - 1)
+        frontier = np.array([start], dtype=np.int64)
+        seen[start] = True
+        touched = [frontier]
+        reached, level, edges = 1, 0, 0
+        while frontier.size and reached < REACH_NODES and edges < budget:
+            lo = indptr[frontier].astype(np.int64)
+            deg = indptr[frontier + 1] - lo
+            cum = np.cumsum(deg)
+            take = int(min(cum[-1], budget - edges))
+            if take == 0:
+                break
+            edges += take
+            slot = np.arange(take)
+            owner = np.searchsorted(cum, slot, side="right")  # whose row each slot reads
+            nb = indices[lo[owner] + slot - (cum - deg)[owner]]
+            frontier = np.unique(nb[~seen[nb]]).astype(np.int64)
+            seen[frontier] = True
+            touched.append(frontier)
+            reached += frontier.size
+            level += 1
+        for t in touched:  # clear for the next sample without a pass over every node
+            seen[t] = False
+        hops.append(level)
+    return float(np.median(hops))
+
+
+def _weight_spread(weights: np.ndarray | None) -> dict[str, float]:
+    """Coefficient of variation and max over mean of at most 65,536 evenly sampled
+    weights (zeros without weights).
+    """
+    if weights is None or weights.size == 0:
+        return {"weight_cv": 0.0, "weight_max_over_mean": 0.0}
+    w = np.asarray(weights[:: max(1, weights.size // 65536)], dtype=np.float64)
+    mean = float(w.mean())
+    if not mean > 0 or not np.isfinite(mean):
+        return {"weight_cv": 0.0, "weight_max_over_mean": 0.0}
+    return {"weight_cv": float(w.std() / mean), "weight_max_over_mean": float(w.max() / mean)}
 
 
 #: Weight of each feature in the distance: the shape of the degree distribution decides
@@ -194,6 +260,7 @@ def explain(algorithm: str, graph: Any, path: str | Path | None = None) -> str:
     feats = graph_features(graph)
     lines = [f"{algorithm} on {getattr(graph, 'name', '') or 'the graph'}:", "features:"]
     lines += [f"  {k:22s} {feats[k]:.4g}" for k in FEATURES]
+    lines += [f"  {k:22s} {feats[k]:.4g}  (shown, not weighed)" for k in EXTRA_FEATURES]
     pick = select(algorithm, graph, path)
     if pick is None:
         lines.append("no selector entry for this algorithm: the default configuration runs")

@@ -161,3 +161,20 @@ def test_explain_command(tmp_path):
                           "road:8x8"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown algorithm 'nope'" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_reach_hops_and_weight_spread_tell_meshes_and_weights_apart():
+    """The diameter estimate is tens of levels on a mesh and a few on a power-law graph;
+    the weight spread is zero without weights; both are shown by explain."""
+    from gswitch.generators import grid2d, rmat, road, star
+    from gswitch.selector import EXTRA_FEATURES, explain, graph_features
+
+    mesh = graph_features(grid2d(200, 200))
+    power = graph_features(rmat(14, 8, seed=3).symmetrize())
+    hub = graph_features(star(1 << 16))
+    weighted = graph_features(road(60, 60, seed=2))
+    assert mesh["reach_hops"] >= 20 and power["reach_hops"] <= 4 and hub["reach_hops"] <= 2
+    assert mesh["weight_cv"] == 0.0 and mesh["weight_max_over_mean"] == 0.0
+    assert weighted["weight_cv"] > 0.1 and weighted["weight_max_over_mean"] > 1.0
+    text = explain("bfs", grid2d(50, 50))
+    assert all(f"{k}" in text for k in EXTRA_FEATURES) and "not weighed" in text
