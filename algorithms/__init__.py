@@ -5,4 +5,5 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.sssp",
     "gswitch.algorithms.cc",
     "gswitch.algorithms.pagerank",
+    "gswitch.algorithms.triangles",
 )

@@ -55,6 +55,9 @@ BENCHES: dict[str, Bench] = {
                    "the default configuration"),
     "loaders": Bench("bench_loaders.py", "cpu", "graph file loading per format",
                      "scipy.io.mmread, numpy.loadtxt"),
+    "triangles": Bench("bench_triangles.py", "cpu|gpu",
+                       "triangle counting per node, both variants",
+                       "networkx.triangles; CuPy SpGEMM (A @ A) .* A"),
     "stages": Bench("profile_stages.py", "gpu", "where a default run's time goes, per stage",
                     "-"),
 }

@@ -106,9 +106,6 @@ class _Reducible:
             )
         if kind == "or" and self.dtype.startswith("float"):
             raise AlgorithmError(f"reduce_or needs an integer field, {self.field} is {self.dtype}")
-        if activate is False and tracer.kind == "edge":
-            raise AlgorithmError("edge-operator reductions always activate their target; "
-                                 "drop activate=False")
         v = ex._lift(value, self.dtype)
         if v.dtype != self.dtype:
             v = ex.Cast(v, self.dtype)
@@ -117,7 +114,10 @@ class _Reducible:
             if kind != "add":
                 raise AlgorithmError("activate_above applies to reduce_add only")
             thr = ex._lift(activate_above, self.dtype)
-        activating = tracer.kind == "edge" or bool(activate)
+        # an edge operator's reductions activate unless activate=False (a single sweep
+        # that only accumulates, such as a triangle count); a node operator's only with
+        # activate=True
+        activating = (activate is not False) if tracer.kind == "edge" else bool(activate)
         stmt = tracer.record(
             ex.Reduction(ex.REDUCTIONS[kind], tracer.written(self.field), node, v,
                          self.dtype, thr, at=at, activating=activating)
@@ -142,7 +142,8 @@ class _Reducible:
         """``field += value`` atomically.
 
         Activates the node when the field crosses ``activate_above`` upwards, or, with no
-        threshold, whenever a non-zero value is added.
+        threshold, whenever a non-zero value is added; ``activate=False`` never does (in
+        an edge operator: a sweep that only accumulates, such as a triangle count).
         """
         return self._reduce("add", value, activate_above, activate)
 
@@ -274,6 +275,19 @@ class _EdgeProxy:
         self.n_nodes = ex.NumNodes()
         self._tracer = tracer
 
+    def common_neighbours(self, method: str = "merge") -> ex.Expr:
+        """The number of distinct nodes other than the two ends that both ends' rows
+        hold (int32): the triangles through this edge on a simple undirected graph.
+
+        Rows are intersected sorted; a run sorts the rows of a graph that are not.
+        ``method`` picks the GPU's intersection: ``"merge"`` walks both rows,
+        ``"search"`` binary-searches the shorter row's ids in the longer row.
+        """
+        if method not in ex.INTERSECTIONS:
+            raise AlgorithmError(f"common_neighbours(method={method!r}): choose one of "
+                                 f"{', '.join(ex.INTERSECTIONS)}")
+        return ex.CommonNeighbours(method)
+
     def only_if(self, cond: Any) -> None:
         """Run the rest of the edge operator only on edges where ``cond`` holds.
 
@@ -350,6 +364,8 @@ class AlgorithmSpec:
     edge: Operator
     node: Operator | None = None
     symmetric: bool = False
+    #: run on the graph without self loops and parallel edges
+    simple: bool = False
     weights: str = "any"
     reference: str = ""
     max_iterations_param: str | None = None
@@ -485,7 +501,7 @@ def trace_operator(marker: _OpMarker, fields: dict[str, NodeField],
         raise AlgorithmError(f"edge_op(first={first!r}) must name an integer Param; "
                              f"parameters are {', '.join(params) or '(none)'}")
     op = Operator(marker.kind, marker.func.__name__, tracer.statements, first=first)
-    if marker.kind == "edge" and not any(r.activates for r in op.reductions):
+    if marker.kind == "edge" and not op.reductions:
         raise AlgorithmError(
             f"edge operator {op.name} performs no reduction on e.dst; it must call "
             "e.dst.<field>.reduce_min/max/add/or(...)"
@@ -593,7 +609,8 @@ def _trace_priority(func: Callable, fields: dict[str, NodeField],
 
 
 def algorithm(cls: type | None = None, *, name: str | None = None,
-              symmetric: bool = False, weights: str = "any", reference: str = "",
+              symmetric: bool = False, simple: bool = False, weights: str = "any",
+              reference: str = "",
               max_iterations_param: str | None = None, first_hit_final: bool = False,
               finalize_on_device: bool = False, variant: str = "default",
               default: bool = True, supports: Mapping[str, Any] | None = None,
@@ -614,6 +631,9 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         Registry name; defaults to the lower-cased class name.
     symmetric : bool
         Run on the symmetrised graph (undirected algorithms such as components).
+    simple : bool
+        Run on the graph without self loops and parallel edges (counts such as
+        triangles, where a parallel edge would count twice).
     weights : {"any", "nonnegative"}
         Constraint on edge weights checked before a run.
     reference : str
@@ -761,7 +781,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             fin = fin.__func__
         common = dict(
             name=name or c.__name__.lower(), cls=c, doc=inspect.getdoc(c) or "",
-            fields=fields, params=params, symmetric=symmetric, weights=weights,
+            fields=fields, params=params, symmetric=symmetric, simple=simple,
+            weights=weights,
             reference=reference, max_iterations_param=max_iterations_param,
             first_hit_final=first_hit_final, variant=variant, default_variant=default,
             expected=expected, compare=compare, default_on=tuple(default_on),

@@ -92,6 +92,8 @@ def lower_expr(e: ex.Expr) -> str:
         return f"gs_ld(gs.F_{e.field} + gs_node_at({lower_expr(e.at)}))"
     if isinstance(e, ex.EdgeWeight):
         return "gs_w"
+    if isinstance(e, ex.CommonNeighbours):
+        return f"gs_common_neighbours_{e.method}(v, u)"
     if isinstance(e, ex.NodeId):
         return _ROLE_VAR[e.node]
     if isinstance(e, ex.Degree):
@@ -293,7 +295,69 @@ def pull_form(spec: AlgorithmSpec) -> str | None:
         return "pull needs a min, max, add or or reduction into e.dst"
     if st.dtype == "bool":
         return "pull cannot combine bool values across lanes"
+    if uses_common_neighbours(spec):
+        return "common_neighbours() reads both ends' out-rows, which pull does not walk"
+    if not st.activating:
+        return "pull activates every destination it changes; this reduction activates none"
     return None
+
+
+def uses_common_neighbours(spec: AlgorithmSpec) -> bool:
+    """Whether the edge operator reads the ``common_neighbours()`` intrinsic (its run
+    needs sorted rows, and its module the intersection functions).
+    """
+    op = spec.edge
+    return op is not None and op.raw is None and any(
+        isinstance(e, ex.CommonNeighbours) for e in _operator_exprs(op))
+
+
+#: The ``common_neighbours()`` intrinsic: distinct ids other than the two ends in both
+#: sorted out-rows; emitted only into modules whose edge operator reads it.
+_COMMON_NEIGHBOURS = """__device__ __forceinline__ int gs_common_neighbours_merge(const gs_vid a,
+                                                            const gs_vid b) {
+  gs_eid i = __ldg(gs.row + a), j = __ldg(gs.row + b);
+  const gs_eid ie = __ldg(gs.row + a + 1), je = __ldg(gs.row + b + 1);
+  int count = 0;
+  gs_vid last = -1;  // ids are never negative: no match yet
+  while (i < ie && j < je) {
+    const gs_vid x = __ldg(gs.col + i), y = __ldg(gs.col + j);
+    if (x < y) {
+      ++i;
+    } else if (y < x) {
+      ++j;
+    } else {
+      if (x != a && x != b && x != last) ++count;
+      last = x;
+      ++i;
+      ++j;
+    }
+  }
+  return count;
+}
+__device__ __forceinline__ int gs_common_neighbours_search(const gs_vid a, const gs_vid b) {
+  gs_eid i = __ldg(gs.row + a), ie = __ldg(gs.row + a + 1);
+  gs_eid j = __ldg(gs.row + b), je = __ldg(gs.row + b + 1);
+  if (ie - i > je - j) {  // walk the shorter row, search the longer
+    const gs_eid ti = i, tie = ie;
+    i = j; ie = je; j = ti; je = tie;
+  }
+  int count = 0;
+  gs_vid last = -1;
+  for (; i < ie; ++i) {
+    const gs_vid x = __ldg(gs.col + i);
+    if (x == a || x == b || x == last) continue;
+    last = x;
+    gs_eid lo = j, hi = je;
+    while (lo < hi) {
+      const gs_eid mid = lo + (hi - lo) / 2;
+      if (__ldg(gs.col + mid) < x) lo = mid + 1; else hi = mid;
+    }
+    if (lo < je && __ldg(gs.col + lo) == x) ++count;
+    j = lo;  // the rows are sorted: later ids of the shorter row lie past it
+  }
+  return count;
+}
+"""
 
 
 _IDENTITY = {"min": "gs_type_max", "max": "gs_type_lowest", "add": "gs_type_zero",
@@ -626,6 +690,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         "#if GS_WEIGHTED\n  return __ldg(gs.rweights + e);\n#else\n  (void)e;\n  return 1.0f;\n"
         "#endif\n}\n",
         _NODE_AT,
+        *([_COMMON_NEIGHBOURS] if uses_common_neighbours(spec) else []),
         _src_struct(spec),
         _prefetch_function(spec),
         _edge_function(spec.edge, "gs_edge_op", plain=False),

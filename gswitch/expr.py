@@ -252,6 +252,26 @@ class EdgeWeight(Expr):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
+class CommonNeighbours(Expr):
+    """Intrinsic of edge operators: how many distinct nodes, other than the edge's two
+    ends, both ends' rows hold: the triangles through the edge of a simple undirected
+    graph. Rows are read sorted (the run sorts a graph whose rows are not).
+
+    ``method`` is how the GPU intersects the two rows: ``merge`` walks both (cheap on
+    rows of similar length), ``search`` looks each id of the shorter row up in the longer
+    by binary search (cheap when one end is a hub). The CPU engine counts with a
+    vectorised search of the shorter row's ids either way.
+    """
+
+    method: str = "merge"
+    dtype: str = "int32"
+
+
+#: How :class:`CommonNeighbours` may intersect two rows.
+INTERSECTIONS = ("merge", "search")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class NodeId(Expr):
     """The id of ``node``."""
 
@@ -534,6 +554,8 @@ def format_expr(e: Expr) -> str:
         return f"{e.field}[{format_expr(e.at)}]"
     if isinstance(e, EdgeWeight):
         return "edge.weight"
+    if isinstance(e, CommonNeighbours):
+        return f"common_neighbours({e.method})"
     if isinstance(e, NodeId):
         return f"{e.node}.id"
     if isinstance(e, Degree):

@@ -147,6 +147,8 @@ class Graph:
         "_fingerprint",
         "_in_degree",
         "_out_degree",
+        "_sorted_rows",
+        "_simple",
         "_mean_weight",
         "_min_weight",
         "_selector_features",
@@ -206,6 +208,8 @@ class Graph:
         self._fingerprint: str | None = None
         self._in_degree: np.ndarray | None = None
         self._out_degree: np.ndarray | None = None
+        self._sorted_rows: Graph | None = None
+        self._simple: Graph | None = None
         self._mean_weight: float | None = None
         self._min_weight: float | None = None
         #: gswitch.selector.graph_features, computed on first use
@@ -650,6 +654,40 @@ class Graph:
             w = self._weights
             self._min_weight = 0.0 if w is None or w.size == 0 else float(np.min(w))
         return self._min_weight
+
+    def simple(self) -> Graph:
+        """The graph without self loops and parallel edges (the first weight of each
+        kept), built once; itself when it has neither.
+        """
+        if self._simple is None:
+            g = self.remove_self_loops().deduplicate("drop")
+            same = g.n_edges == self.n_edges
+            self._simple = self if same else g
+            if not same:
+                g._simple = g
+        return self._simple
+
+    def with_sorted_rows(self) -> Graph:
+        """The graph with each row's destinations in ascending order (itself when they
+        already are; weights follow their edges), built once.
+        """
+        if self._sorted_rows is None:
+            idx = self._indices
+            descents = np.flatnonzero(idx[1:] < idx[:-1])  # i: idx[i + 1] < idx[i]
+            # a descent across a row boundary (the last edge of one row, the first of
+            # the next) is not out of order
+            starts = self._indptr[1:-1]
+            if descents.size and np.isin(descents + 1, starts, invert=True).any():
+                src = self.sources().astype(np.int64)
+                order = np.lexsort((idx, src))
+                w = None if self._weights is None else self._weights[order]
+                g = Graph(self._indptr, idx[order], w, directed=self._directed,
+                          validate=False, name=self.name, node_labels=self.node_labels)
+                g._sorted_rows = g
+                self._sorted_rows = g
+            else:
+                self._sorted_rows = self
+        return self._sorted_rows
 
     def sources(self) -> np.ndarray:
         """Source id of every edge, aligned with :attr:`indices` (int32)."""

@@ -182,6 +182,12 @@ def prepare(spec: AlgorithmSpec, graph: Any, source: Any
     graph = as_graph(graph)
     if spec.symmetric:
         graph = graph.symmetrize()
+    if spec.simple:
+        graph = graph.simple()
+    from .codegen import uses_common_neighbours
+
+    if uses_common_neighbours(spec):
+        graph = graph.with_sorted_rows()  # the intrinsic intersects sorted rows
     # the minimum is cached on the graph: a scan of every weight on each call cost 30 ms
     # on 67M edges, four times the kernels of a delta-stepping SSSP
     if (spec.weights == "nonnegative" and graph.weights is not None and graph.n_edges

@@ -46,7 +46,7 @@ def test_training_takes_each_graphs_fair_winner_and_equal_ones_by_votes(tmp_path
     the one equal on more graphs is taken, so noise does not split the portfolio."""
     _path, model = _model(tmp_path)
     entry = model["algorithms"]["bfs"]
-    assert model["space_version"] == selector.model_version()
+    assert model["space_version"] == selector.model_version(model["algorithms"])
     best = {t["graph"]: entry["portfolio"][t["best"]] for t in entry["training"]}
     assert best == {"mesh": B, "powerlaw": A, "hub": A}
     rows = [_row("mesh", A, 1.00), _row("mesh", C, 0.99), _row("powerlaw", A, 1.0),
@@ -178,3 +178,12 @@ def test_reach_hops_and_weight_spread_tell_meshes_and_weights_apart():
     assert weighted["weight_cv"] > 0.1 and weighted["weight_max_over_mean"] > 1.0
     text = explain("bfs", grid2d(50, 50))
     assert all(f"{k}" in text for k in EXTRA_FEATURES) and "not weighed" in text
+
+
+def test_a_new_algorithm_does_not_make_the_model_stale():
+    """The model's version covers the strategies and its own algorithms' variants only."""
+    model = selector.load_model()
+    assert model is not None
+    covered = selector.model_version(model["algorithms"])
+    assert model["space_version"] == covered
+    assert selector.model_version() != covered  # triangles (and others) are not covered

@@ -202,6 +202,22 @@ def _degrees32(graph: Graph) -> dict[str, np.ndarray]:
     return out
 
 
+class _NoActivations:
+    """Where a reduction that activates nothing (``activate=False``) reports to."""
+
+    def add(self, ids: np.ndarray) -> None:
+        pass
+
+    def add_mask(self, mask: np.ndarray) -> None:
+        pass
+
+    def add_indexes(self, index: np.ndarray) -> None:
+        pass
+
+
+_NO_ACTIVATIONS = _NoActivations()
+
+
 def _sorted_unique(ids: np.ndarray) -> np.ndarray:
     """``np.unique`` for a few ids: a sort and a comparison with the neighbour (NumPy's
     hash-based unique costs tens of microseconds even for small arrays).
@@ -522,4 +538,5 @@ class CpuEngine:
                     thr = _broadcast(thr, src.size, s.dtype)[keep]
             pending.append((s, val, thr, target))
         for s, val, thr, target in pending:
-            _apply_reduction(s, fields[s.field], target, val, thr, activated)
+            _apply_reduction(s, fields[s.field], target, val, thr,
+                             activated if s.activates else _NO_ACTIVATIONS)

@@ -107,7 +107,8 @@ def closure_path(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
         return None
     s = op.statements[0]
     if not (isinstance(s, ex.Reduction) and s.kind.name == "min" and s.node == "dst"
-            and s.at is None and s.activate_above is None and s.field in fields):
+            and s.at is None and s.activate_above is None and s.activates
+            and s.field in fields):
         return None
     x = fields[s.field]
     if s.dtype != x.dtype.name or not isinstance(s.value, ex.BinOp) or s.value.op != "+" \

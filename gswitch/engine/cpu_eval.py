@@ -97,7 +97,7 @@ _COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater
 
 
 _LEAVES = (ex.Const, ex.ParamRef, ex.FieldLoad, ex.EdgeWeight, ex.NodeId, ex.Degree,
-           ex.Iteration, ex.NumNodes, ex.StmtValue)
+           ex.Iteration, ex.NumNodes, ex.StmtValue, ex.CommonNeighbours)
 _READS: dict[ex.Expr, frozenset[str]] = {}
 _STEP_DEPENDENT = (ex.FieldLoad, ex.FieldAt, ex.StmtValue, ex.Iteration, ex.StepTotalRef,
                    ex.EdgeWeight)
@@ -194,6 +194,10 @@ def _leaf(e: ex.Expr, env: Env) -> Any:
         return np.int32(env.graph.n_nodes)
     if isinstance(e, ex.StmtValue):
         return env.values[e.index]
+    if isinstance(e, ex.CommonNeighbours):
+        from .cpu_intrinsics import common_neighbours
+
+        return common_neighbours(env.graph, env.node_ids("src"), env.node_ids("dst"))
     raise AssertionError(f"cannot evaluate {type(e).__name__}")
 
 

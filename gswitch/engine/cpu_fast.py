@@ -87,7 +87,10 @@ def whole_edge_path(spec: AlgorithmSpec, graph: Graph, reduce: Reduce) -> Any:
     # another spec that gets this one's id after it is gone does not match
     kept = _derived(graph, f"whole_edge_path:{id(spec)}:{id(reduce)}", lambda g: [None, None])
     if kept[0] is not spec:
-        kept[:] = [spec, SumGather.of(spec, graph) or DestinationReduce.of(spec, graph, reduce)]
+        from .cpu_intrinsics import NeighbourSweep
+
+        kept[:] = [spec, SumGather.of(spec, graph) or DestinationReduce.of(spec, graph, reduce)
+                   or NeighbourSweep.of(spec, graph)]
     return kept[1]
 
 
@@ -113,7 +116,7 @@ class SumGather:
             return None
         s = op.statements[0]
         if not (isinstance(s, ex.Reduction) and s.kind.name == "add" and s.at is None
-                and s.node == "dst" and s.activate_above is None):
+                and s.node == "dst" and s.activate_above is None and s.activates):
             return None
         if not _depends_only_on(s.value, "src"):
             return None
@@ -216,7 +219,7 @@ class DestinationReduce:
             return None
         for s in op.statements:
             if not (isinstance(s, ex.Reduction) and s.kind.name in ("min", "max", "or")
-                    and s.node == "dst" and s.activate_above is None):
+                    and s.node == "dst" and s.activate_above is None and s.activates):
                 return None
             if not _depends_only_on(s.value, "src"):
                 return None

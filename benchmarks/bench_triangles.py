@@ -1,0 +1,107 @@
+"""Triangle counting against its peers, every answer checked.
+
+- CPU engine (first call on a fresh graph object, then a repeated call) against
+  ``networkx.triangles`` on the same simple undirected graph;
+- GPU (when CuPy sees one): both variants (``merge``, ``search``) against a plain-CuPy
+  SpGEMM count, ``((A @ A) .* A).sum() / 6`` with cupyx.scipy.sparse, in the same run
+  (issue target on RMAT-20: faster than that peer).
+
+Usage: python benchmarks/bench_triangles.py [--scale 15] [--edge-factor 8]
+    [--gpu-scale 20] [--repeats 3]
+Writes triangles[_TAG].json to $OUT (or ./bench-results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+from _common import write_json
+
+import gswitch as gs
+from gswitch.generators import rmat
+
+
+def _time(fn, repeats: int) -> float:
+    ts = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+
+def cpu_rows(scale: int, ef: int, repeats: int) -> list[dict]:
+    import networkx as nx
+
+    g = rmat(scale, ef, seed=1)
+    simple = g.symmetrize().simple()
+    h = nx.Graph(simple.to_networkx())
+    t = time.perf_counter()
+    ref = nx.triangles(h)
+    nx_s = time.perf_counter() - t
+    want = np.array([ref[v] for v in range(g.n_nodes)])
+    t = time.perf_counter()
+    r = gs.run("triangles", rmat(scale, ef, seed=1), backend="cpu")  # a fresh graph object
+    first_s = time.perf_counter() - t
+    assert np.array_equal(r.fields["triangles"], want)
+    again_s = _time(lambda: gs.run("triangles", g, backend="cpu"), repeats)
+    return [{"backend": "cpu", "graph": f"rmat:{scale}:{ef}", "edges": simple.n_edges,
+             "triangles": int(want.sum()) // 3, "gswitch_first_s": first_s,
+             "gswitch_repeat_s": again_s, "networkx_s": nx_s,
+             "ratio_first_to_networkx": first_s / nx_s}]
+
+
+def gpu_rows(scale: int, ef: int, repeats: int) -> list[dict]:
+    import cupy as cp
+    import cupyx.scipy.sparse as csp
+
+    g = rmat(scale, ef, seed=1)
+    simple = g.symmetrize().simple()
+    a = csp.csr_matrix((cp.ones(simple.n_edges, dtype=cp.float32),
+                        cp.asarray(simple.indices), cp.asarray(simple.indptr)),
+                       shape=(simple.n_nodes,) * 2)
+
+    def peer() -> int:
+        total = int(round(float((a @ a).multiply(a).sum()))) // 6
+        cp.cuda.Device().synchronize()
+        return total
+
+    total = peer()
+    peer_s = _time(peer, repeats)
+    rows = []
+    for variant in ("merge", "search"):
+        cfg = {"variant": variant}
+        r = gs.run("triangles", g, backend="gpu", config=cfg)
+        assert int(r.fields["triangles"].sum()) // 3 == total, variant
+        call_s = _time(lambda cfg=cfg: gs.run("triangles", g, backend="gpu", config=cfg),
+                       repeats)
+        rows.append({"backend": "gpu", "variant": variant, "graph": f"rmat:{scale}:{ef}",
+                     "edges": simple.n_edges, "triangles": total, "gswitch_call_s": call_s,
+                     "device_s": r.stats.get("device_time_s"), "cupy_spgemm_s": peer_s,
+                     "ratio_to_peer": call_s / peer_s})
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", type=int, default=15)
+    ap.add_argument("--edge-factor", type=int, default=8)
+    ap.add_argument("--gpu-scale", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--tag", default="")
+    args = ap.parse_args()
+    rows = cpu_rows(args.scale, args.edge_factor, args.repeats)
+    if gs.gpu_available():
+        rows += gpu_rows(args.gpu_scale, args.edge_factor, args.repeats)
+    else:
+        print("no usable GPU: CPU rows only")
+    for row in rows:
+        print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()})
+    print("wrote", write_json(f"triangles{'_' + args.tag if args.tag else ''}", {"rows": rows}))
+
+
+if __name__ == "__main__":
+    main()

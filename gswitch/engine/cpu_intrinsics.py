@@ -1,0 +1,131 @@
+"""Intrinsics of the operator language on the CPU engine.
+
+``e.common_neighbours()``: for each edge ``(a, b)`` of a step, the number of distinct
+nodes other than ``a`` and ``b`` that both rows hold. Vectorised over the step's edges:
+each edge's shorter row is expanded, and every id in it is looked up among the longer
+row's edges by one binary search over the graph's sorted ``row * n + column`` keys, so
+the work is the sum over edges of the smaller degree (times a logarithm), the bound of
+the classic intersection-based triangle counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..graph import Graph
+from .cpu_fast import _derived
+
+__all__ = ["common_neighbours", "triangles_per_node", "NeighbourSweep"]
+
+
+def _edge_keys(graph: Graph) -> np.ndarray:
+    """``row * n + column`` of every edge, ascending (rows are sorted by the run)."""
+    return graph.sources().astype(np.int64) * graph.n_nodes + graph.indices
+
+
+def common_neighbours(graph: Graph, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distinct common neighbours of ``a[i]`` and ``b[i]``, excluding both, per edge
+    (int32). ``graph``'s rows must be sorted (:meth:`Graph.with_sorted_rows`).
+    """
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    count = np.zeros(a.size, dtype=np.int32)
+    if a.size == 0 or graph.n_edges == 0:
+        return count
+    indptr = graph.indptr.astype(np.int64)
+    deg = np.diff(indptr)
+    swap = deg[a] > deg[b]
+    short = np.where(swap, b, a)
+    long_ = np.where(swap, a, b)
+    lens = deg[short]
+    total = int(lens.sum())
+    if total == 0:
+        return count
+    owner = np.repeat(np.arange(a.size), lens)  # which edge each candidate belongs to
+    first = np.cumsum(lens) - lens
+    pos = np.arange(total) - first[owner]
+    w = graph.indices[indptr[short][owner] + pos].astype(np.int64)
+    keep = (w != a[owner]) & (w != b[owner])
+    # a row's repeated ids (parallel edges) are adjacent in a sorted row: count one
+    keep[1:] &= ~((w[1:] == w[:-1]) & (owner[1:] == owner[:-1]))
+    w, owner = w[keep], owner[keep]
+    keys = _derived(graph, "edge_keys", _edge_keys)
+    q = long_[owner] * graph.n_nodes + w
+    at = np.searchsorted(keys, q)
+    hit = at < keys.size
+    hit[hit] = keys[at[hit]] == q[hit]
+    return np.bincount(owner[hit], minlength=a.size).astype(np.int32)
+
+
+def triangles_per_node(graph: Graph) -> np.ndarray:
+    """Triangles through each node of a simple undirected ``graph`` (int64).
+
+    Edges are oriented from the lower to the higher (degree, id), as ``L``; a triangle
+    ``a < b < c`` is then the wedge ``a -> b -> c`` closed by ``a -> c``. Two sparse
+    products count them (scipy's SpGEMM): ``M = (L @ L) * L`` holds at ``(a, c)`` the
+    middles ``b`` of the triangles with lowest ``a`` and highest ``c``, so its row and
+    column sums credit those two ends, and ``(L.T @ L) * L`` at ``(b, c)`` the lowest
+    ends ``a``, whose row sums credit the middles. Orientation bounds each row by about
+    the square root of the edge count; the products' size is estimated first.
+    """
+    import scipy.sparse as sp
+
+    from .._memory import check_memory
+
+    n = graph.n_nodes
+    src, dst = graph.edges()
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.lexsort((np.arange(n), graph.out_degree))] = np.arange(n)
+    up = rank[src] < rank[dst]
+    a, c = src[up], dst[up]
+    outd = np.bincount(a, minlength=n).astype(np.int64)
+    ind = np.bincount(c, minlength=n).astype(np.int64)
+    # paths of the two products bound their entries: 16 bytes each, twice (scipy's
+    # product, then the masked copy)
+    paths = int((ind * outd).sum() + (outd * outd).sum())
+    check_memory(f"counting the triangles of a graph of {graph.n_edges:,} edges",
+                 32 * paths + 64 * a.size,
+                 "count on the GPU (backend='gpu'), or on a smaller graph")
+    lo = sp.csr_matrix((np.ones(a.size, dtype=np.int64), (a, c)), shape=(n, n))
+    ends = (lo @ lo).multiply(lo)
+    middles = (lo.T @ lo).multiply(lo)
+    return (np.asarray(ends.sum(axis=1)).ravel() + np.asarray(ends.sum(axis=0)).ravel()
+            + np.asarray(middles.sum(axis=1)).ravel()).astype(np.int64)
+
+
+class NeighbourSweep:
+    """The whole-graph sweep ``e.dst.x.reduce_add(e.common_neighbours())`` on a simple
+    undirected graph: node ``v`` receives the common neighbours over all its edges,
+    twice its triangles, counted by :func:`triangles_per_node` instead of one row
+    intersection per edge (the answers of the per-edge evaluation, which
+    ``tests/test_triangles.py`` compares).
+    """
+
+    def __init__(self, s: Any) -> None:
+        self.s = s
+
+    @classmethod
+    def of(cls, spec: Any, graph: Graph) -> NeighbourSweep | None:
+        from .. import expr as ex
+
+        op = spec.edge
+        if (op is None or op.raw is not None or len(op.statements) != 1 or graph.directed
+                or graph.simple() is not graph):
+            return None
+        s = op.statements[0]
+        value = s.value.a if isinstance(s.value, ex.Cast) else s.value
+        if not (isinstance(s, ex.Reduction) and s.kind.name == "add" and s.node == "dst"
+                and s.at is None and s.activate_above is None
+                and isinstance(value, ex.CommonNeighbours)):
+            return None
+        return cls(s)
+
+    def apply(self, fields: dict[str, np.ndarray], params: dict[str, Any], it: int,
+              graph: Graph, degrees: dict[str, np.ndarray], activated: Any) -> None:
+        twice = 2 * _derived(graph, "triangles_per_node", triangles_per_node)
+        f = fields[self.s.field]
+        f += twice.astype(f.dtype)
+        if self.s.activates:
+            activated.add_mask(twice != 0)

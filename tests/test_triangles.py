@@ -1,0 +1,108 @@
+"""Triangle counting and the common_neighbours() intrinsic, against networkx."""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gswitch as gs
+from gswitch.codegen import generate_source
+from gswitch.engine import cpu
+from gswitch.engine.cpu_intrinsics import common_neighbours
+from gswitch.errors import AlgorithmError
+from gswitch.generators import grid2d, rmat, road, star
+from gswitch.plugins import get_registry
+from gswitch.runner import check_combination
+from gswitch.testing.nvcc import compile_source, find_nvcc
+from gswitch.testing.reference import compare, reference
+from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
+
+
+def _graphs():
+    for name in ZOO_NAMES:
+        yield name, zoo_graph(name)
+    yield "rmat", rmat(9, 8, seed=4)
+    yield "road", road(25, 25, seed=3)
+    yield "grid", grid2d(12, 9)
+    yield "star", star(50)
+    k6 = nx.complete_graph(6)
+    yield "k6", gs.Graph.from_networkx(k6)
+    # self loops and parallel edges, read as the simple graph networkx counts
+    yield "messy", gs.Graph.from_edges([0, 0, 1, 1, 2, 2, 3, 3], [1, 1, 2, 2, 0, 2, 0, 1])
+
+
+GRAPHS = list(_graphs())
+
+
+@pytest.mark.parametrize("variant", ["merge", "search"])
+@pytest.mark.parametrize("label,graph", GRAPHS, ids=[g[0] for g in GRAPHS])
+def test_triangles_equal_networkx_on_both_paths(monkeypatch, variant, label, graph):
+    fast = gs.run("triangles", graph, backend="cpu", config={"variant": variant})
+    assert compare("triangles", fast.fields["triangles"],
+                   reference("triangles", graph)) is None
+    assert fast.iterations <= 1  # one sweep that activates nothing
+    # the per-edge evaluation of the intrinsic (no whole-graph count) gives the same
+    monkeypatch.setattr(cpu, "whole_edge_path", lambda *args: None)
+    plain = gs.run("triangles", graph, backend="cpu", config={"variant": variant})
+    assert np.array_equal(plain.fields["triangles"], fast.fields["triangles"])
+
+
+@pytest.mark.parametrize("driving", ["data", "topology"])
+def test_any_sweeping_driving_counts_once(driving):
+    g = rmat(8, 6, seed=1)
+    r = gs.run("triangles", g, backend="cpu", config={"driving": driving})
+    assert compare("triangles", r.fields["triangles"], reference("triangles", g)) is None
+    assert r.iterations == 1
+
+
+def test_common_neighbours_per_edge_on_a_directed_multigraph():
+    """Distinct ids other than both ends, in both out-rows (sorted by the run)."""
+    src = [0, 0, 0, 0, 1, 1, 1, 2, 2, 3, 3, 4]
+    dst = [3, 1, 2, 2, 2, 0, 1, 3, 1, 1, 2, 0]
+    g = gs.Graph.from_edges(src, dst).with_sorted_rows()
+    rows = {v: set(g.indices[g.indptr[v]:g.indptr[v + 1]].tolist()) for v in range(g.n_nodes)}
+    a, b = g.edges()
+    got = common_neighbours(g, a, b)
+    want = [len((rows[u] & rows[v]) - {u, v}) for u, v in zip(a.tolist(), b.tolist())]
+    assert got.tolist() == want
+
+
+def test_sorted_rows_keep_weights_with_their_edges():
+    g = gs.Graph(np.array([0, 3, 4]), np.array([1, 0, 1, 0]), np.array([5., 6., 7., 8.]),
+                 validate=True)
+    s = g.with_sorted_rows()
+    assert s is not g and s.indices.tolist() == [0, 1, 1, 0]
+    assert s.weights.tolist() == [6., 5., 7., 8.]
+    assert s.with_sorted_rows() is s and rmat(6, seed=1).with_sorted_rows() is not None
+    simple = gs.Graph.from_edges([0, 0, 1], [1, 1, 1]).simple()
+    assert simple.n_edges == 1 and simple.simple() is simple
+
+
+def test_language_checks():
+    with pytest.raises(AlgorithmError, match="choose one of merge, search"):
+        @gs.algorithm(name="bad_intersection", reference="none")
+        class Bad:
+            x = gs.NodeField("int32", init=0)
+            start = gs.all_nodes()
+
+            @gs.edge_op
+            def count(e):
+                e.dst.x.reduce_add(e.common_neighbours("hash"))
+    spec = get_registry().algorithm("triangles")
+    cfg = gs.Config({"direction": "pull", "driving": "topology"})
+    reason = check_combination(spec, rmat(6, seed=1).symmetrize(), cfg, "gpu")
+    assert reason and ("common_neighbours" in reason or "pull" in reason)
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("variant", ["merge", "search"])
+def test_triangle_modules_compile(variant):
+    if find_nvcc() is None:
+        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
+    spec = get_registry().algorithm("triangles", variant)
+    for cfg in (gs.Config({"driving": "topology", "launch": "host_loop"}),
+                gs.Config({"driving": "data", "launch": "persistent",
+                           "load_balance": "twc"})):
+        src = generate_source(spec, cfg, False).source
+        assert f"gs_common_neighbours_{variant}(v, u)" in src
+        ok, log = compile_source(src)
+        assert ok, log[-2000:]
