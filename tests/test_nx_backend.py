@@ -78,6 +78,8 @@ def _weighted(directed):
 
 
 ZOO = _zoo()
+#: nodes plus edges past every should_run threshold
+BIG = max(SMALL_GRAPH.values()) + 300
 
 
 def test_entry_points_resolve():
@@ -220,7 +222,7 @@ def test_pagerank_fails_to_converge_like_networkx():
 
 def test_backend_priority_routes_calls(gswitch_first, conversions):
     """With backend_priority, plain networkx calls run on gswitch (large enough graphs)."""
-    G = nx.gnm_random_graph(2 * SMALL_GRAPH, 4 * SMALL_GRAPH, seed=6)
+    G = nx.gnm_random_graph(BIG // 3, BIG, seed=6)
     want = nx.pagerank(G, backend="networkx")
     assert conversions == []
     assert nx.pagerank(G) == pytest.approx(want, abs=1e-6)
@@ -252,7 +254,7 @@ def test_second_call_reuses_the_converted_graph(conversions):
 
 def test_unsupported_options_fall_back(gswitch_first):
     """can_run refuses with a reason; networkx then answers the call itself."""
-    G = nx.gnm_random_graph(3 * SMALL_GRAPH, 6 * SMALL_GRAPH, seed=7, directed=True)
+    G = nx.gnm_random_graph(BIG // 3, BIG, seed=7, directed=True)
     personal = {0: 1.0}
     reason = BackendInterface.can_run("pagerank", (G,), {"personalization": personal})
     assert isinstance(reason, str) and "personalization" in reason
@@ -271,7 +273,7 @@ def test_unsupported_options_fall_back(gswitch_first):
 
 def test_negative_weights_fall_back(gswitch_first):
     """Negative weights leave Bellman-Ford to networkx, which finds the negative cycle."""
-    G = nx.gnm_random_graph(3 * SMALL_GRAPH, 6 * SMALL_GRAPH, seed=8, directed=True)
+    G = nx.gnm_random_graph(BIG // 3, BIG, seed=8, directed=True)
     G.add_edge(0, 1, weight=-1)
     G.add_edge(1, 0, weight=-1)
     with pytest.raises(nx.NetworkXUnbounded):

@@ -3,8 +3,8 @@
 ``can_run`` refuses, with a reason string (networkx >= 3.4 logs it; a string is falsy
 to it), the options gswitch does not implement; networkx then runs the call itself.
 ``should_run`` leaves graphs below :data:`SMALL_GRAPH` nodes plus edges to networkx,
-where a ``gswitch.run`` call's fixed cost is more than networkx's whole answer
-(``benchmarks/bench_nx_backend.py`` measures where that turns).
+where a ``gswitch.run`` call's fixed cost (about 0.3 ms on the CPU engine) is more than
+networkx's whole answer.
 """
 
 from __future__ import annotations
@@ -17,9 +17,25 @@ from ._pagerank import FLOAT32_L1_FLOOR
 
 __all__ = ["can_run", "should_run", "SMALL_GRAPH"]
 
-#: Below this many nodes plus edges networkx answers faster than a gswitch call
-#: (CPU engine, benchmarks/results/cpu_nx_backend.json); converted graphs always run.
-SMALL_GRAPH = 2000
+#: Per function, the nodes plus edges below which networkx answers faster than a gswitch
+#: call on an already converted graph: where the CPU engine stopped losing on random
+#: graphs of mean degree 6 (benchmarks/results/cpu_nx_should_run.txt). A converted graph
+#: passed in always runs.
+SMALL_GRAPH: dict[str, int] = {
+    "single_source_shortest_path_length": 15_000,
+    "all_pairs_shortest_path_length": 15_000,
+    "bfs_layers": 15_000,
+    "descendants_at_distance": 15_000,
+    "bfs_edges": 15_000,
+    "bfs_tree": 15_000,
+    "connected_components": 12_000,
+    "number_connected_components": 12_000,
+    "node_connected_component": 12_000,
+    "is_connected": 12_000,
+    "single_source_dijkstra_path_length": 4_000,
+    "single_source_bellman_ford_path_length": 4_000,
+    "pagerank": 1_500,
+}
 
 
 def _callable_weight(args: Mapping[str, Any]) -> str | bool:
@@ -89,6 +105,6 @@ def should_run(name: str, args: tuple, kwargs: dict) -> str | bool:
     if G is None or getattr(G, "__networkx_backend__", "networkx") == "gswitch":
         return True
     size = len(G) + G.number_of_edges()
-    if size < SMALL_GRAPH:
+    if size < SMALL_GRAPH.get(name, 0):
         return f"a graph of {size} nodes plus edges runs faster in networkx"
     return True
