@@ -142,12 +142,12 @@ def test_shortest_path_lengths_equal_networkx(directed, weight):
             want = nx.single_source_dijkstra_path_length(G, source, cutoff, weight)
             got = nx.single_source_dijkstra_path_length(G, source, cutoff, weight,
                                                         backend="gswitch")
-            assert got.keys() == want.keys()
-            assert got == pytest.approx(want, rel=1e-6)
+            # the same floats to the last bit, nearest first (ties in either order)
+            assert got == want and list(got.values()) == sorted(want.values())
             if weight != "cost":
-                assert got == want and all(type(x) is int for x in got.values())
+                assert all(type(x) is int for x in got.values())
         got = nx.single_source_bellman_ford_path_length(G, source, weight, backend="gswitch")
-        assert got == pytest.approx(nx.single_source_bellman_ford_path_length(G, source, weight))
+        assert got == nx.single_source_bellman_ford_path_length(G, source, weight)
 
 
 def test_multigraph_shortest_paths_take_the_lightest_parallel_edge():

@@ -45,21 +45,12 @@ def _layers(G: NxGraph, first: np.ndarray, depth: np.ndarray, limit: float
     """``(parents, layer)`` of each layer after ``first`` up to ``limit``, in discovery
     order (``parents[i]`` discovered ``layer[i]``).
     """
-    indptr, indices = G.indptr, G.indices
     layer, level = first, 0
     while layer.size and level < limit:
-        starts, ends = indptr[layer], indptr[layer + 1]
-        counts = ends - starts
-        total = int(counts.sum())
-        if total == 0:
-            return
-        # positions of every neighbour entry of the layer, row by row, in order
-        offsets = np.repeat(starts - np.cumsum(counts) + counts, counts)
-        entries = offsets + np.arange(total)
-        nbrs = indices[entries]
+        owners, entries = G.out_entries(layer)
+        nbrs = G.indices[entries]
         found = depth[nbrs] == level + 1
-        nbrs = nbrs[found]
-        owners = np.repeat(layer, counts)[found]
+        nbrs, owners = nbrs[found], owners[found]
         _, first_seen = np.unique(nbrs, return_index=True)
         first_seen.sort()
         layer, level = nbrs[first_seen], level + 1

@@ -112,6 +112,16 @@ class NxGraph:
         """The id of ``node``; ``KeyError`` when it is not in the graph."""
         return self.index[node]
 
+    def out_entries(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(owners, entries)``: the CSR positions of every out-entry of ``nodes``, row by
+        row in order, and the node each belongs to.
+        """
+        starts = self.indptr[nodes]
+        counts = self.indptr[nodes + 1] - starts
+        total = int(counts.sum())
+        offsets = np.repeat(starts - np.cumsum(counts) + counts, counts)
+        return np.repeat(nodes, counts), offsets + np.arange(total)
+
     def weighted_by(self, weight: str | None) -> np.ndarray | None:
         """The values of edge attribute ``weight`` (``None`` for ``weight=None``).
 

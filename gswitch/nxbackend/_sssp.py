@@ -1,9 +1,13 @@
 """networkx's weighted single-source path lengths from gswitch's SSSP distances.
 
 gswitch computes in float32. Integer weights (networkx's default weight 1 included)
-give exact integer sums below 2**24 and come back as Python ints, as networkx's do;
-other weights agree with networkx's float64 sums to float32 rounding. A multigraph
-keeps its parallel edges, and the relaxation takes the lightest, as networkx does.
+give exact integer sums below 2**24 and come back as Python ints, as networkx's do.
+Other weights are then made exact in float64: the float32 distances, raised by their
+worst rounding error, seed a float64 relaxation on the host that converges in a few
+rounds to the float64 path sums networkx adds up (networkx's algorithms that compare
+distances, such as the bounds of ``radius``, need them consistent to the last bit).
+A multigraph keeps its parallel edges, and the relaxation takes the lightest, as
+networkx does.
 """
 
 from __future__ import annotations
@@ -38,6 +42,11 @@ def _distances(G: NxGraph, source: Hashable, weight: str | None, cutoff: float |
         reached &= dist <= cutoff
     ids = np.flatnonzero(reached)
     ids = ids[np.argsort(dist[ids], kind="stable")]
+    if w is not None and w.dtype.kind == "f":
+        dist = _exact(G, G.node_id(source), dist, w)
+        reached = np.isfinite(dist) if cutoff is None else dist <= cutoff
+        ids = np.flatnonzero(reached)
+        ids = ids[np.argsort(dist[ids], kind="stable")]
     values = dist[ids]
     if w is None or w.dtype.kind == "i":
         if values.size and values[-1] >= _EXACT_INT:
@@ -47,6 +56,28 @@ def _distances(G: NxGraph, source: Hashable, weight: str | None, cutoff: float |
     else:
         lengths = values.tolist()
     return dict(zip(G.names[ids].tolist(), lengths))
+
+
+def _exact(G: NxGraph, source: int, dist32: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """float64 shortest distances, from float32 ones: every seed is at least the true
+    distance (a float32 sum of ``k`` terms errs by at most ``k * 2**-24`` relatively, and
+    ``k < n``), so the relaxation's fixpoint is the float64 minimum over paths.
+    """
+    n = len(G)
+    d = dist32 * (1.0 + 4.0 * max(n, 1) * 2.0**-24)
+    d[source] = 0.0
+    frontier = np.flatnonzero(np.isfinite(d))
+    while frontier.size:
+        owners, entries = G.out_entries(frontier)
+        dst = G.indices[entries]
+        cand = d[owners] + w[entries]
+        better = cand < d[dst]
+        if not better.any():
+            break
+        dst, cand = dst[better], cand[better]
+        np.minimum.at(d, dst, cand)
+        frontier = np.unique(dst)
+    return d
 
 
 def single_source_dijkstra_path_length(G: NxGraph, source: Hashable,
