@@ -20,6 +20,7 @@ def _run(*args, cwd):
     ("load_formats.py", "renumbered"),
     ("user_algorithms.py", "hub-avoiding distances"),
     ("networkx_interop.py", "round trip: True"),
+    ("networkx_backend.py", "same answers as networkx: True"),
 ])
 def test_example_runs(tmp_path, script, needle):
     """The example exits 0 from another directory and prints its result."""

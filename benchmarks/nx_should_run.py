@@ -1,0 +1,54 @@
+"""Where the gswitch networkx backend stops losing to networkx: the should_run thresholds.
+
+Random graphs of mean degree 6 from 100 to 10,000 nodes; each function timed (median)
+through networkx's dispatch with ``backend="networkx"`` and ``backend="gswitch"`` on an
+already converted graph, answers compared. The sizes (nodes plus edges) where gswitch
+starts to win are ``gswitch.nxbackend._dispatch.SMALL_GRAPH``.
+
+    python benchmarks/nx_should_run.py | tee benchmarks/results/cpu_nx_should_run.txt
+"""
+
+import time
+
+import networkx as nx
+import numpy as np
+
+from gswitch.runner import gpu_available
+
+
+def median(f, repeat=15):
+    f()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def main():
+    nx.config.warnings_to_ignore.add("cache")
+    print("engine:", "gpu" if gpu_available() else "cpu", "; times in ms, networkx / gswitch")
+    for n in (100, 300, 1000, 3000, 10000):
+        G = nx.gnm_random_graph(n, 3 * n, seed=1)
+        calls = {
+            "sssp_length": lambda G=G, **k: nx.single_source_shortest_path_length(G, 0, **k),
+            "dijkstra": lambda G=G, **k: nx.single_source_dijkstra_path_length(G, 0, **k),
+            "components": lambda G=G, **k: list(nx.connected_components(G, **k)),
+            "pagerank": lambda G=G, **k: nx.pagerank(G, **k),
+        }
+        cells = []
+        for name, f in calls.items():
+            want, got = f(backend="networkx"), f(backend="gswitch")
+            ok = got == want if name != "pagerank" else \
+                max(abs(got[v] - want[v]) for v in want) < 1e-6
+            assert ok, name
+            a = median(lambda f=f: f(backend="networkx"))
+            b = median(lambda f=f: f(backend="gswitch"))
+            cells.append(f"{name} {a * 1e3:.2f}/{b * 1e3:.2f}{' *' if b < a else ''}")
+        print(f"{n:6d} nodes + {3 * n:6d} edges = {4 * n:6d}: " + " | ".join(cells), flush=True)
+    print("* gswitch faster")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""``can_run`` and ``should_run``: which calls the backend takes, and which it leaves.
+
+``can_run`` refuses, with a reason string (networkx >= 3.4 logs it; a string is falsy
+to it), the options gswitch does not implement; networkx then runs the call itself.
+``should_run`` leaves graphs below :data:`SMALL_GRAPH` nodes plus edges to networkx,
+where a ``gswitch.run`` call's fixed cost (about 0.3 ms on the CPU engine) is more than
+networkx's whole answer.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._pagerank import FLOAT32_L1_FLOOR
+
+__all__ = ["can_run", "should_run", "SMALL_GRAPH"]
+
+#: Per function, the nodes plus edges below which networkx answers faster than a gswitch
+#: call on an already converted graph: where the CPU engine stopped losing on random
+#: graphs of mean degree 6 (benchmarks/results/cpu_nx_should_run.txt). A converted graph
+#: passed in always runs.
+SMALL_GRAPH: dict[str, int] = {
+    "single_source_shortest_path_length": 15_000,
+    "all_pairs_shortest_path_length": 15_000,
+    "bfs_layers": 15_000,
+    "descendants_at_distance": 15_000,
+    "bfs_edges": 15_000,
+    "bfs_tree": 15_000,
+    "connected_components": 12_000,
+    "number_connected_components": 12_000,
+    "node_connected_component": 12_000,
+    "is_connected": 12_000,
+    "single_source_dijkstra_path_length": 4_000,
+    "single_source_bellman_ford_path_length": 4_000,
+    "pagerank": 1_500,
+}
+
+
+def _callable_weight(args: Mapping[str, Any]) -> str | bool:
+    if callable(args.get("weight")):
+        return "a callable weight is evaluated per edge in Python; gswitch reads an edge " \
+               "attribute"
+    return True
+
+
+def _bfs_edges(args: Mapping[str, Any]) -> str | bool:
+    if args.get("sort_neighbors") is not None:
+        return "sort_neighbors is not supported by gswitch"
+    G = args["G"]
+    if args.get("reverse") and G.is_directed():
+        return "reverse=True on a directed graph (predecessors) is not supported by gswitch"
+    return True
+
+
+def _pagerank(args: Mapping[str, Any]) -> str | bool:
+    for name in ("personalization", "nstart", "dangling"):
+        if args.get(name) is not None:
+            return f"pagerank's {name} is not supported by gswitch"
+    ok = _callable_weight(args)
+    if ok is not True:
+        return ok
+    n = len(args["G"])
+    if n and n * args["tol"] < FLOAT32_L1_FLOOR:
+        return (f"len(G) * tol = {n * args['tol']:.3g} is below what gswitch's float32 ranks "
+                f"resolve ({FLOAT32_L1_FLOOR:g})")
+    return True
+
+
+_CHECKS: dict[str, Callable[[Mapping[str, Any]], str | bool]] = {
+    "bfs_edges": _bfs_edges,
+    "bfs_tree": _bfs_edges,
+    "single_source_dijkstra_path_length": _callable_weight,
+    "single_source_bellman_ford_path_length": _callable_weight,
+    "pagerank": _pagerank,
+}
+
+
+def _bound(func: Callable, args: tuple, kwargs: dict) -> Mapping[str, Any] | None:
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    return bound.arguments
+
+
+def can_run(functions: Mapping[str, Callable], name: str, args: tuple, kwargs: dict
+            ) -> str | bool:
+    """Whether the backend implements ``name`` for these arguments (else a reason)."""
+    func = functions.get(name)
+    if func is None:
+        return f"gswitch does not implement {name}"
+    bound = _bound(func, args, kwargs)
+    if bound is None:
+        return "the arguments do not match networkx's signature"
+    check = _CHECKS.get(name)
+    return True if check is None else check(bound)
+
+
+def should_run(name: str, args: tuple, kwargs: dict) -> str | bool:
+    """Whether running on gswitch pays off: not for small networkx graphs."""
+    G = args[0] if args else kwargs.get("G")
+    if G is None or getattr(G, "__networkx_backend__", "networkx") == "gswitch":
+        return True
+    size = len(G) + G.number_of_edges()
+    if size < SMALL_GRAPH.get(name, 0):
+        return f"a graph of {size} nodes plus edges runs faster in networkx"
+    return True

@@ -1,0 +1,263 @@
+"""networkx graphs as gswitch graphs and back: the backend's graph type and its conversions.
+
+A networkx graph is read once through its adjacency (``G._adj``), which already lists
+every node's neighbours in order: the CSR arrays come out of that walk without a sort,
+and each row keeps networkx's neighbour order, which the breadth-first functions need
+to reproduce networkx's discovery order. Parallel edges of a multigraph stay separate
+entries, so a shortest path takes the lightest of them (networkx's rule) and PageRank
+counts them with multiplicity (networkx's rule too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Iterator, Mapping
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+from gswitch.errors import InvalidGraph
+from gswitch.graph import Graph
+
+__all__ = ["NxGraph", "from_networkx", "to_networkx", "NonNumericWeight"]
+
+
+class NonNumericWeight(InvalidGraph, TypeError):
+    """An edge attribute read as a weight holds something that is not a real number."""
+
+
+class NxGraph:
+    """A networkx graph converted for gswitch: CSR arrays, node names and edge weights.
+
+    Node ``i`` is the ``i``-th node of the networkx graph. Row ``i`` of the CSR lists
+    the neighbours of node ``i`` in networkx's adjacency order (successors for a
+    directed graph; both directions of each edge for an undirected one, a self loop
+    once), one entry per parallel edge of a multigraph.
+
+    Parameters
+    ----------
+    nodes : list
+        Node names, in the graph's order.
+    indptr, indices : numpy.ndarray
+        CSR row offsets (int64) and neighbour ids (int32).
+    weights : dict of str to numpy.ndarray
+        Edge attribute name to its values, one per CSR entry (float64, or int64 when
+        every value was an integer).
+    directed, multigraph : bool
+        What the networkx graph was.
+    graph_attrs : dict, optional
+        The networkx graph's ``G.graph``.
+
+    """
+
+    __networkx_backend__ = "gswitch"
+
+    def __init__(self, nodes: list, indptr: np.ndarray, indices: np.ndarray,
+                 weights: dict[str, np.ndarray], *, directed: bool, multigraph: bool,
+                 graph_attrs: dict | None = None) -> None:
+        self.nodes = nodes
+        self.indptr = indptr
+        self.indices = indices
+        self.weights = weights
+        self.directed = directed
+        self.multigraph = multigraph
+        self.graph = dict(graph_attrs or {})
+        self._index: dict[Hashable, int] | None = None
+        self._names: np.ndarray | None = None
+        self._graphs: dict[str | None, Graph] = {}
+
+    # networkx's decorators (not_implemented_for) and membership tests read these
+    def is_directed(self) -> bool:
+        """Whether the networkx graph was directed."""
+        return self.directed
+
+    def is_multigraph(self) -> bool:
+        """Whether the networkx graph was a multigraph."""
+        return self.multigraph
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __iter__(self) -> Iterator:
+        return iter(self.nodes)
+
+    def __contains__(self, node: object) -> bool:
+        try:
+            return node in self.index
+        except TypeError:  # unhashable: not a node, as networkx answers
+            return False
+
+    def __repr__(self) -> str:
+        kind = ("Multi" if self.multigraph else "") + ("DiGraph" if self.directed else "Graph")
+        return (f"<gswitch networkx backend graph ({kind}): {len(self.nodes)} nodes, "
+                f"{self.indices.size} adjacency entries>")
+
+    @property
+    def index(self) -> dict[Hashable, int]:
+        """Node name to node id, built on first use."""
+        if self._index is None:
+            self._index = dict(zip(self.nodes, range(len(self.nodes))))
+        return self._index
+
+    @property
+    def names(self) -> np.ndarray:
+        """Node names as an object array, for fancy indexing by node ids."""
+        if self._names is None:
+            names = np.empty(len(self.nodes), dtype=object)
+            names[:] = self.nodes
+            self._names = names
+        return self._names
+
+    def node_id(self, node: Hashable) -> int:
+        """The id of ``node``; ``KeyError`` when it is not in the graph."""
+        return self.index[node]
+
+    def out_entries(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(owners, entries)``: the CSR positions of every out-entry of ``nodes``, row by
+        row in order, and the node each belongs to.
+        """
+        starts = self.indptr[nodes]
+        counts = self.indptr[nodes + 1] - starts
+        total = int(counts.sum())
+        offsets = np.repeat(starts - np.cumsum(counts) + counts, counts)
+        return np.repeat(nodes, counts), offsets + np.arange(total)
+
+    def weighted_by(self, weight: str | None) -> np.ndarray | None:
+        """The values of edge attribute ``weight`` (``None`` for ``weight=None``).
+
+        Raises
+        ------
+        NotImplementedError
+            The graph was converted without that attribute (networkx then runs).
+
+        """
+        if weight is None:
+            return None
+        try:
+            return self.weights[weight]
+        except KeyError:
+            raise NotImplementedError(
+                f"this gswitch graph was converted without edge attribute {weight!r} "
+                f"(it has {sorted(self.weights) or 'none'})") from None
+
+    def gswitch_graph(self, weight: str | None = None) -> Graph:
+        """The :class:`gswitch.Graph` of this graph, weighted by ``weight``; made once."""
+        g = self._graphs.get(weight)
+        if g is None:
+            w = self.weighted_by(weight)
+            g = Graph(self.indptr, self.indices, w, directed=self.directed, validate=False,
+                      name=str(self.graph.get("name", "") or ""))
+            self._graphs[weight] = g
+        return g
+
+
+def _numeric(attr: str, values: list, edges: Iterable[tuple[Any, Any]]) -> np.ndarray:
+    """``values`` as int64 (all integers) or float64; one clear line otherwise."""
+    try:
+        arr = np.asarray(values)
+        if arr.dtype.kind == "b":
+            arr = arr.astype(np.int64)
+        if arr.dtype.kind in "iu":
+            return arr.astype(np.int64, copy=False)
+        if arr.dtype.kind == "f":
+            return arr.astype(np.float64, copy=False)
+    except (TypeError, ValueError, OverflowError):
+        pass
+    for (u, v), x in zip(edges, values):
+        if not isinstance(x, (int, float, np.integer, np.floating)):
+            raise NonNumericWeight(f"edge ({u!r}, {v!r}) has {attr}={x!r}, which is not a "
+                                   f"number; gswitch reads {attr!r} as an edge weight")
+    return np.asarray(values, dtype=np.float64)
+
+
+def _edge_pairs(adj: Mapping, multigraph: bool) -> Iterator[tuple[Any, Any]]:
+    """(u, v) of every adjacency entry, in CSR order (only to name a bad edge)."""
+    for u, nbrs in adj.items():
+        for v, d in nbrs.items():
+            for _ in (d.values() if multigraph else (d,)):
+                yield u, v
+
+
+def from_networkx(G: Any, edge_attrs: Mapping[str, Any] | None = None, *,
+                  preserve_graph_attrs: bool = True) -> NxGraph:
+    """Convert a networkx graph (one walk over ``G._adj``).
+
+    Parameters
+    ----------
+    G : networkx.Graph, DiGraph, MultiGraph or MultiDiGraph
+        The graph (graph views too).
+    edge_attrs : mapping of str to number, optional
+        Edge attributes to read as weights, each with the value of edges that lack it.
+    preserve_graph_attrs : bool
+        Keep a copy of ``G.graph``.
+
+    Returns
+    -------
+    NxGraph
+
+    Raises
+    ------
+    NonNumericWeight
+        An edge attribute in ``edge_attrs`` holds a value that is not a real number.
+    InvalidGraph
+        The graph is too large for int32 node ids.
+
+    """
+    adj = G._adj
+    multigraph = bool(G.is_multigraph())
+    nodes = list(adj)
+    n = len(nodes)
+    if n > np.iinfo(np.int32).max:
+        raise InvalidGraph(f"a graph of {n:,} nodes is too large for gswitch's int32 node ids")
+    index = dict(zip(nodes, range(n)))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    if multigraph:
+        np.cumsum(np.fromiter((sum(map(len, nbrs.values())) for nbrs in adj.values()),
+                              dtype=np.int64, count=n), out=indptr[1:])
+        m = int(indptr[-1])
+        indices = np.fromiter((index[v] for nbrs in adj.values()
+                               for v, keys in nbrs.items() for _ in keys),
+                              dtype=np.int32, count=m)
+    else:
+        np.cumsum(np.fromiter(map(len, adj.values()), dtype=np.int64, count=n), out=indptr[1:])
+        m = int(indptr[-1])
+        indices = np.fromiter(map(index.__getitem__, chain.from_iterable(adj.values())),
+                              dtype=np.int32, count=m)
+    weights: dict[str, np.ndarray] = {}
+    for attr, default in (edge_attrs or {}).items():
+        if multigraph:
+            datas = (d for nbrs in adj.values() for keys in nbrs.values() for d in keys.values())
+        else:
+            datas = chain.from_iterable(nbrs.values() for nbrs in adj.values())
+        values = [d.get(attr, default) for d in datas]
+        weights[attr] = _numeric(attr, values, _edge_pairs(adj, multigraph))
+    return NxGraph(nodes, indptr, indices, weights, directed=bool(G.is_directed()),
+                   multigraph=multigraph, graph_attrs=G.graph if preserve_graph_attrs else None)
+
+
+def to_networkx(graph: NxGraph) -> Any:
+    """The networkx graph of a converted one: nodes, edges, weight attributes, ``G.graph``.
+
+    Multigraph edge keys are renumbered ``0, 1, ...`` per node pair.
+    """
+    import networkx as nx
+
+    cls = {(False, False): nx.Graph, (True, False): nx.DiGraph,
+           (False, True): nx.MultiGraph, (True, True): nx.MultiDiGraph}
+    out = cls[(graph.directed, graph.multigraph)]()
+    out.graph.update(graph.graph)
+    out.add_nodes_from(graph.nodes)
+    src = np.repeat(np.arange(len(graph.nodes)), np.diff(graph.indptr))
+    dst = graph.indices
+    # an undirected edge is listed from both ends (a self loop once): keep one
+    keep = slice(None) if graph.directed else src <= dst
+    names = graph.names
+    us, vs = names[src[keep]].tolist(), names[dst[keep]].tolist()
+    attrs = {a: w[keep].tolist() for a, w in graph.weights.items()}
+    if attrs:
+        keys = list(attrs)
+        datas = [dict(zip(keys, vals)) for vals in zip(*(attrs[k] for k in keys))]
+        out.add_edges_from(zip(us, vs, datas))
+    else:
+        out.add_edges_from(zip(us, vs))
+    return out

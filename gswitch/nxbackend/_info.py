@@ -1,0 +1,95 @@
+"""What the ``gswitch`` networkx backend offers, for networkx's ``networkx.backend_info``.
+
+networkx calls :func:`get_info` when it is imported, so this module imports nothing but
+the standard library: no NumPy work, no CuPy, no gswitch engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["get_info", "FUNCTIONS", "DEFAULT_CONFIG"]
+
+_BFS = ("Hop distances come from gswitch's BFS (``gswitch.run('bfs')``) on the GPU when "
+        "CuPy sees one, else on the CPU engine.")
+_SSSP = ("Distances come from gswitch's SSSP (float32): integer weights give networkx's "
+         "exact integer lengths below 2**24 (past it the call falls back); other weights "
+         "are made exact float64 sums by a host relaxation seeded with gswitch's distances. "
+         "A multigraph uses the lightest of parallel edges. Negative weights and callable "
+         "weights fall back to networkx.")
+_CC = ("Components come from gswitch's connected components; components and the nodes "
+       "they hold are yielded in networkx's order.")
+
+#: Every function the backend implements: networkx's ``functions`` entry.
+FUNCTIONS: dict[str, dict[str, Any]] = {
+    "single_source_shortest_path_length": {
+        "additional_docs": _BFS + " The dict lists nodes level by level, each level in "
+                                  "graph order (networkx lists a level in discovery order).",
+    },
+    "all_pairs_shortest_path_length": {
+        "additional_docs": _BFS + " One BFS per node, yielded lazily like networkx.",
+    },
+    "bfs_layers": {
+        "additional_docs": _BFS + " Layers are listed in networkx's exact discovery order.",
+    },
+    "descendants_at_distance": {"additional_docs": _BFS},
+    "bfs_edges": {
+        "additional_docs": _BFS + " Edges come in networkx's exact order: each node's "
+                                  "parent is the first node of the previous layer, in "
+                                  "discovery order, that lists it. ``sort_neighbors`` and "
+                                  "``reverse=True`` on a directed graph fall back to "
+                                  "networkx.",
+    },
+    "bfs_tree": {
+        "additional_docs": _BFS + " Built from the backend's ``bfs_edges``; the same "
+                                  "arguments fall back to networkx.",
+    },
+    "single_source_dijkstra_path_length": {"additional_docs": _SSSP},
+    "single_source_bellman_ford_path_length": {"additional_docs": _SSSP},
+    "connected_components": {"additional_docs": _CC},
+    "number_connected_components": {"additional_docs": _CC},
+    "node_connected_component": {"additional_docs": _CC},
+    "is_connected": {"additional_docs": _CC},
+    "pagerank": {
+        "additional_docs": (
+            "Power iteration by gswitch's ``power_pull`` PageRank, networkx's iteration step "
+            "for step (same start vector, dangling rule and stopping test ``L1 change < "
+            "n * tol``), ranks held in float32: ``n * tol`` below 1e-6 falls back. "
+            "Weights must be uniform per graph (the unweighted ranks) or the call falls "
+            "back; ``personalization``, ``nstart`` and ``dangling`` fall back to networkx. "
+            "Parallel edges count with multiplicity, as in networkx."),
+    },
+}
+
+#: ``nx.config.backends.gswitch``'s keys and their defaults.
+DEFAULT_CONFIG: dict[str, Any] = {
+    # "auto": the GPU when CuPy sees one, else the CPU engine; or "gpu", "cpu"
+    "backend": "auto",
+    # an Optuna storage URL of gswitch tuning studies (gswitch tune), or None
+    "storage": None,
+    # with a storage: run the configuration tuned for the graph, or its nearest neighbour's
+    "tune": False,
+}
+
+
+def get_info() -> dict[str, Any]:
+    """The backend's description in networkx's ``backend_info`` format.
+
+    Returns
+    -------
+    dict
+        ``backend_name``, ``project``, ``package``, ``url``, ``short_summary``,
+        ``default_config`` and ``functions`` (each with ``additional_docs`` and, where
+        the backend adds any, ``additional_parameters``).
+
+    """
+    return {
+        "backend_name": "gswitch",
+        "project": "gswitch",
+        "package": "gswitch",
+        "url": "https://github.com/gswitch/gswitch",
+        "short_summary": "Graph algorithms on NVIDIA GPUs (CuPy) or a NumPy/SciPy engine, "
+                         "with execution strategies tuned per graph.",
+        "default_config": dict(DEFAULT_CONFIG),
+        "functions": {name: dict(entry) for name, entry in FUNCTIONS.items()},
+    }

@@ -1,0 +1,78 @@
+"""The backend object networkx loads: its protocol methods and the supported functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _bfs, _cc, _dispatch, _pagerank, _sssp
+from ._graph import NxGraph, from_networkx, to_networkx
+from ._info import FUNCTIONS
+
+__all__ = ["BackendInterface"]
+
+_FUNCTIONS = {
+    name: getattr(module, name)
+    for module in (_bfs, _cc, _pagerank, _sssp)
+    for name in module.__all__
+    if name in FUNCTIONS
+}
+
+
+class BackendInterface:
+    """The object networkx loads from the ``networkx.backends`` entry point.
+
+    Each supported networkx function is an attribute of the same name taking networkx's
+    arguments with :class:`NxGraph` graphs; the rest is networkx's backend protocol.
+    """
+
+    @staticmethod
+    def convert_from_nx(G: Any, edge_attrs: Any = None, node_attrs: Any = None,
+                        preserve_edge_attrs: bool = False, preserve_node_attrs: bool = False,
+                        preserve_graph_attrs: bool = False, name: str | None = None,
+                        graph_name: str | None = None) -> NxGraph:
+        """A networkx graph as an :class:`NxGraph`, with the edge attributes asked for.
+
+        Raises
+        ------
+        NotImplementedError
+            All edge attributes were asked for (a callable weight); networkx then runs.
+
+        """
+        if isinstance(G, NxGraph):
+            return G
+        if preserve_edge_attrs is True or isinstance(preserve_edge_attrs, dict):
+            raise NotImplementedError("gswitch converts named numeric edge attributes only")
+        attrs = edge_attrs if isinstance(edge_attrs, dict) else (
+            {edge_attrs: 1} if isinstance(edge_attrs, str) else None)
+        return from_networkx(G, attrs, preserve_graph_attrs=bool(preserve_graph_attrs))
+
+    @staticmethod
+    def convert_to_nx(obj: Any, *, name: str | None = None) -> Any:
+        """An :class:`NxGraph` as a networkx graph; any other result as it is."""
+        if isinstance(obj, NxGraph):
+            return to_networkx(obj)
+        return obj
+
+    @staticmethod
+    def can_run(name: str, args: tuple, kwargs: dict) -> str | bool:
+        """Whether the backend implements ``name`` with these arguments (else why not)."""
+        return _dispatch.can_run(_FUNCTIONS, name, args, kwargs)
+
+    @staticmethod
+    def should_run(name: str, args: tuple, kwargs: dict) -> str | bool:
+        """Whether the call is worth running on gswitch (else why not)."""
+        return _dispatch.should_run(name, args, kwargs)
+
+    @staticmethod
+    def on_start_tests(items: list) -> None:
+        """Mark networkx's tests whose valid answer differs from gswitch's (networkx's
+        own test suite run with ``NETWORKX_TEST_BACKEND=gswitch``).
+        """
+        from ._tests import mark_known_differences
+
+        mark_known_differences(items)
+
+
+for _name, _func in _FUNCTIONS.items():
+    setattr(BackendInterface, _name, staticmethod(_func))
+del _name, _func

@@ -1,0 +1,101 @@
+"""networkx's weighted single-source path lengths from gswitch's SSSP distances.
+
+gswitch computes in float32. Integer weights (networkx's default weight 1 included)
+give exact integer sums below 2**24 and come back as Python ints, as networkx's do.
+Other weights are then made exact in float64: the float32 distances, raised by their
+worst rounding error, seed a float64 relaxation on the host that converges in a few
+rounds to the float64 path sums networkx adds up (networkx's algorithms that compare
+distances, such as the bounds of ``radius``, need them consistent to the last bit).
+A multigraph keeps its parallel edges, and the relaxation takes the lightest, as
+networkx does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+
+from ._graph import NxGraph
+from ._run import run_algorithm
+
+__all__ = ["single_source_dijkstra_path_length", "single_source_bellman_ford_path_length"]
+
+#: float32 holds every integer up to here exactly
+_EXACT_INT = 2**24
+
+
+def _distances(G: NxGraph, source: Hashable, weight: str | None, cutoff: float | None,
+               missing: type[Exception], message: str) -> dict:
+    if source not in G:
+        raise missing(message.format(source))
+    w = G.weighted_by(weight)
+    if w is not None and w.size and not (w >= 0).all():
+        # networkx detects negative cycles and contradictory paths; gswitch's SSSP is for
+        # non-negative weights
+        raise NotImplementedError("gswitch's SSSP needs non-negative edge weights")
+    r = run_algorithm("sssp", G.gswitch_graph(weight), source=G.node_id(source))
+    dist = np.asarray(r.fields["dist"], dtype=np.float64)
+    reached = np.isfinite(dist)
+    if cutoff is not None:
+        reached &= dist <= cutoff
+    ids = np.flatnonzero(reached)
+    ids = ids[np.argsort(dist[ids], kind="stable")]
+    if w is not None and w.dtype.kind == "f":
+        dist = _exact(G, G.node_id(source), dist, w)
+        reached = np.isfinite(dist) if cutoff is None else dist <= cutoff
+        ids = np.flatnonzero(reached)
+        ids = ids[np.argsort(dist[ids], kind="stable")]
+    values = dist[ids]
+    if w is None or w.dtype.kind == "i":
+        if values.size and values[-1] >= _EXACT_INT:
+            raise NotImplementedError("integer path lengths past 2**24 are not exact in "
+                                      "gswitch's float32 SSSP")
+        lengths: list = values.astype(np.int64).tolist()
+    else:
+        lengths = values.tolist()
+    return dict(zip(G.names[ids].tolist(), lengths))
+
+
+def _exact(G: NxGraph, source: int, dist32: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """float64 shortest distances, from float32 ones: every seed is at least the true
+    distance (a float32 sum of ``k`` terms errs by at most ``k * 2**-24`` relatively, and
+    ``k < n``), so the relaxation's fixpoint is the float64 minimum over paths.
+    """
+    n = len(G)
+    d = dist32 * (1.0 + 4.0 * max(n, 1) * 2.0**-24)
+    d[source] = 0.0
+    frontier = np.flatnonzero(np.isfinite(d))
+    while frontier.size:
+        owners, entries = G.out_entries(frontier)
+        dst = G.indices[entries]
+        cand = d[owners] + w[entries]
+        better = cand < d[dst]
+        if not better.any():
+            break
+        dst, cand = dst[better], cand[better]
+        np.minimum.at(d, dst, cand)
+        frontier = np.unique(dst)
+    return d
+
+
+def single_source_dijkstra_path_length(G: NxGraph, source: Hashable,
+                                       cutoff: float | None = None,
+                                       weight: Any = "weight") -> dict:
+    """Networkx's ``single_source_dijkstra_path_length``: ``{node: distance}``, nearest
+    first.
+    """
+    import networkx as nx
+
+    return _distances(G, source, weight, cutoff, nx.NodeNotFound, "Node {} not found in graph")
+
+
+def single_source_bellman_ford_path_length(G: NxGraph, source: Hashable,
+                                           weight: Any = "weight") -> dict:
+    """Networkx's ``single_source_bellman_ford_path_length`` for non-negative weights
+    (others fall back to networkx, which finds negative cycles).
+    """
+    import networkx as nx
+
+    return _distances(G, source, weight, None, nx.NodeNotFound, "Source {} not in G")

@@ -1,0 +1,372 @@
+"""gswitch as a networkx backend: entry points, conversion, dispatch, answers, fallbacks."""
+
+import json
+import subprocess
+import sys
+from importlib.metadata import entry_points
+
+import networkx as nx
+import pytest
+
+from gswitch.nxbackend import BackendInterface, NxGraph
+from gswitch.nxbackend._dispatch import SMALL_GRAPH
+from gswitch.nxbackend._graph import NonNumericWeight
+from gswitch.nxbackend._info import FUNCTIONS, get_info
+
+
+@pytest.fixture(autouse=True)
+def quiet_cache_note():
+    """networkx warns when it reuses a converted graph; these tests reuse on purpose."""
+    nx.config.warnings_to_ignore.add("cache")
+    yield
+    nx.config.warnings_to_ignore.discard("cache")
+
+
+@pytest.fixture
+def gswitch_first():
+    """Route supported calls to gswitch for one test, restoring networkx's setting."""
+    saved = list(nx.config.backend_priority.algos)
+    nx.config.backend_priority.algos = ["gswitch"]
+    yield
+    nx.config.backend_priority.algos = saved
+
+
+@pytest.fixture
+def conversions(monkeypatch):
+    """Count the backend's conversions from networkx."""
+    calls = []
+    original = BackendInterface.convert_from_nx
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("edge_attrs"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(BackendInterface, "convert_from_nx", staticmethod(counting))
+    return calls
+
+
+def _zoo():
+    """Graphs of every kind networkx has, with the awkward cases."""
+    graphs = {}
+    G = nx.gnm_random_graph(60, 150, seed=1)
+    G.add_nodes_from(["iso", ("t", 1)])  # isolated nodes of other types
+    G.add_edge(3, 3)
+    graphs["undirected"] = G
+    D = nx.gnm_random_graph(60, 200, seed=2, directed=True)
+    D.add_edge(5, 5)
+    D.add_node(99)
+    graphs["directed"] = D
+    graphs["disconnected"] = nx.disjoint_union(nx.path_graph(7), nx.cycle_graph(9))
+    S = nx.relabel_nodes(nx.gnm_random_graph(40, 90, seed=3),
+                         {i: f"n{i:02d}" for i in range(40)})
+    graphs["strings"] = S
+    M = nx.MultiGraph()
+    M.add_edges_from([(0, 1), (0, 1), (1, 2), (2, 2), (2, 3), (4, 5)])
+    graphs["multigraph"] = M
+    MD = nx.MultiDiGraph()
+    MD.add_edges_from([(0, 1), (0, 1), (1, 2), (2, 0), (2, 3), (3, 3)])
+    graphs["multidigraph"] = MD
+    return graphs
+
+
+def _weighted(directed):
+    G = nx.gnm_random_graph(50, 160, seed=4, directed=directed)
+    for i, (_u, _v, d) in enumerate(G.edges(data=True)):
+        d["weight"] = (i * 7) % 11 + 1
+        d["cost"] = ((i * 13) % 17) / 4.0
+    return G
+
+
+ZOO = _zoo()
+#: nodes plus edges past every should_run threshold
+BIG = max(SMALL_GRAPH.values()) + 300
+
+
+def test_entry_points_resolve():
+    """Both entry points are installed and load the backend and its info."""
+    (backend,) = entry_points(group="networkx.backends", name="gswitch")
+    (info,) = entry_points(group="networkx.backend_info", name="gswitch")
+    assert backend.load() is BackendInterface
+    assert info.load() is get_info
+    assert "gswitch" in nx.utils.backends.backend_info
+    assert nx.config.backends.gswitch.backend == "auto"
+
+
+def test_info_lists_every_function_and_is_light():
+    """get_info names every implemented function; importing it loads no engine or CuPy."""
+    info = get_info()
+    assert info["backend_name"] == "gswitch" and info["default_config"]["tune"] is False
+    assert set(info["functions"]) == set(FUNCTIONS)
+    for name in FUNCTIONS:
+        assert callable(getattr(BackendInterface, name))
+        assert info["functions"][name]["additional_docs"]
+    code = ("import sys, json; from gswitch.nxbackend._info import get_info; get_info(); "
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('cupy', "
+            "'gswitch.engine', 'gswitch.nxbackend.', 'networkx')))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert json.loads(out.stdout) == ["gswitch.nxbackend._info"]
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_bfs_functions_equal_networkx(name):
+    """BFS-based functions give networkx's answers, in networkx's order where ordered."""
+    G = ZOO[name]
+    first = next(iter(G))
+    for source in list(G)[:6]:
+        for cutoff in (None, 2):
+            got = nx.single_source_shortest_path_length(G, source, cutoff, backend="gswitch")
+            assert got == nx.single_source_shortest_path_length(G, source, cutoff)
+        assert list(nx.bfs_edges(G, source, backend="gswitch")) == list(nx.bfs_edges(G, source))
+        assert list(nx.bfs_edges(G, source, depth_limit=2, backend="gswitch")) == \
+            list(nx.bfs_edges(G, source, depth_limit=2))
+        assert nx.utils.edges_equal(nx.bfs_tree(G, source, backend="gswitch").edges,
+                                    nx.bfs_tree(G, source).edges)
+        for d in (0, 1, 3):
+            assert nx.descendants_at_distance(G, source, d, backend="gswitch") == \
+                nx.descendants_at_distance(G, source, d)
+    sources = list(G)[1:4]
+    assert list(nx.bfs_layers(G, sources, backend="gswitch")) == list(nx.bfs_layers(G, sources))
+    assert list(nx.bfs_layers(G, first, backend="gswitch")) == list(nx.bfs_layers(G, first))
+    got = nx.all_pairs_shortest_path_length(G, backend="gswitch")
+    assert not isinstance(got, dict) and dict(got) == dict(nx.all_pairs_shortest_path_length(G))
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("weight", ["weight", "cost", None, "absent"])
+def test_shortest_path_lengths_equal_networkx(directed, weight):
+    """Dijkstra and Bellman-Ford lengths match networkx, ints staying ints."""
+    G = _weighted(directed)
+    for source in (0, 7, 31):
+        for cutoff in (None, 5):
+            want = nx.single_source_dijkstra_path_length(G, source, cutoff, weight)
+            got = nx.single_source_dijkstra_path_length(G, source, cutoff, weight,
+                                                        backend="gswitch")
+            # the same floats to the last bit, nearest first (ties in either order)
+            assert got == want and list(got.values()) == sorted(want.values())
+            if weight != "cost":
+                assert all(type(x) is int for x in got.values())
+        got = nx.single_source_bellman_ford_path_length(G, source, weight, backend="gswitch")
+        assert got == nx.single_source_bellman_ford_path_length(G, source, weight)
+
+
+def test_multigraph_shortest_paths_take_the_lightest_parallel_edge():
+    """Parallel edges: the lightest one counts, as in networkx."""
+    M = nx.MultiDiGraph()
+    M.add_edge("a", "b", weight=5)
+    M.add_edge("a", "b", weight=2)
+    M.add_edge("b", "c", weight=1)
+    M.add_edge("b", "c")  # default weight 1
+    want = nx.single_source_dijkstra_path_length(M, "a")
+    assert want == {"a": 0, "b": 2, "c": 3}
+    assert nx.single_source_dijkstra_path_length(M, "a", backend="gswitch") == want
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_component_functions_equal_networkx(name):
+    """Components come in networkx's order; directed graphs raise networkx's error."""
+    G = ZOO[name]
+    if G.is_directed():
+        for f in (nx.connected_components, nx.number_connected_components, nx.is_connected):
+            with pytest.raises(nx.NetworkXNotImplemented):
+                f(G, backend="gswitch")
+        return
+    assert list(nx.connected_components(G, backend="gswitch")) == \
+        list(nx.connected_components(G))
+    assert nx.number_connected_components(G, backend="gswitch") == \
+        nx.number_connected_components(G)
+    assert nx.is_connected(G, backend="gswitch") is nx.is_connected(G)
+    for v in list(G)[::5]:
+        assert nx.node_connected_component(G, v, backend="gswitch") == \
+            nx.node_connected_component(G, v)
+
+
+def test_is_connected_on_empty_and_connected_graphs():
+    """The null graph raises networkx's NetworkXPointlessConcept; a path is connected."""
+    with pytest.raises(nx.NetworkXPointlessConcept):
+        nx.is_connected(nx.Graph(), backend="gswitch")
+    assert nx.is_connected(nx.path_graph(5), backend="gswitch") is True
+    assert list(nx.connected_components(nx.Graph(), backend="gswitch")) == []
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+@pytest.mark.parametrize("alpha", [0.85, 0.5])
+def test_pagerank_equals_networkx(name, alpha):
+    """PageRank agrees with networkx's to 1e-6 per node, keyed and ordered the same."""
+    G = ZOO[name]
+    want = nx.pagerank(G, alpha=alpha, tol=1e-8 if len(G) > 100 else 1e-6)
+    got = nx.pagerank(G, alpha=alpha, tol=1e-8 if len(G) > 100 else 1e-6, backend="gswitch")
+    assert list(got) == list(want)
+    assert all(type(x) is float for x in got.values())
+    assert got == pytest.approx(want, abs=1e-6)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_weighted_pagerank_equals_networkx(directed):
+    """Weights divide by their row sums as networkx's transition matrix does."""
+    G = _weighted(directed)
+    G.add_edge(0, 1, weight=0)  # a zero weight is an edge of no rank flow
+    for weight in ("weight", "cost", None):
+        got = nx.pagerank(G, weight=weight, backend="gswitch")
+        assert got == pytest.approx(nx.pagerank(G, weight=weight), abs=1e-6)
+
+
+def test_pagerank_fails_to_converge_like_networkx():
+    """max_iter steps without convergence raise PowerIterationFailedConvergence."""
+    G = nx.gnm_random_graph(300, 1200, seed=5, directed=True)
+    for max_iter in (0, 1, 3):
+        with pytest.raises(nx.PowerIterationFailedConvergence):
+            nx.pagerank(G, max_iter=max_iter, backend="gswitch")
+    assert nx.pagerank(nx.Graph(), backend="gswitch") == {}
+
+
+def test_backend_priority_routes_calls(gswitch_first, conversions):
+    """With backend_priority, plain networkx calls run on gswitch (large enough graphs)."""
+    G = nx.gnm_random_graph(BIG // 3, BIG, seed=6)
+    want = nx.pagerank(G, backend="networkx")
+    assert conversions == []
+    assert nx.pagerank(G) == pytest.approx(want, abs=1e-6)
+    assert len(conversions) == 1
+
+
+def test_small_graphs_stay_in_networkx(gswitch_first, conversions):
+    """should_run leaves a graph below the size threshold to networkx."""
+    G = nx.path_graph(10)
+    assert nx.single_source_shortest_path_length(G, 0) == {i: i for i in range(10)}
+    assert conversions == []
+    assert isinstance(BackendInterface.should_run("pagerank", (G,), {}), str)
+
+
+def test_second_call_reuses_the_converted_graph(conversions):
+    """networkx caches the conversion per weight attribute; a mutation clears it."""
+    G = _weighted(False)
+    nx.pagerank(G, backend="gswitch")
+    nx.pagerank(G, backend="gswitch")
+    nx.single_source_dijkstra_path_length(G, 0, backend="gswitch")  # same "weight" key
+    assert conversions == [{"weight": 1}]
+    nx.single_source_dijkstra_path_length(G, 0, weight="cost", backend="gswitch")
+    assert len(conversions) == 2
+    G.add_edge(0, 49, weight=3)
+    assert nx.single_source_dijkstra_path_length(G, 0, backend="gswitch") == \
+        nx.single_source_dijkstra_path_length(G, 0)
+    assert len(conversions) == 3
+
+
+def test_unsupported_options_fall_back(gswitch_first):
+    """can_run refuses with a reason; networkx then answers the call itself."""
+    G = nx.gnm_random_graph(BIG // 3, BIG, seed=7, directed=True)
+    personal = {0: 1.0}
+    reason = BackendInterface.can_run("pagerank", (G,), {"personalization": personal})
+    assert isinstance(reason, str) and "personalization" in reason
+    assert nx.pagerank(G, personalization=personal) == \
+        pytest.approx(nx.pagerank(G, personalization=personal, backend="networkx"))
+    weight = lambda u, v, d: 2  # noqa: E731
+    assert isinstance(BackendInterface.can_run(
+        "single_source_dijkstra_path_length", (G, 0), {"weight": weight}), str)
+    assert nx.single_source_dijkstra_path_length(G, 0, weight=weight) == \
+        nx.single_source_dijkstra_path_length(G, 0, weight=weight, backend="networkx")
+    assert isinstance(BackendInterface.can_run("bfs_edges", (G, 0), {"reverse": True}), str)
+    assert BackendInterface.can_run("not_a_function", (G,), {}) is not True
+    with pytest.raises(NotImplementedError, match="not implemented by .gswitch."):
+        nx.pagerank(G, personalization=personal, backend="gswitch")
+
+
+def test_negative_weights_fall_back(gswitch_first):
+    """Negative weights leave Bellman-Ford to networkx, which finds the negative cycle."""
+    G = nx.gnm_random_graph(BIG // 3, BIG, seed=8, directed=True)
+    G.add_edge(0, 1, weight=-1)
+    G.add_edge(1, 0, weight=-1)
+    with pytest.raises(nx.NetworkXUnbounded):
+        nx.single_source_bellman_ford_path_length(G, 0)
+    with pytest.raises(NotImplementedError):
+        nx.single_source_bellman_ford_path_length(G, 0, backend="gswitch")
+
+
+def test_non_numeric_weight_is_one_clear_line():
+    """A weight that is not a number names the edge, the attribute and the value."""
+    G = nx.Graph()
+    G.add_edge("a", "b", weight=2)
+    G.add_edge("b", "c", weight="heavy")
+    with pytest.raises(NonNumericWeight) as info:
+        nx.single_source_dijkstra_path_length(G, "a", backend="gswitch")
+    message = str(info.value)
+    assert "\n" not in message and "'heavy'" in message and "weight" in message
+    assert isinstance(info.value, TypeError)
+
+
+@pytest.mark.parametrize("source", [["a"], "nowhere", None])
+def test_odd_sources_raise_networkx_errors(source):
+    """Unhashable or missing sources raise networkx's own one-line errors."""
+    G = nx.path_graph(["a", "b", "c"])
+    with pytest.raises(nx.NodeNotFound, match="not"):
+        nx.single_source_shortest_path_length(G, source, backend="gswitch")
+    with pytest.raises(nx.NodeNotFound):
+        nx.single_source_dijkstra_path_length(G, source, backend="gswitch")
+    with pytest.raises(nx.NetworkXError):
+        list(nx.bfs_edges(G, source, backend="gswitch"))
+
+
+def test_round_trip_through_the_backend_graph():
+    """convert_to_nx gives back the nodes, edges, weights and graph attributes."""
+    for G in (_weighted(False), _weighted(True), ZOO["multigraph"], ZOO["strings"]):
+        G.graph["name"] = "zoo"
+        H = BackendInterface.convert_to_nx(BackendInterface.convert_from_nx(
+            G, edge_attrs={"weight": 1}, preserve_graph_attrs=True))
+        assert isinstance(H, type(G)) and H.graph == G.graph
+        assert list(H) == list(G)
+        assert sorted(map(repr, H.edges(data="weight", default=1))) == \
+            sorted(map(repr, G.edges(data="weight", default=1)))
+    assert BackendInterface.convert_to_nx({"a": 1}) == {"a": 1}
+
+
+def test_backend_graph_runs_without_conversion(conversions):
+    """A converted graph passed directly is used as it is."""
+    G = _weighted(True)
+    B = BackendInterface.convert_from_nx(G, edge_attrs={"weight": 1})
+    assert isinstance(B, NxGraph) and B.is_directed() and len(B) == len(G)
+    conversions.clear()
+    assert nx.single_source_dijkstra_path_length(B, 0, backend="gswitch") == \
+        nx.single_source_dijkstra_path_length(G, 0)
+    assert nx.pagerank(B) == pytest.approx(nx.pagerank(G), abs=1e-6)
+    assert conversions == [] and "gswitch" in repr(B)
+
+
+def test_config_backend_cpu_and_bad_values():
+    """nx.config.backends.gswitch.backend picks the engine; a bad value is one line."""
+    cfg = nx.config.backends.gswitch
+    G = nx.path_graph(6)
+    try:
+        cfg.backend = "cpu"
+        assert nx.single_source_shortest_path_length(G, 0, backend="gswitch") == \
+            {i: i for i in range(6)}
+        cfg.backend = "quantum"
+        with pytest.raises(ValueError, match="backend must be one of auto, gpu, cpu"):
+            nx.single_source_shortest_path_length(G, 0, backend="gswitch")
+    finally:
+        cfg.backend = "auto"
+
+
+def test_config_tune_uses_the_storage(tmp_path, monkeypatch):
+    """With tune and a storage, the tuner's resolution picks the configuration."""
+    from gswitch.nxbackend import _run
+
+    seen = []
+
+    def fake_resolve(algorithm, graph, mode, *, backend, storage):
+        from gswitch.config import Config
+
+        seen.append((algorithm, mode, backend, storage))
+        return Config(), "default config: no study"
+
+    monkeypatch.setattr("gswitch.tuner.resolve.resolve_config", fake_resolve)
+    monkeypatch.setattr(_run, "_TUNED", {})
+    cfg = nx.config.backends.gswitch
+    url = f"sqlite:///{tmp_path}/studies.db"
+    try:
+        cfg.storage, cfg.tune, cfg.backend = url, True, "cpu"
+        G = nx.path_graph(5)
+        assert nx.pagerank(G, backend="gswitch") == pytest.approx(nx.pagerank(G), abs=1e-6)
+        nx.pagerank(G, backend="gswitch")
+    finally:
+        cfg.storage, cfg.tune, cfg.backend = None, False, "auto"
+    assert seen == [("pagerank", "auto", "cpu", url)]
