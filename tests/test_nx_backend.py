@@ -370,3 +370,49 @@ def test_config_tune_uses_the_storage(tmp_path, monkeypatch):
     finally:
         cfg.storage, cfg.tune, cfg.backend = None, False, "auto"
     assert seen == [("pagerank", "auto", "cpu", url)]
+
+
+def _tri_graphs():
+    yield "karate", nx.karate_club_graph()
+    yield "strings", ZOO["strings"]
+    yield "undirected", ZOO["undirected"]  # a self loop, isolated nodes of other types
+    yield "multigraph", ZOO["multigraph"]
+    yield "complete", nx.complete_graph(7)
+    yield "random", nx.gnm_random_graph(300, 2000, seed=5)
+
+
+@pytest.mark.parametrize("name,G", list(_tri_graphs()), ids=[n for n, _ in _tri_graphs()])
+def test_triangle_and_clustering_functions_equal_networkx(name, G):
+    assert nx.triangles(G, backend="gswitch") == nx.triangles(G)
+    if G.is_multigraph():  # networkx's per-node routine refuses multigraphs: so do these
+        for f in (lambda g, **k: nx.triangles(g, [0, 1], **k), nx.transitivity,
+                  nx.clustering, nx.average_clustering):
+            with pytest.raises(nx.NetworkXNotImplemented):
+                f(G)
+            with pytest.raises(nx.NetworkXNotImplemented):
+                f(G, backend="gswitch")
+        return
+    some = list(G)[::3]
+    assert nx.triangles(G, some, backend="gswitch") == nx.triangles(G, some)
+    v = next(iter(G))
+    assert nx.triangles(G, v, backend="gswitch") == nx.triangles(G, v)
+    assert nx.transitivity(G, backend="gswitch") == pytest.approx(nx.transitivity(G))
+    got, want = nx.clustering(G, backend="gswitch"), nx.clustering(G)
+    assert got.keys() == want.keys()
+    assert all(got[k] == pytest.approx(want[k]) for k in want)
+    assert nx.average_clustering(G, backend="gswitch") == pytest.approx(
+        nx.average_clustering(G))
+    assert nx.average_clustering(G, count_zeros=False, backend="gswitch") == pytest.approx(
+        nx.average_clustering(G, count_zeros=False))
+
+
+def test_triangle_functions_refuse_what_networkx_refuses(gswitch_first):
+    D = nx.DiGraph([(0, 1), (1, 2), (2, 0)])
+    with pytest.raises(nx.NetworkXNotImplemented):
+        nx.triangles(D, backend="gswitch")
+    # directed or weighted clustering is networkx's own
+    assert isinstance(BackendInterface.can_run("clustering", (D,), {}), str)
+    G = nx.karate_club_graph()
+    assert isinstance(BackendInterface.can_run("average_clustering", (G,),
+                                               {"weight": "weight"}), str)
+    assert nx.clustering(D) == nx.clustering(D)  # with gswitch first: networkx answers

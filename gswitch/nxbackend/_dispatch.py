@@ -35,6 +35,11 @@ SMALL_GRAPH: dict[str, int] = {
     "single_source_dijkstra_path_length": 4_000,
     "single_source_bellman_ford_path_length": 4_000,
     "pagerank": 1_500,
+    # networkx intersects Python sets per edge; a gswitch call costs a few milliseconds
+    "triangles": 2_000,
+    "transitivity": 2_000,
+    "clustering": 2_000,
+    "average_clustering": 2_000,
 }
 
 
@@ -68,7 +73,17 @@ def _pagerank(args: Mapping[str, Any]) -> str | bool:
     return True
 
 
+def _clustering(args: Mapping[str, Any]) -> str | bool:
+    if args["G"].is_directed():
+        return "clustering of a directed graph is not supported by gswitch"
+    if args.get("weight") is not None:
+        return "weighted clustering is not supported by gswitch"
+    return True
+
+
 _CHECKS: dict[str, Callable[[Mapping[str, Any]], str | bool]] = {
+    "clustering": _clustering,
+    "average_clustering": _clustering,
     "bfs_edges": _bfs_edges,
     "bfs_tree": _bfs_edges,
     "single_source_dijkstra_path_length": _callable_weight,

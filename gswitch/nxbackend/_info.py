@@ -20,6 +20,11 @@ _SSSP = ("Distances come from gswitch's SSSP (float32): integer weights give net
 _CC = ("Components come from gswitch's connected components; components and the nodes "
        "they hold are yielded in networkx's order.")
 
+_TRI = ("Triangles come from gswitch's ``triangles`` (one sweep of the "
+        "``common_neighbours()`` intrinsic; on the CPU engine two sparse products over the "
+        "degree-oriented graph). Self loops are ignored and parallel edges count once, as "
+        "in networkx.")
+
 #: Every function the backend implements: networkx's ``functions`` entry.
 FUNCTIONS: dict[str, dict[str, Any]] = {
     "single_source_shortest_path_length": {
@@ -50,6 +55,13 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
     "number_connected_components": {"additional_docs": _CC},
     "node_connected_component": {"additional_docs": _CC},
     "is_connected": {"additional_docs": _CC},
+    "triangles": {"additional_docs": _TRI},
+    "transitivity": {"additional_docs": _TRI},
+    "clustering": {"additional_docs": _TRI + " Undirected and unweighted only; a directed "
+                                              "graph or a weight falls back to networkx."},
+    "average_clustering": {"additional_docs": _TRI + " Undirected and unweighted only; a "
+                                                      "directed graph or a weight falls back "
+                                                      "to networkx."},
     "pagerank": {
         "additional_docs": (
             "Power iteration by gswitch's ``power_pull`` PageRank, networkx's iteration step "
