@@ -6,4 +6,5 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.cc",
     "gswitch.algorithms.pagerank",
     "gswitch.algorithms.triangles",
+    "gswitch.algorithms.ppr",
 )

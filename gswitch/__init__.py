@@ -24,6 +24,7 @@ from .algorithm import (
     from_source,
     host_step,
     node_op,
+    per_node_input,
     raw_edge_op,
     stage,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "NODE_ID",
     "from_source",
     "all_nodes",
+    "per_node_input",
     "chosen_nodes",
     "stage",
     "host_step",

@@ -25,6 +25,7 @@ from .declare import (
     NODE_ID,
     ActiveSet,
     HostStep,
+    Input,
     NodeField,
     Param,
     RawOperator,
@@ -38,12 +39,15 @@ from .declare import (
     host_step,
     int_inf,
     node_op,
+    per_node_input,
     raw_edge_op,
     stage,
 )
 from .errors import AlgorithmError, InvalidInput
 
 __all__ = [
+    "Input",
+    "per_node_input",
     "INF",
     "NODE_ID",
     "NodeField",
@@ -410,19 +414,52 @@ class AlgorithmSpec:
     def summary(self) -> str:
         return self.doc.strip().splitlines()[0] if self.doc.strip() else self.name
 
+    @property
+    def inputs(self) -> dict[str, tuple[str, Input]]:
+        """Run arguments that give a field's initial values: name -> (field, Input)."""
+        return {f.init.name: (name, f.init) for name, f in self.fields.items()
+                if isinstance(f.init, Input)}
+
     def resolve_params(self, given: Mapping[str, Any], n_nodes: int) -> dict[str, Any]:
-        """Defaults filled in, values validated, ``n_nodes`` added."""
-        unknown = set(given) - set(self.params)
+        """Defaults filled in, values validated, ``n_nodes`` added; a per-node input
+        (:func:`per_node_input`) given with the run becomes an array of one number per
+        node, prepared by its ``prepare``.
+        """
+        inputs = self.inputs
+        unknown = set(given) - set(self.params) - set(inputs)
         if unknown:
+            names = list(self.params) + list(inputs)
             raise InvalidInput(
                 f"{self.name} has no parameter {sorted(unknown)[0]!r}; parameters are "
-                f"{', '.join(self.params) or '(none)'}"
+                f"{', '.join(names) or '(none)'}"
             )
         out: dict[str, Any] = {}
         for name, p in self.params.items():
             out[name] = p.validate(given.get(name, p.default))
         out["n_nodes"] = n_nodes
+        for name, (field_name, spec) in inputs.items():
+            if given.get(name) is not None:
+                out[name] = self._input_values(name, spec, given[name], out, n_nodes,
+                                               self.fields[field_name].dtype)
         return out
+
+    def _input_values(self, name: str, spec: Input, value: Any, params: dict[str, Any],
+                      n_nodes: int, dtype: str) -> np.ndarray:
+        if spec.prepare is not None:
+            value = spec.prepare(value, params)
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InvalidInput(f"{self.name}'s {name} must be numbers, one per node; got "
+                               f"{type(value).__name__}") from None
+        if arr.shape != (n_nodes,):
+            raise InvalidInput(f"{self.name}'s {name} must hold one number per node "
+                               f"({n_nodes}); got shape {arr.shape}")
+        if not np.isfinite(arr).all():
+            bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+            raise InvalidInput(f"{self.name}'s {name} must be finite; node {bad} has "
+                               f"{arr[bad]}")
+        return arr.astype(dtype)
 
     def initial_fields(self, n: int, params: Mapping[str, Any],
                        sources: np.ndarray | None) -> dict[str, np.ndarray]:

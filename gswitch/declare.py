@@ -21,6 +21,8 @@ from .errors import AlgorithmError, InvalidInput
 __all__ = [
     "INF",
     "NODE_ID",
+    "Input",
+    "per_node_input",
     "NodeField",
     "Param",
     "StepTotal",
@@ -63,6 +65,56 @@ def int_inf(dtype: str) -> int:
     return int(np.iinfo(np.dtype(dtype)).max // 2 + 1) if dtype != "uint32" else 2**30
 
 
+@dataclass(frozen=True)
+class Input:
+    """A node field's initial values given with the run: ``gs.run(..., name=values)``.
+
+    ``values`` is one number per node (in node ids), or what ``prepare`` turns into
+    that; without it every node starts at ``default`` (a number or a callable of the
+    resolved parameters, as ``NodeField.init``). Made by :func:`per_node_input`.
+    """
+
+    name: str
+    default: Any = 0
+    #: ``prepare(values, params) -> array of n_nodes numbers``: the algorithm's own check
+    #: and normalisation (raising :class:`~gswitch.errors.InvalidInput` with one line)
+    prepare: Any = None
+    doc: str = ""
+
+
+def per_node_input(name: str, default: Any = 0, *, prepare: Any = None,
+                   doc: str = "") -> Input:
+    """A field initialised from a run argument ``name`` (one value per node).
+
+    Parameters
+    ----------
+    name : str
+        The keyword of :func:`gswitch.run` (and ``--param`` is not enough for an array:
+        Python callers pass it).
+    default : number or callable
+        Every node's value when the run is not given one.
+    prepare : callable, optional
+        ``prepare(values, params)``: checks and normalises what the caller gave (a
+        personalisation vector to sum 1, say) and returns one number per node.
+    doc : str
+        What the values mean, for ``gswitch algorithms``.
+
+    Returns
+    -------
+    Input
+        For ``NodeField(dtype, init=...)``.
+
+    Examples
+    --------
+    >>> import gswitch as gs
+    >>> f = gs.NodeField("float32", init=gs.per_node_input("teleport", default=1.0))
+    >>> f.init.name
+    'teleport'
+
+    """
+    return Input(name, default, prepare, doc)
+
+
 @dataclass
 class NodeField:
     """A per-node value of an algorithm.
@@ -71,9 +123,10 @@ class NodeField:
     ----------
     dtype : str
         One of ``int32``, ``uint32``, ``int64``, ``float32``, ``float64``.
-    init : number, INF, NODE_ID or callable
+    init : number, INF, NODE_ID, callable or Input
         Initial value of every node; a callable receives the resolved parameters
-        (a mapping that also holds ``n_nodes``) and returns a number.
+        (a mapping that also holds ``n_nodes``) and returns a number; an
+        :class:`Input` (:func:`per_node_input`) takes one value per node from the run.
     at_source : number, optional
         Initial value of the source node(s) for source-based algorithms.
     output : bool
@@ -119,6 +172,9 @@ class NodeField:
         if init is NODE_ID:
             out[:] = np.arange(out.size, dtype=out.dtype)
             return
+        if isinstance(init, np.ndarray):  # a per-node input
+            out[:] = init
+            return
         out.fill(init)
 
     def initial_value(self, params: Mapping[str, Any]) -> Any:
@@ -128,6 +184,11 @@ class NodeField:
         init = self.init
         if init is NODE_ID:
             return NODE_ID
+        if isinstance(init, Input):
+            given = params.get(init.name)
+            if given is not None:
+                return given  # validated by AlgorithmSpec.resolve_params
+            init = init.default
         if callable(init):
             init = init(params)
         return self._number(init)

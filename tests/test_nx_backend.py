@@ -255,11 +255,10 @@ def test_second_call_reuses_the_converted_graph(conversions):
 def test_unsupported_options_fall_back(gswitch_first):
     """can_run refuses with a reason; networkx then answers the call itself."""
     G = nx.gnm_random_graph(BIG // 3, BIG, seed=7, directed=True)
-    personal = {0: 1.0}
-    reason = BackendInterface.can_run("pagerank", (G,), {"personalization": personal})
-    assert isinstance(reason, str) and "personalization" in reason
-    assert nx.pagerank(G, personalization=personal) == \
-        pytest.approx(nx.pagerank(G, personalization=personal, backend="networkx"))
+    reason = BackendInterface.can_run("pagerank", (G,), {"nstart": {0: 1.0}})
+    assert isinstance(reason, str) and "nstart" in reason
+    assert nx.pagerank(G, nstart={0: 1.0}) == \
+        pytest.approx(nx.pagerank(G, nstart={0: 1.0}, backend="networkx"))
     weight = lambda u, v, d: 2  # noqa: E731
     assert isinstance(BackendInterface.can_run(
         "single_source_dijkstra_path_length", (G, 0), {"weight": weight}), str)
@@ -268,7 +267,7 @@ def test_unsupported_options_fall_back(gswitch_first):
     assert isinstance(BackendInterface.can_run("bfs_edges", (G, 0), {"reverse": True}), str)
     assert BackendInterface.can_run("not_a_function", (G,), {}) is not True
     with pytest.raises(NotImplementedError, match="not implemented by .gswitch."):
-        nx.pagerank(G, personalization=personal, backend="gswitch")
+        nx.pagerank(G, dangling={0: 1.0}, backend="gswitch")
 
 
 def test_negative_weights_fall_back(gswitch_first):
@@ -416,3 +415,17 @@ def test_triangle_functions_refuse_what_networkx_refuses(gswitch_first):
     assert isinstance(BackendInterface.can_run("average_clustering", (G,),
                                                {"weight": "weight"}), str)
     assert nx.clustering(D) == nx.clustering(D)  # with gswitch first: networkx answers
+
+
+@pytest.mark.parametrize("name", ["undirected", "directed", "strings", "disconnected"])
+def test_personalized_pagerank_equals_networkx(name):
+    """personalization runs gswitch's personalized_pagerank; the same ranks as networkx."""
+    G = ZOO[name]
+    nodes = list(G)
+    for personal in ({nodes[0]: 1.0}, {v: float(i % 3) for i, v in enumerate(nodes)}):
+        got = nx.pagerank(G, personalization=personal, backend="gswitch")
+        want = nx.pagerank(G, personalization=personal, tol=1e-10, max_iter=10000)
+        assert got.keys() == want.keys()
+        assert sum(abs(got[v] - want[v]) for v in want) < 1e-4
+    with pytest.raises(ZeroDivisionError):
+        nx.pagerank(G, personalization={nodes[0]: 0.0}, backend="gswitch")

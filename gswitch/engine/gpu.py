@@ -584,6 +584,8 @@ class GpuEngine:
             dev = core.field(offset, dt, n)
             if value is NODE_ID:
                 dev[...] = self._all_nodes(ctx.res, n)
+            elif isinstance(value, np.ndarray):  # a per-node input: one copy up
+                dev.set(np.ascontiguousarray(value, dtype=dt), stream=self.stream)
             else:
                 dev.fill(value)
             if at_source is not None:

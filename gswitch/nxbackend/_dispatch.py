@@ -60,7 +60,7 @@ def _bfs_edges(args: Mapping[str, Any]) -> str | bool:
 
 
 def _pagerank(args: Mapping[str, Any]) -> str | bool:
-    for name in ("personalization", "nstart", "dangling"):
+    for name in ("nstart", "dangling"):
         if args.get(name) is not None:
             return f"pagerank's {name} is not supported by gswitch"
     ok = _callable_weight(args)

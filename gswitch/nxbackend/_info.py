@@ -68,7 +68,10 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
             "for step (same start vector, dangling rule and stopping test ``L1 change < "
             "n * tol``), ranks held in float32: ``n * tol`` below 1e-6 falls back. "
             "Weights must be uniform per graph (the unweighted ranks) or the call falls "
-            "back; ``personalization``, ``nstart`` and ``dangling`` fall back to networkx. "
+            "back. ``personalization`` runs gswitch's ``personalized_pagerank`` on unweighted "
+            "graphs (its iteration starts from the personalisation, not the uniform vector: "
+            "the same ranks, possibly in another number of steps); ``nstart`` and "
+            "``dangling`` fall back to networkx. "
             "Parallel edges count with multiplicity, as in networkx."),
     },
 }

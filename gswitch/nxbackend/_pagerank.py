@@ -48,8 +48,11 @@ def pagerank(G: NxGraph, alpha: float = 0.85, personalization: Any = None,
              weight: Any = "weight", dangling: Any = None) -> dict:
     """Networkx's ``pagerank``: ``{node: rank}`` in graph order.
 
-    ``personalization``, ``nstart`` and ``dangling`` are refused by ``can_run`` (networkx
-    runs them).
+    ``personalization`` (unweighted graphs) runs gswitch's ``personalized_pagerank``,
+    whose jumps and dangling rank land by it (networkx's default ``dangling``); its
+    iteration starts from the personalisation rather than the uniform vector, so it may
+    take a different number of steps to the same ranks. ``nstart`` and ``dangling`` are
+    refused by ``can_run`` (networkx runs them).
 
     Raises
     ------
@@ -70,7 +73,18 @@ def pagerank(G: NxGraph, alpha: float = 0.85, personalization: Any = None,
     # the ranks are float32: the tolerance parameter's range ends at 1
     params = {"alpha": float(alpha), "tolerance": min(float(n * tol), 1.0),
               "max_iterations": int(max_iter)}
-    if w is None or not w.size or (w == w[0]).all() and w[0] > 0:
+    uniform = w is None or not w.size or (w == w[0]).all() and w[0] > 0
+    if personalization is not None:
+        if not uniform:
+            raise NotImplementedError("gswitch's personalised PageRank is unweighted")
+        p = np.array([float(personalization.get(v, 0)) for v in G.nodes])
+        if p.sum() == 0:
+            raise ZeroDivisionError  # as networkx does
+        if (p < 0).any():
+            raise NotImplementedError("gswitch needs non-negative personalization weights")
+        r = run_algorithm("personalized_pagerank", G.gswitch_graph(), variant="power_pull",
+                          personalization=p, **params)
+    elif uniform:
         r = run_algorithm("pagerank", G.gswitch_graph(), variant="power_pull", **params)
     else:
         from gswitch.algorithms.pagerank import WEIGHTED
