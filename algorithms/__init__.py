@@ -7,4 +7,5 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.pagerank",
     "gswitch.algorithms.triangles",
     "gswitch.algorithms.ppr",
+    "gswitch.algorithms.betweenness",
 )

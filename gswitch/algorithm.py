@@ -299,6 +299,9 @@ class _EdgeProxy:
         load of their destination id and nothing else. ``cond`` may read the edge's
         source and destination ids, degrees and fields like any value.
         """
+        if isinstance(cond, bool):  # `a == b` on traced values is Python's identity test
+            raise AlgorithmError("only_if got a plain bool: == and != compare traced values "
+                                 "as Python objects; write a.eq(b) or a.ne(b)")
         c = ex._lift(cond, "bool")
         if c.dtype != "bool":
             raise AlgorithmError(f"only_if needs a comparison (a bool), got {c.dtype}")
