@@ -5,4 +5,6 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.sssp",
     "gswitch.algorithms.cc",
     "gswitch.algorithms.pagerank",
+    "gswitch.algorithms.kcore",
+    "gswitch.algorithms.mis",
 )

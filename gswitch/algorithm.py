@@ -373,6 +373,9 @@ class AlgorithmSpec:
     default_on: tuple[str, ...] = ()
     #: config values this formulation runs with on one backend (over config_defaults)
     backend_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: ``check_graph(graph) -> str | None``: why the algorithm refuses the graph it would
+    #: run on (after symmetrisation), or ``None``
+    check_graph: Callable | None = None
     #: a stage of a staged algorithm: its name and the config values it always runs with
     stage_name: str = ""
     stage_config: dict[str, Any] = field(default_factory=dict)
@@ -601,7 +604,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
               compare: Callable | None = None, converge_below: str | None = None,
               defaults: Mapping[str, Any] | None = None,
               priority: Callable | None = None, default_on: tuple[str, ...] = (),
-              backend_defaults: Mapping[str, Mapping[str, Any]] | None = None) -> Any:
+              backend_defaults: Mapping[str, Mapping[str, Any]] | None = None,
+              check_graph: Callable | None = None) -> Any:
     """Class decorator turning a declarative class into an :class:`AlgorithmSpec`.
 
     Parameters
@@ -682,6 +686,12 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
     backend_defaults : mapping of backend to mapping, optional
         Config values over ``defaults`` on one backend (a bucket width that suits the
         CPU engine's cost per edge rather than the GPU's cost per step).
+    check_graph : callable, optional
+        ``check_graph(graph) -> str | None``: why the algorithm is not defined on
+        ``graph`` (the graph it would run on: symmetrised when ``symmetric``), or
+        ``None``. A reason is raised as :class:`~gswitch.errors.InvalidInput` before
+        anything runs, on every backend (k-core refuses self-loops, as networkx does).
+        It runs on every call, so it should cost a pass over the edges at most.
     priority : callable, optional
         ``priority(n)`` or ``priority(n, params)``: an expression of a node's fields
         (e.g. ``lambda n: n.dist``), the key an activation carries. A driving strategy
@@ -765,7 +775,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             reference=reference, max_iterations_param=max_iterations_param,
             first_hit_final=first_hit_final, variant=variant, default_variant=default,
             expected=expected, compare=compare, default_on=tuple(default_on),
-            step_totals=tuple(totals),
+            step_totals=tuple(totals), check_graph=check_graph,
             backend_defaults={str(k): dict(v) for k, v in (backend_defaults or {}).items()})
         allowed = {str(k): tuple(v) for k, v in (supports or {}).items()}
         own_defaults = dict(defaults or {})

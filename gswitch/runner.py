@@ -181,6 +181,10 @@ def prepare(spec: AlgorithmSpec, graph: Any, source: Any
     graph = as_graph(graph)
     if spec.symmetric:
         graph = graph.symmetrize()
+    if spec.check_graph is not None:
+        reason = spec.check_graph(graph)
+        if reason:
+            raise InvalidInput(f"{spec.name}: {reason}")
     # the minimum is cached on the graph: a scan of every weight on each call cost 30 ms
     # on 67M edges, four times the kernels of a delta-stepping SSSP
     if (spec.weights == "nonnegative" and graph.weights is not None and graph.n_edges
