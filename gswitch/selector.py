@@ -105,14 +105,17 @@ def feature_distance(a: dict[str, float], b: dict[str, float]) -> float:
                          for k in FEATURES))
 
 
-def model_version() -> str:
-    """Short hash of the strategies (names, backends, parameter spaces) and of each
-    algorithm's variants with what they support: what a stored configuration needs to
-    mean the same thing. Defaults do not count, so re-choosing one keeps the model.
+def model_version(algorithms: Any = None) -> str:
+    """Short hash of the strategies (names, backends, parameter spaces) and of the
+    variants of ``algorithms`` (names; every registered algorithm when ``None``) with what
+    they support: what a stored configuration needs to mean the same thing. Defaults do
+    not count, so re-choosing one keeps the model; a model is stamped with the version
+    of the algorithms it covers, so registering another algorithm keeps it too.
     """
     from .plugins import AXES, get_registry
 
     reg = get_registry()
+    names = None if algorithms is None else set(algorithms)
     data: dict[str, Any] = {"schema": MODEL_SCHEMA}
     for axis in AXES:
         data[axis] = {name: {"backends": list(cls.backends),
@@ -120,7 +123,8 @@ def model_version() -> str:
                       for name, cls in sorted(reg.strategies[axis].items())}
     data["variants"] = {name: {v: {k: list(x) for k, x in sorted(s.supports.items())}
                                for v, s in sorted(fam.items())}
-                        for name, fam in sorted(reg.variants.items())}
+                        for name, fam in sorted(reg.variants.items())
+                        if names is None or name in names}
     text = json.dumps(data, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
@@ -158,9 +162,10 @@ def load_model(path: str | Path | None = None) -> dict | None:
             if not isinstance(entry.get("portfolio"), list) or \
                     not isinstance(entry.get("training"), list):
                 raise ValueError(f"algorithm {alg!r} lacks a portfolio or training graphs")
-        if data.get("space_version") != model_version():
+        version = model_version(data["algorithms"])
+        if data.get("space_version") != version:
             _warn_once(f"selector model {p} was trained on strategy space "
-                       f"{data.get('space_version')!r}, this install has {model_version()!r}; "
+                       f"{data.get('space_version')!r}, this install has {version!r}; "
                        "runs use the default configuration until "
                        "python benchmarks/train_selector.py retrains it")
         else:
@@ -266,5 +271,5 @@ def train(rows: list[dict], features: dict[str, dict[str, float]],
                              "best": order.index(k),
                              "device_time_ms": round(float(w["device_time_ms"]), 4)})
         out[alg] = {"portfolio": portfolio, "training": training}
-    return {"schema": MODEL_SCHEMA, "space_version": model_version(), "features": FEATURES,
+    return {"schema": MODEL_SCHEMA, "space_version": model_version(out), "features": FEATURES,
             "algorithms": out}

@@ -46,7 +46,7 @@ def test_training_takes_each_graphs_fair_winner_and_equal_ones_by_votes(tmp_path
     the one equal on more graphs is taken, so noise does not split the portfolio."""
     _path, model = _model(tmp_path)
     entry = model["algorithms"]["bfs"]
-    assert model["space_version"] == selector.model_version()
+    assert model["space_version"] == selector.model_version(["bfs"])
     best = {t["graph"]: entry["portfolio"][t["best"]] for t in entry["training"]}
     assert best == {"mesh": B, "powerlaw": A, "hub": A}
     rows = [_row("mesh", A, 1.00), _row("mesh", C, 0.99), _row("powerlaw", A, 1.0),
