@@ -16,40 +16,33 @@ _BLOCKED = 2**32
 
 def expected_neighbours(graph: gs.Graph, source: int | None = None,
                         **params) -> np.ndarray:
-    """The reference of an answer that is not unique: every node's neighbours in the
-    symmetrised graph, self-loops left out (an object array, one int64 array per node),
+    """The reference of an answer that is not unique: the symmetrised graph's adjacency,
+    self-loops left out, packed into one int64 array ``[n, indptr (n + 1), indices]``,
     against which :func:`compare_independent_maximal` checks the two invariants.
     """
     g = graph.symmetrize()
     src, dst = g.edges()
     keep = src != dst
-    src, dst = src[keep], dst[keep].astype(np.int64)
-    bounds = np.searchsorted(src, np.arange(1, g.n_nodes))  # rows stay in order
-    out = np.empty(g.n_nodes, dtype=object)
-    for v, row in enumerate(np.split(dst, bounds) if g.n_nodes else []):
-        out[v] = row
-    return out
+    indptr = np.zeros(g.n_nodes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src[keep], minlength=g.n_nodes), out=indptr[1:])
+    return np.concatenate([[g.n_nodes], indptr, dst[keep]]).astype(np.int64)
 
 
 def compare_independent_maximal(got: np.ndarray, expected: np.ndarray) -> str | None:
     """``None`` when ``got`` (one 0/1 value per node) marks an independent set that is
-    maximal, for the neighbour lists ``expected`` (:func:`expected_neighbours`); else the
-    first violation: a value other than 0 or 1, an edge with both ends in the set, or a
-    node outside the set none of whose neighbours is in it.
+    maximal in the adjacency ``expected`` (:func:`expected_neighbours`); else the first
+    violation: a value other than 0 or 1, an edge with both ends in the set, or a node
+    outside the set none of whose neighbours is in it.
     """
-    got = np.asarray(got)
-    if got.shape != expected.shape:
-        return f"shape {got.shape} != reference {expected.shape}"
-    n = got.size
-    if n == 0:
-        return None
+    got, expected = np.asarray(got), np.asarray(expected)
+    n = int(expected[0])
+    if got.shape != (n,):
+        return f"shape {got.shape} != reference {(n,)}"
+    indptr, dst = expected[1:n + 2], expected[n + 2:]
     bad = np.flatnonzero((got != 0) & (got != 1))
     if bad.size:
         return f"node {int(bad[0])} holds {got[bad[0]]}, not 0 or 1"
-    lengths = np.fromiter((len(a) for a in expected), dtype=np.int64, count=n)
-    dst = np.concatenate(list(expected)).astype(np.int64) if lengths.sum() else \
-        np.zeros(0, np.int64)
-    src = np.repeat(np.arange(n), lengths)
+    src = np.repeat(np.arange(n), np.diff(indptr))
     inside = got == 1
     both = np.flatnonzero(inside[src] & inside[dst])
     if both.size:

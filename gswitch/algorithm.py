@@ -663,12 +663,16 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         trials against the CPU engine's answer with the default configuration.
     compare : callable, optional
         ``compare(got, expected) -> str | None``: ``None`` when ``got`` (the first output
-        field, a NumPy array of the reference's shape) matches ``expected``, else a
-        one-line description of the difference. The tolerance is part of it: exact,
-        canonical labels, ``rtol``/``atol``, an L1 bound; :mod:`gswitch.verify` has the
-        common ones. Variants without one share the default variant's; without any,
-        :func:`gswitch.verify.generic_compare` (exact for integers, ``rtol=1e-4`` for
-        floats).
+        field, a NumPy array) matches ``expected``, else a one-line description of the
+        difference, a shape that differs included (the :mod:`gswitch.verify` helpers
+        say so). ``expected`` is what ``expected`` returned, as a NumPy array: usually
+        an answer of ``got``'s shape; for an answer that is not unique, any numeric
+        array the comparison checks invariants against (a numeric array, since the
+        tuner hands it to its workers in a pickle-free ``.npy``). The tolerance is part
+        of it: exact, canonical labels, ``rtol``/``atol``, an L1 bound;
+        :mod:`gswitch.verify` has the common ones. Variants without one share the
+        default variant's; without any, :func:`gswitch.verify.generic_compare` (exact
+        for integers, ``rtol=1e-4`` for floats).
     defaults : mapping, optional
         Config values this formulation runs with when the caller's config leaves those
         keys out (``{"driving": "topology"}`` for one that ``supports`` only that), so

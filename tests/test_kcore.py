@@ -142,3 +142,17 @@ def test_every_stage_compiles(launch):
             gen = generate_source(st, stage_config(st, cfg), weighted=False)
             ok, out = compile_source(gen.source, nvcc=nvcc)
             assert ok, f"{spec.label} {st.stage_name} {launch}:\n{out[-3000:]}"
+
+
+def test_the_tuner_searches_both_formulations(tmp_path):
+    """A CPU study of core_number searches both variants and finishes verified trials."""
+    from gswitch.tuner import tune
+    from gswitch.tuner.space import build_space
+
+    g = GENERATED["rmat"]()
+    space = build_space(get_registry().algorithm(NAME), g, "cpu")
+    assert sorted(space.axes["variant"]) == VARIANTS
+    result = tune(NAME, g, trials=3, backend="cpu", seed=0,
+                  storage=f"journal://{tmp_path / 'studies.journal'}")
+    assert result.counts.get("ok", 0) >= 1 and "wrong_answer" not in result.counts
+    assert result.best_config["variant"] in VARIANTS
