@@ -8,4 +8,6 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.triangles",
     "gswitch.algorithms.ppr",
     "gswitch.algorithms.betweenness",
+    "gswitch.algorithms.kcore",
+    "gswitch.algorithms.mis",
 )

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from bench_formulations import GRAPHS, gpu_graph, graph_for
 
-from gswitch.selector import MODEL_PATH, graph_features, train
+from gswitch.selector import MODEL_PATH, graph_features, model_version, train
 
 
 def _kind_of(name: str) -> str | None:
@@ -94,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         mine = [r for r in rows if r["algorithm"] == alg]
         part = train(mine, {g: f for (a, g), f in feats.items() if a == alg}, [alg])
         model = {**part, "algorithms": {**model["algorithms"], **part["algorithms"]}}
+    # stamped with the strategy space of every algorithm it covers, not the last one's
+    model["space_version"] = model_version(model["algorithms"])
     model["trained_on"] = [p.name for p in args.results]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n")

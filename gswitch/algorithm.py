@@ -396,6 +396,9 @@ class AlgorithmSpec:
     default_on: tuple[str, ...] = ()
     #: config values this formulation runs with on one backend (over config_defaults)
     backend_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: ``check_graph(graph) -> str | None``: why the algorithm refuses the graph it would
+    #: run on (after symmetrisation), or ``None``
+    check_graph: Callable | None = None
     #: a stage of a staged algorithm: its name and the config values it always runs with
     stage_name: str = ""
     stage_config: dict[str, Any] = field(default_factory=dict)
@@ -658,7 +661,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
               compare: Callable | None = None, converge_below: str | None = None,
               defaults: Mapping[str, Any] | None = None,
               priority: Callable | None = None, default_on: tuple[str, ...] = (),
-              backend_defaults: Mapping[str, Mapping[str, Any]] | None = None) -> Any:
+              backend_defaults: Mapping[str, Mapping[str, Any]] | None = None,
+              check_graph: Callable | None = None) -> Any:
     """Class decorator turning a declarative class into an :class:`AlgorithmSpec`.
 
     Parameters
@@ -719,12 +723,16 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         trials against the CPU engine's answer with the default configuration.
     compare : callable, optional
         ``compare(got, expected) -> str | None``: ``None`` when ``got`` (the first output
-        field, a NumPy array of the reference's shape) matches ``expected``, else a
-        one-line description of the difference. The tolerance is part of it: exact,
-        canonical labels, ``rtol``/``atol``, an L1 bound; :mod:`gswitch.verify` has the
-        common ones. Variants without one share the default variant's; without any,
-        :func:`gswitch.verify.generic_compare` (exact for integers, ``rtol=1e-4`` for
-        floats).
+        field, a NumPy array) matches ``expected``, else a one-line description of the
+        difference, a shape that differs included (the :mod:`gswitch.verify` helpers
+        say so). ``expected`` is what ``expected`` returned, as a NumPy array: usually
+        an answer of ``got``'s shape; for an answer that is not unique, any numeric
+        array the comparison checks invariants against (a numeric array, since the
+        tuner hands it to its workers in a pickle-free ``.npy``). The tolerance is part
+        of it: exact, canonical labels, ``rtol``/``atol``, an L1 bound;
+        :mod:`gswitch.verify` has the common ones. Variants without one share the
+        default variant's; without any, :func:`gswitch.verify.generic_compare` (exact
+        for integers, ``rtol=1e-4`` for floats).
     defaults : mapping, optional
         Config values this formulation runs with when the caller's config leaves those
         keys out (``{"driving": "topology"}`` for one that ``supports`` only that), so
@@ -742,6 +750,12 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
     backend_defaults : mapping of backend to mapping, optional
         Config values over ``defaults`` on one backend (a bucket width that suits the
         CPU engine's cost per edge rather than the GPU's cost per step).
+    check_graph : callable, optional
+        ``check_graph(graph) -> str | None``: why the algorithm is not defined on
+        ``graph`` (the graph it would run on: symmetrised when ``symmetric``), or
+        ``None``. A reason is raised as :class:`~gswitch.errors.InvalidInput` before
+        anything runs, on every backend (k-core refuses self-loops, as networkx does).
+        It runs on every call, so it should cost a pass over the edges at most.
     priority : callable, optional
         ``priority(n)`` or ``priority(n, params)``: an expression of a node's fields
         (e.g. ``lambda n: n.dist``), the key an activation carries. A driving strategy
@@ -826,7 +840,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             reference=reference, max_iterations_param=max_iterations_param,
             first_hit_final=first_hit_final, variant=variant, default_variant=default,
             expected=expected, compare=compare, default_on=tuple(default_on),
-            step_totals=tuple(totals),
+            step_totals=tuple(totals), check_graph=check_graph,
             backend_defaults={str(k): dict(v) for k, v in (backend_defaults or {}).items()})
         allowed = {str(k): tuple(v) for k, v in (supports or {}).items()}
         own_defaults = dict(defaults or {})

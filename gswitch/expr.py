@@ -69,6 +69,10 @@ def _is_float(dtype: str) -> bool:
     return dtype.startswith("float")
 
 
+def _is_int(dtype: str) -> bool:
+    return dtype in ("int32", "uint32", "int64")
+
+
 def _lift(value: Any, like: str | None = None) -> Expr:
     """Turn a Python number into a constant, typed after the other operand when possible."""
     if isinstance(value, Expr):
@@ -77,6 +81,8 @@ def _lift(value: Any, like: str | None = None) -> Expr:
         return Const(value, "bool")
     if isinstance(value, (int, np.integer)):
         dtype = like if like is not None and like != "bool" else "int32"
+        if dtype == "int32" and like in (None, "bool") and not -2**31 <= value < 2**31:
+            dtype = "int64"  # a literal beyond int32 with nothing to follow: int64, not a wrap
         return Const(int(value), dtype)
     if isinstance(value, (float, np.floating)):
         if np.isinf(value) and like in ("int32", "uint32", "int64"):
@@ -145,6 +151,18 @@ class Expr:
 
     def __ror__(self, o: Any) -> Expr:
         return self._bin("|", o, True)
+
+    def __xor__(self, o: Any) -> Expr:
+        return self._bin("^", o)
+
+    def __rxor__(self, o: Any) -> Expr:
+        return self._bin("^", o, True)
+
+    def __lshift__(self, o: Any) -> Expr:
+        return self._bin("<<", o)
+
+    def __rshift__(self, o: Any) -> Expr:
+        return self._bin(">>", o)
 
     def __neg__(self) -> Expr:
         return UnaryOp("-", self)
@@ -304,7 +322,14 @@ class NumNodes(Expr):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class BinOp(Expr):
-    """Binary arithmetic ``a op b`` (``+ - * / // & | min max``)."""
+    """Binary arithmetic ``a op b`` (``+ - * / // & | ^ << >> min max``).
+
+    ``^`` is bitwise exclusive or; ``<<`` and ``>>`` shift the bits of ``a`` by ``b``,
+    which must lie in ``0 .. bits - 1`` of the result type (C leaves other counts
+    undefined). On ``uint32`` both engines agree bit for bit, multiplication wrapping
+    modulo 2**32 included, which is what an integer hash needs; ``>>`` of a negative
+    signed value shifts in sign bits on both.
+    """
 
     op: str
     a: Expr
@@ -315,9 +340,14 @@ class BinOp(Expr):
         if self.op == "/":
             dtype = _promote(self.a.dtype, self.b.dtype)
             dtype = dtype if _is_float(dtype) else "float32"
-        elif self.op in ("&", "|"):
+        elif self.op in ("&", "|", "^"):
             if _is_float(self.a.dtype) or _is_float(self.b.dtype):
                 raise AlgorithmError(f"operator {self.op!r} needs integer or bool operands")
+            dtype = _promote(self.a.dtype, self.b.dtype)
+        elif self.op in ("<<", ">>"):
+            if not (_is_int(self.a.dtype) and _is_int(self.b.dtype)):
+                raise AlgorithmError(f"operator {self.op!r} needs integer operands, got "
+                                     f"{self.a.dtype} and {self.b.dtype}")
             dtype = _promote(self.a.dtype, self.b.dtype)
         else:
             dtype = _promote(self.a.dtype, self.b.dtype)

@@ -182,6 +182,10 @@ def prepare(spec: AlgorithmSpec, graph: Any, source: Any
     graph = as_graph(graph)
     if spec.symmetric:
         graph = graph.symmetrize()
+    if spec.check_graph is not None:
+        reason = spec.check_graph(graph)
+        if reason:
+            raise InvalidInput(f"{spec.name}: {reason}")
     if spec.simple:
         graph = graph.simple()
     from .codegen import uses_common_neighbours

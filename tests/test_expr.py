@@ -543,3 +543,18 @@ def test_raw_edge_op_rejects_exchange_and_atomic_free():
     g = gs.Graph.from_edges([0], [1])
     with pytest.raises(gs.InvalidConfig, match="raw CUDA operator"):
         gs.run(_raw_bfs_spec([]), g, source=0, backend="cpu", config=cfg)
+
+
+def test_xor_and_shifts_type_like_the_other_bit_operators():
+    """``^``, ``<<`` and ``>>`` keep an integer operand's type, lower to C's operators
+    and refuse floats; a literal beyond int32 with nothing to follow becomes int64."""
+    x = ex.FieldLoad("h", "self", "uint32")
+    for e, op in ((x ^ 7, "^"), (x << 3, "<<"), (x >> 16, ">>"), (5 ^ x, "^")):
+        assert e.dtype == "uint32" and f" {op} " in lower_expr(e)
+    assert "16u" in lower_expr(x >> 16)
+    with pytest.raises(gs.AlgorithmError, match="'<<' needs integer operands"):
+        _ = ex.FieldLoad("f", "self", "float32") << 1
+    with pytest.raises(gs.AlgorithmError, match="'\\^' needs integer or bool"):
+        _ = ex.FieldLoad("f", "self", "float32") ^ 1
+    big = gs.where(ex.FieldLoad("b", "self", "int32").eq(1), 2**32, 1)
+    assert big.dtype == "int64" and ex._lift(7).dtype == "int32"

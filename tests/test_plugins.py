@@ -100,7 +100,8 @@ def test_unknown_lookups_list_valid_names():
         reg.strategy("worklist", "nope")
     with pytest.raises(gs.InvalidConfig, match="axes are worklist, load_balance"):
         reg.strategy("colour", "red")
-    with pytest.raises(gs.InvalidInput, match="bfs, cc, pagerank, sssp"):
+    with pytest.raises(gs.InvalidInput, match="bfs, cc, core_number, maximal_independent_set, "
+                                               "pagerank, sssp"):
         reg.algorithm("dfs")
 
 

@@ -91,7 +91,8 @@ def _const(value: Any, dtype: str) -> Any:
 
 
 _BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
-           "&": np.bitwise_and, "|": np.bitwise_or, "min": np.minimum, "max": np.maximum}
+           "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor,
+           "<<": np.left_shift, ">>": np.right_shift, "min": np.minimum, "max": np.maximum}
 _COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
             "==": np.equal, "!=": np.not_equal}
 

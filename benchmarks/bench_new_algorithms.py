@@ -1,0 +1,133 @@
+"""k-core decomposition and maximal independent set: gswitch against networkx.
+
+Targets: on graphs of about 100k undirected edges, each gswitch call at most 5x the
+fastest peer and never slower than networkx. The peers are networkx's
+``core_number`` and ``maximal_independent_set`` (scipy has neither), each given its
+``nx.Graph`` built beforehand, as gswitch gets its ``Graph``; both sides are timed per
+call, alternating in one process, median of ``--repeats``. Every answer is verified before
+its time counts: core numbers equal networkx's; an independent set is checked for
+independence and maximality (networkx's too).
+
+Graphs: RMAT (power-law) symmetrised without self-loops, the road-like grid and the
+plain grid, each near 100k undirected edges.
+
+Usage: python benchmarks/bench_new_algorithms.py [--backend cpu|gpu] [--repeats 7]
+           [--tag NAME]
+Writes <backend>_new_algorithms[_NAME].json to $OUT (or ./bench-results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import networkx as nx
+import numpy as np
+from _common import require_gpu, write_json
+
+import gswitch as gs
+from gswitch.generators import grid2d, rmat, road
+from gswitch.plugins import get_registry
+from gswitch.testing.reference import compare, reference
+
+
+def _median(fn, repeats: int) -> tuple[float, object]:
+    out = fn()
+    ts = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts), out
+
+
+def _graphs() -> list[tuple[str, gs.Graph]]:
+    return [("rmat 14 ef8 sym", rmat(14, 8, seed=2).symmetrize().remove_self_loops()),
+            ("road 230x230", road(230, 230, seed=1)),
+            ("grid 224x224", grid2d(224, 224))]
+
+
+def _nx_graph(g: gs.Graph) -> nx.Graph:
+    G = nx.Graph()
+    G.add_nodes_from(range(g.n_nodes))
+    src, dst = g.symmetrize().edges()
+    G.add_edges_from(zip(src.tolist(), dst.tolist()))
+    return G
+
+
+def _cores(G: nx.Graph):
+    def run():
+        c = nx.core_number(G)
+        return np.fromiter((c[v] for v in range(G.number_of_nodes())), np.int64)
+    return run
+
+
+def _mis(G: nx.Graph):
+    def run():
+        out = np.zeros(G.number_of_nodes(), np.int32)
+        out[nx.maximal_independent_set(G, seed=1)] = 1
+        return out
+    return run
+
+
+PEERS = {"core_number": ("networkx.core_number", _cores, "core"),
+         "maximal_independent_set": ("networkx.maximal_independent_set", _mis, "in_set")}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", choices=("cpu", "gpu"), default="cpu")
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--tag", default="")
+    args = ap.parse_args()
+    if args.backend == "gpu":
+        require_gpu("bench_new_algorithms.py")
+    reg = get_registry()
+    rows = []
+    for gname, g in _graphs():
+        G = _nx_graph(g)
+        undirected = G.number_of_edges()
+        print(f"{gname}: {g.n_nodes:,} nodes, {undirected:,} undirected edges")
+        for alg, (peer_name, peer, field) in PEERS.items():
+            ref = reference(alg, g)
+            peer_s, peer_out = _median(peer(G), args.repeats)
+            problem = compare(alg, peer_out, ref)
+            assert problem is None, f"{peer_name} on {gname}: {problem}"
+            default = gs.run(alg, g, backend=args.backend).stats.get("variant", "default")
+            for variant in reg.variants[alg]:
+                config = {"variant": variant} if len(reg.variants[alg]) > 1 else {}
+
+                def call(config=config, alg=alg, g=g):
+                    return gs.run(alg, g, backend=args.backend, config=config)
+
+                t, r = _median(call, args.repeats)
+                problem = compare(alg, r.fields[field], ref)
+                assert problem is None, f"{alg}[{variant}] on {gname}: {problem}"
+                row = {"graph": gname, "nodes": g.n_nodes, "undirected_edges": undirected,
+                       "algorithm": alg, "variant": variant,
+                       "default_here": variant == default,
+                       "backend": args.backend, "gswitch_s": t,
+                       "iterations": r.stats["iterations"],
+                       "peer": peer_name, "peer_s": peer_s, "ratio_to_peer": t / peer_s,
+                       "verified": True}
+                rows.append(row)
+                print(f"  {alg}[{variant}]: {t * 1e3:8.2f} ms  {peer_name} "
+                      f"{peer_s * 1e3:8.2f} ms  ratio {t / peer_s:5.2f}  "
+                      f"({r.stats['iterations']} steps)")
+    worst = {}
+    for row in rows:
+        if row["default_here"]:
+            key = row["algorithm"]
+            worst[key] = max(worst.get(key, 0.0), row["ratio_to_peer"])
+    summary = {alg: {"worst_ratio_default": w, "target_at_most_5x": w <= 5.0,
+                     "never_slower_than_networkx": w <= 1.0} for alg, w in worst.items()}
+    print("default formulations, worst ratio to networkx:", summary)
+    name = f"{args.backend}_new_algorithms" + (f"_{args.tag}" if args.tag else "")
+    path = write_json(name, {"backend": args.backend, "repeats": args.repeats,
+                             "rows": rows, "summary": summary})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
