@@ -429,3 +429,27 @@ def test_personalized_pagerank_equals_networkx(name):
         assert sum(abs(got[v] - want[v]) for v in want) < 1e-4
     with pytest.raises(ZeroDivisionError):
         nx.pagerank(G, personalization={nodes[0]: 0.0}, backend="gswitch")
+
+
+@pytest.mark.parametrize("name", ["undirected", "directed", "strings", "disconnected"])
+def test_betweenness_centrality_equals_networkx(name):
+    """Exact and sampled (the same sample as networkx's seed draws), every option."""
+    G = ZOO[name]
+    for kw in ({}, {"normalized": False}, {"k": 9, "seed": 3},
+               {"k": 9, "seed": 3, "endpoints": True}, {"endpoints": True}):
+        got = nx.betweenness_centrality(G, backend="gswitch", **kw)
+        want = nx.betweenness_centrality(G, **kw)
+        assert got.keys() == want.keys()
+        assert all(got[v] == pytest.approx(want[v], rel=1e-9, abs=1e-12) for v in want), kw
+    assert isinstance(BackendInterface.can_run("betweenness_centrality", (G,),
+                                               {"weight": "weight"}), str)
+
+
+@pytest.mark.parametrize("name", ["strings", "disconnected"])
+def test_core_number_equals_networkx(name):
+    G = ZOO[name]
+    assert nx.core_number(G, backend="gswitch") == nx.core_number(G)
+    loops = nx.Graph([(0, 1), (1, 1)])
+    with pytest.raises(nx.NetworkXNotImplemented, match="self loops"):
+        nx.core_number(loops, backend="gswitch")
+    assert isinstance(BackendInterface.can_run("core_number", (ZOO["directed"],), {}), str)

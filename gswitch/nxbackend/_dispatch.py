@@ -36,6 +36,8 @@ SMALL_GRAPH: dict[str, int] = {
     "single_source_bellman_ford_path_length": 4_000,
     "pagerank": 1_500,
     # networkx intersects Python sets per edge; a gswitch call costs a few milliseconds
+    "betweenness_centrality": 300,
+    "core_number": 5_000,
     "triangles": 2_000,
     "transitivity": 2_000,
     "clustering": 2_000,
@@ -81,7 +83,21 @@ def _clustering(args: Mapping[str, Any]) -> str | bool:
     return True
 
 
+def _betweenness(args: Mapping[str, Any]) -> str | bool:
+    if args.get("weight") is not None:
+        return "weighted betweenness is not supported by gswitch"
+    return True
+
+
+def _core_number(args: Mapping[str, Any]) -> str | bool:
+    if args["G"].is_directed():
+        return "core numbers of a directed graph (in plus out degree) are networkx's"
+    return True
+
+
 _CHECKS: dict[str, Callable[[Mapping[str, Any]], str | bool]] = {
+    "betweenness_centrality": _betweenness,
+    "core_number": _core_number,
     "clustering": _clustering,
     "average_clustering": _clustering,
     "bfs_edges": _bfs_edges,

@@ -62,6 +62,20 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
     "average_clustering": {"additional_docs": _TRI + " Undirected and unweighted only; a "
                                                       "directed graph or a weight falls back "
                                                       "to networkx."},
+    "betweenness_centrality": {
+        "additional_docs": (
+            "Brandes' algorithm by gswitch's ``betweenness`` (a BFS, level-synchronous path "
+            "counts and per-level dependency accumulation per source), exact or from ``k`` "
+            "sources sampled as networkx samples them with ``seed``, then networkx's own "
+            "rescaling: the same values. Unweighted only; ``weight`` falls back to "
+            "networkx."),
+    },
+    "core_number": {
+        "additional_docs": (
+            "Peeling by levels, by gswitch's ``core_number``. Undirected graphs only (a "
+            "directed graph falls back to networkx, whose degrees count both directions); "
+            "self loops and multigraphs raise networkx's error."),
+    },
     "pagerank": {
         "additional_docs": (
             "Power iteration by gswitch's ``power_pull`` PageRank, networkx's iteration step "
