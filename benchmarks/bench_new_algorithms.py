@@ -1,4 +1,5 @@
-"""k-core decomposition and maximal independent set: gswitch against networkx.
+"""The newer algorithms against networkx: k-core decomposition, maximal independent set,
+triangle counting, personalised PageRank and sampled betweenness (k = 64).
 
 Targets: on graphs of about 100k undirected edges, each gswitch call at most 5x the
 fastest peer and never slower than networkx. The peers are networkx's
@@ -71,8 +72,55 @@ def _mis(G: nx.Graph):
     return run
 
 
+def _triangles(G: nx.Graph):
+    def run():
+        t = nx.triangles(G)
+        return np.fromiter((t[v] for v in range(G.number_of_nodes())), np.int64)
+    return run
+
+
 PEERS = {"core_number": ("networkx.core_number", _cores, "core"),
-         "maximal_independent_set": ("networkx.maximal_independent_set", _mis, "in_set")}
+         "maximal_independent_set": ("networkx.maximal_independent_set", _mis, "in_set"),
+         "triangles": ("networkx.triangles", _triangles, "triangles")}
+
+#: Sampled betweenness: sources, networkx's sample of k nodes with this seed.
+K, SEED = 64, 1
+
+
+def _extra_rows(gname: str, g: gs.Graph, G: nx.Graph, backend: str, repeats: int
+                ) -> list[dict]:
+    """Personalised PageRank (one personalisation node) and sampled betweenness, each
+    against networkx with the same inputs, answers compared after networkx's scaling.
+    """
+    from gswitch.algorithms.betweenness import rescale
+
+    rows = []
+    n = g.n_nodes
+    target = int(np.argmax(g.out_degree))
+    peer_s, want = _median(lambda: nx.pagerank(G, personalization={target: 1.0}), repeats)
+    t, r = _median(lambda: gs.run("personalized_pagerank", g, backend=backend,
+                                  personalization=target), repeats)
+    l1 = float(np.abs(r.fields["rank"] - np.array([want[v] for v in range(n)])).sum())
+    assert l1 < 1e-3, l1
+    rows.append({"graph": gname, "algorithm": "personalized_pagerank",
+                 "variant": r.stats["variant"], "default_here": True, "backend": backend,
+                 "gswitch_s": t, "peer": "networkx.pagerank(personalization=)",
+                 "peer_s": peer_s, "ratio_to_peer": t / peer_s, "l1_to_peer": l1,
+                 "verified": True})
+    nodes = np.array(nx.utils.create_py_random_state(SEED).sample(list(G), K))
+    peer_s, want = _median(lambda: nx.betweenness_centrality(G, k=K, seed=SEED), 1)
+    t, r = _median(lambda: gs.run("betweenness", g, backend=backend, sources=nodes), 1)
+    got = rescale(r.fields["betweenness"], directed=False, sources=nodes)
+    np.testing.assert_allclose(got, [want[v] for v in range(n)], rtol=1e-6, atol=1e-12)
+    rows.append({"graph": gname, "algorithm": "betweenness", "variant": f"k={K}",
+                 "default_here": True, "backend": backend, "gswitch_s": t,
+                 "peer": f"networkx.betweenness_centrality(k={K})", "peer_s": peer_s,
+                 "ratio_to_peer": t / peer_s, "verified": True})
+    for row in rows:
+        print(f"  {row['algorithm']}[{row['variant']}]: {row['gswitch_s'] * 1e3:8.2f} ms  "
+              f"{row['peer']} {row['peer_s'] * 1e3:8.2f} ms  ratio "
+              f"{row['ratio_to_peer']:5.2f}")
+    return rows
 
 
 def main() -> None:
@@ -115,6 +163,7 @@ def main() -> None:
                 print(f"  {alg}[{variant}]: {t * 1e3:8.2f} ms  {peer_name} "
                       f"{peer_s * 1e3:8.2f} ms  ratio {t / peer_s:5.2f}  "
                       f"({r.stats['iterations']} steps)")
+        rows += _extra_rows(gname, g, G, args.backend, args.repeats)
     worst = {}
     for row in rows:
         if row["default_here"]:

@@ -55,6 +55,9 @@ BENCHES: dict[str, Bench] = {
                    "the default configuration"),
     "loaders": Bench("bench_loaders.py", "cpu", "graph file loading per format",
                      "scipy.io.mmread, numpy.loadtxt"),
+    "new-algorithms": Bench("bench_new_algorithms.py", "cpu|gpu",
+                            "core_number, MIS, triangles, personalised PageRank, "
+                            "betweenness (k=64) on ~100k-edge graphs", "networkx"),
     "triangles": Bench("bench_triangles.py", "cpu|gpu",
                        "triangle counting per node, both variants",
                        "networkx.triangles; CuPy SpGEMM (A @ A) .* A"),
