@@ -24,6 +24,7 @@ import numpy as np
 
 from ._hints import cli_names
 from ._version import __version__
+from .declare import Input
 from .errors import GswitchError, InvalidInput
 
 __all__ = ["main", "build_parser"]
@@ -600,6 +601,12 @@ def _describe(spec) -> str:
         init = field.init
         if callable(init) and repr(init) in text:
             text = text.replace(f"init={init!r}", f"init {_callable_text(init)}")
+        elif isinstance(init, Input):
+            default = (_callable_text(init.default) if callable(init.default)
+                       else repr(init.default))
+            what = f" ({init.doc})" if init.doc else ""
+            text = text.replace(f"init={init!r}",
+                                f"init from run argument {init.name!r}{what}, default {default}")
     return text
 
 
