@@ -542,6 +542,7 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
                 "summary": cls.summary(),
                 "backends": list(cls.backends),
                 "default": DEFAULTS.get(axis) == name,
+                "validated": cls.validated,
                 "params": {k: _space_dict(p) for k, p in cls.params.items()},
                 "plugin": reg.sources[(axis, name)],
             }
@@ -558,6 +559,8 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
             mark = " (default)" if d["default"] else ""
             backends = ("" if sorted(d["backends"]) == ["cpu", "gpu"]
                         else f" [{'/'.join(d['backends'])} only]")
+            if not d["validated"]:
+                backends += " [not yet validated on a GPU: the tuner leaves it out]"
             head = f"  {name}{mark}{backends}: "
             body = textwrap.fill(plain_text(d["summary"]), width=96, initial_indent=head,
                                  subsequent_indent=" " * 6)

@@ -266,6 +266,10 @@ class Strategy:
         ``extern "C" __global__`` entry points the fragment defines besides the
         skeleton's ``gs_phase_kernel`` (a persistent loop, a worklist's own pass); the
         module compiles them and the engine looks them up by these names.
+    validated : bool
+        ``False`` while the strategy's device code has not passed the GPU suite on a
+        device. The tuner leaves such a strategy out of its GPU search (saying why), and
+        ``gswitch strategies`` marks it; a user may still choose it explicitly.
     """
 
     axis: ClassVar[str] = ""
@@ -274,6 +278,7 @@ class Strategy:
     backends: ClassVar[tuple[str, ...]] = ("cpu", "gpu")
     cuda_files: ClassVar[tuple[str, ...]] = ()
     kernels: ClassVar[tuple[str, ...]] = ()
+    validated: ClassVar[bool] = True
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = {**self.default_options(), **options}

@@ -924,3 +924,23 @@ def test_objective_call_or_device_times_and_keeps_studies_apart(storage, tmp_pat
         assert "Median call" in (tmp_path / objective / "summary.md").read_text()
     with pytest.raises(gs.InvalidInput, match="--objective must be call or device"):
         tune("bfs", g, trials=1, backend="cpu", storage=storage, objective="wall")
+
+
+def test_unvalidated_strategies_are_left_out_of_the_gpu_search(monkeypatch, capsys):
+    """A strategy whose device code has not passed the GPU suite is not searched on the
+    gpu backend (the reason names how to choose it), is still searched on the CPU, and
+    ``gswitch strategies`` marks it."""
+    from gswitch.cli import main
+    from gswitch.plugins import get_registry
+
+    cls = get_registry().strategies["driving"]["temporal"]
+    monkeypatch.setattr(cls, "validated", False)
+    graph = gs.generators.grid2d(6, 6)
+    spec = get_registry().algorithm("bfs")
+    gpu = build_space(spec, graph, "gpu")
+    assert "--set driving=temporal" in gpu.excluded["driving=temporal"]
+    assert "temporal" not in gpu.axis_choices("driving", gpu.variants[0])[1]
+    assert "driving=temporal" not in build_space(spec, graph, "cpu").excluded
+    assert main(["strategies"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  temporal"))
+    assert "not yet validated" in line

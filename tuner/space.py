@@ -82,7 +82,9 @@ def space_version() -> str:
     for axis in AXES:
         data[axis] = {
             name: {"backends": list(cls.backends),
-                   "params": {p: _space_dict(s) for p, s in sorted(cls.params.items())}}
+                   "params": {p: _space_dict(s) for p, s in sorted(cls.params.items())},
+                   # only when False, so validating a strategy keeps other hashes stable
+                   **({} if cls.validated else {"validated": False})}
             for name, cls in sorted(reg.strategies[axis].items())
         }
     data["variants"] = {
@@ -676,6 +678,12 @@ def build_space(spec: AlgorithmSpec, graph: Graph, backend: str,
                       if backend in c.backends]
         for name in sorted(set(reg.strategies[axis]) - set(on_backend)):
             space.excluded[f"{axis}={name}"] = f"does not run on the {backend} backend"
+        if backend == "gpu":
+            for name in [n for n in on_backend if not reg.strategies[axis][n].validated]:
+                on_backend.remove(name)
+                space.excluded[f"{axis}={name}"] = (
+                    "its device code has not yet passed the GPU suite on a device; "
+                    f"choose it explicitly with --set {axis}={name}")
         if not on_backend:
             # nothing on this axis runs on the backend: the engine ignores it
             unsampled.append(axis)
