@@ -58,6 +58,9 @@ BENCHES: dict[str, Bench] = {
     "new-algorithms": Bench("bench_new_algorithms.py", "cpu|gpu",
                             "core_number, MIS, triangles, personalised PageRank, "
                             "betweenness (k=64) on ~100k-edge graphs", "networkx"),
+    "renumber": Bench("bench_renumber.py", "cpu|gpu",
+                      "BFS, SSSP, CC under each renumbering on shuffled road and RMAT",
+                      "renumber=none in the same run; scipy.sparse.csgraph"),
     "triangles": Bench("bench_triangles.py", "cpu|gpu",
                        "triangle counting per node, both variants",
                        "networkx.triangles; CuPy SpGEMM (A @ A) .* A"),

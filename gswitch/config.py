@@ -51,6 +51,7 @@ GLOBAL_KEYS = {
     "worklist_capacity": IntRange(0, 2**31 - 1, 0),
     "read_before_atomic": Categorical((True, False), True, compile_time=True),
     "l2_prefetch": Categorical((False, True), False, compile_time=True),
+    "renumber": Categorical(("none", "rcm", "bfs", "degree"), "none"),
 }
 
 #: What each of :data:`GLOBAL_KEYS` does, as ``gswitch strategies`` lists it.
@@ -62,6 +63,9 @@ GLOBAL_DOCS = {
                           "the atomic when the value cannot improve it",
     "l2_prefetch": "GPU: prefetch a pushed node's CSR row and the neighbouring cache lines "
                    "of the arrays a step reads into L2",
+    "renumber": "both engines: run on a copy of the graph renumbered for locality (rcm: "
+                "reverse Cuthill-McKee, bfs: breadth-first per component, degree: hubs "
+                "first), kept per graph; results come back in the caller's ids",
 }
 
 

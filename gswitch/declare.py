@@ -139,6 +139,12 @@ class NodeField:
         swap after the step. The algorithm needs ``node_after_edges=True`` (the swap
         ends its node operator) and a driving strategy whose every step sweeps every
         node (topology); declare it in ``supports``/``defaults``.
+    ids : {None, "", "node", "min_label"}
+        What the field holds, so a run on a renumbered graph (the ``renumber`` key,
+        :mod:`gswitch.locality`) returns it in the caller's ids: ``""`` a value,
+        ``"node"`` a node id (a parent, say), ``"min_label"`` the smallest node id of a
+        group (a component label). ``None`` (the default) means ``"min_label"`` for a
+        field initialised to :data:`NODE_ID` and ``""`` otherwise.
 
     """
 
@@ -149,6 +155,7 @@ class NodeField:
     doc: str = ""
     name: str = ""
     buffered: bool = False
+    ids: str | None = None
 
     def __post_init__(self) -> None:
         if self.dtype not in ex.DTYPES or self.dtype == "bool":
@@ -156,6 +163,16 @@ class NodeField:
                 f"NodeField dtype must be one of int32, uint32, int64, float32, float64; "
                 f"got {self.dtype!r}"
             )
+        if self.ids not in (None, "", "node", "min_label"):
+            raise AlgorithmError(f"NodeField ids must be '', 'node' or 'min_label'; "
+                                 f"got {self.ids!r}")
+
+    @property
+    def id_kind(self) -> str:
+        """What the field holds: ``ids``, or what its initial value implies."""
+        if self.ids is not None:
+            return self.ids
+        return "min_label" if self.init is NODE_ID else ""
 
     def initial(self, n: int, params: Mapping[str, Any]) -> np.ndarray:
         """Initial array of length ``n``."""

@@ -13,6 +13,7 @@ from .algorithm import AlgorithmSpec
 from .config import Config
 from .errors import DeviceError, GswitchError, InvalidConfig, InvalidGraph, InvalidInput
 from .graph import Graph
+from .locality import renumbered, to_caller
 from .plugins import get_registry
 from .result import Result
 from .strategy import AXES
@@ -321,6 +322,20 @@ def _choose_config(algorithm: str | AlgorithmSpec, graph: Any,
     return pick.config, pick.note
 
 
+def _renumber_inputs(spec: AlgorithmSpec, perm: np.ndarray, sources: Any,
+                     resolved: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """Sources and per-node inputs of a run in the renumbered ids (``perm[new] = old``)."""
+    inv = np.empty(perm.size, dtype=np.int64)
+    inv[perm] = np.arange(perm.size)
+    if sources is not None:
+        sources = inv[np.asarray(sources, dtype=np.int64)].astype(np.asarray(sources).dtype)
+    resolved = dict(resolved)
+    for name in spec.inputs:
+        if isinstance(resolved.get(name), np.ndarray):
+            resolved[name] = resolved[name][perm]
+    return sources, resolved
+
+
 def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = None,
         backend: str = "auto", config: Config | Mapping[str, Any] | str | None = None,
         progress: Callable[[int, int], None] | None = None, deadline_s: float | None = None,
@@ -394,6 +409,9 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
                            "arrays='numpy' on the CPU")
     graph, sources = prepare(spec, graph, source)
     resolved = spec.resolve_params(params, graph.n_nodes)
+    graph, perm, renumber_s = renumbered(graph, str(cfg.get("renumber", "none")))
+    if perm is not None:
+        sources, resolved = _renumber_inputs(spec, perm, sources, resolved)
     reason = check_combination(spec, graph, cfg, backend)
     if reason:
         raise InvalidConfig(f"invalid strategy combination for {spec.name}: {reason}")
@@ -426,6 +444,11 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         result.fields = spec.finalize(result.fields, resolved) or result.fields
         result.stats["finalized_on"] = "host"
     result.fields = {k: v for k, v in result.fields.items() if k in spec.outputs}
+    if perm is not None:
+        result.fields = to_caller(result.fields, perm, {
+            k: f.id_kind for k, f in spec.fields.items() if k in result.fields})
+        result.stats["renumber"] = cfg.get("renumber")
+        result.stats["renumber_s"] = renumber_s
     result.stats["variant"] = spec.variant
     result.stats["config_source"] = source_note
     if arrays == "cupy":  # host arrays (a host finalize, an empty graph) go up

@@ -38,6 +38,7 @@ def test_defaults_filled():
         "worklist_capacity": 0,
         "read_before_atomic": True,
         "l2_prefetch": False,
+        "renumber": "none",
         "variant": "default",
     }
     assert {a: cfg[a] for a in AXES} == gs.DEFAULTS

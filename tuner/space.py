@@ -46,9 +46,11 @@ __all__ = ["SearchSpace", "TunerError", "build_space", "space_version", "moves",
 #: space version, so a change here starts new studies instead of mixing old ones.
 SPACE_SCHEMA = 2
 
-#: Global config keys the tuner searches. They are GPU launch mechanics, so they are
-#: searched on the GPU only; ``worklist_capacity`` is a sizing hint, not a choice.
-TUNED_GLOBAL_KEYS = ("block_size", "read_before_atomic", "l2_prefetch")
+#: Global config keys the tuner searches on the GPU. All but ``renumber`` are GPU launch
+#: mechanics; ``worklist_capacity`` is a sizing hint, not a choice.
+TUNED_GLOBAL_KEYS = ("block_size", "read_before_atomic", "l2_prefetch", "renumber")
+#: The global keys both engines honour (searched on the CPU too).
+BOTH_ENGINES_GLOBAL_KEYS = ("renumber",)
 
 
 class TunerError(GswitchError):
@@ -758,8 +760,8 @@ def build_space(spec: AlgorithmSpec, graph: Graph, backend: str,
                                        if s.compile_time]
     if "variant" in space.axes:  # sampled first, so shown first
         space.axes = {"variant": space.axes.pop("variant"), **space.axes}
-    if backend == "gpu":
-        space.global_params = {k: GLOBAL_KEYS[k] for k in TUNED_GLOBAL_KEYS if k in GLOBAL_KEYS}
+    tuned = TUNED_GLOBAL_KEYS if backend == "gpu" else BOTH_ENGINES_GLOBAL_KEYS
+    space.global_params = {k: GLOBAL_KEYS[k] for k in tuned if k in GLOBAL_KEYS}
     from gswitch.runner import check_combination
 
     if space.n_combinations == 1 and not space.global_params and not space.params:

@@ -1,0 +1,180 @@
+"""Locality-aware renumbering (the ``renumber`` key, :mod:`gswitch.locality`): every
+algorithm gives the reference answer, in the caller's ids, under every order; the orders
+are what scipy computes; they are kept per graph; bad values are one line.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+import gswitch as gs
+from gswitch import locality
+from gswitch.errors import InvalidConfig
+from gswitch.generators import grid2d, rmat, road
+from gswitch.plugins import get_registry
+from gswitch.testing.reference import compare, reference
+from gswitch.testing.zoo import zoo_graph
+
+METHODS = ["rcm", "bfs", "degree"]
+GRAPHS = {
+    "rmat": lambda: rmat(8, 6, seed=4).remove_self_loops().deduplicate(),
+    "road": lambda: road(12, 12, seed=2),
+    "disconnected": lambda: zoo_graph("disconnected"),
+    "dag": lambda: zoo_graph("directed_dag"),
+}
+CASES = [(name, v) for name, family in sorted(get_registry().variants.items())
+         for v in family]
+#: answers that are one valid answer among several: checked by the reference's
+#: comparison only (a different numbering may pick another valid answer)
+NOT_UNIQUE = {"maximal_independent_set"}
+
+
+def _run(name, variant, graph, method):
+    spec = get_registry().algorithm(name, variant)
+    kwargs = {"source": 1} if spec.start.kind == "source" else {}
+    r = gs.run(name, graph, backend="cpu", config={"variant": variant, "renumber": method},
+               **kwargs)
+    return spec, r, kwargs
+
+
+@pytest.mark.parametrize("graph_name", sorted(GRAPHS))
+@pytest.mark.parametrize("name,variant", CASES)
+def test_every_algorithm_gives_the_reference_in_caller_ids(graph_name, name, variant):
+    """Under every order, each algorithm's answer matches its reference (in caller ids),
+    and equals the answer of the run without renumbering where the answer is unique."""
+    graph = GRAPHS[graph_name]()
+    spec, base, kwargs = _run(name, variant, graph, "none")
+    out = spec.outputs[0]
+    ref = reference(name, graph, **kwargs)
+    for method in METHODS:
+        _, r, _ = _run(name, variant, graph, method)
+        assert r.stats["renumber"] == method
+        problem = compare(name, r.fields[out], ref)
+        assert problem is None, f"renumber={method}: {problem}"
+        if name not in NOT_UNIQUE and r.fields[out].dtype.kind in "iu":
+            assert np.array_equal(r.fields[out], base.fields[out]), method
+
+
+def test_component_labels_stay_the_smallest_caller_id():
+    """A component label is the smallest caller id of its component after renumbering."""
+    road_graph = road(20, 20, seed=5)  # and three isolated nodes
+    g = gs.Graph.from_edges(*road_graph.edges(), n_nodes=road_graph.n_nodes + 3,
+                            directed=False)
+    comp = gs.run("cc", g, backend="cpu", config={"renumber": "degree"}).fields["comp"]
+    for label in np.unique(comp):
+        members = np.flatnonzero(comp == label)
+        assert label == members.min()
+
+
+def test_rcm_is_scipys_and_narrows_a_shuffled_grid():
+    """rcm is scipy's reverse Cuthill-McKee; on a grid with shuffled ids it brings the
+    bandwidth back near the grid's width."""
+    g = grid2d(30, 30)
+    perm = np.random.default_rng(0).permutation(g.n_nodes)
+    inv = np.empty_like(perm)
+    inv[perm] = np.arange(perm.size)
+    src, dst = g.edges()
+    once = src < dst
+    shuffled = gs.Graph.from_edges(inv[src[once]], inv[dst[once]], n_nodes=g.n_nodes,
+                                   directed=False)
+    assert shuffled.n_edges == g.n_edges
+    a = sp.csr_array((np.ones(shuffled.n_edges), shuffled.indices, shuffled.indptr),
+                     shape=(g.n_nodes,) * 2)
+    a.sort_indices()
+    want = reverse_cuthill_mckee(a, symmetric_mode=True)
+    got = locality.order(shuffled, "rcm")
+    assert np.array_equal(got, want)
+
+    def bandwidth(graph):
+        s, d = graph.edges()
+        return int(np.abs(s.astype(np.int64) - d).max())
+
+    renumbered, _, _ = locality.renumbered(shuffled, "rcm")
+    assert bandwidth(shuffled) > 500
+    assert bandwidth(renumbered) <= 2 * 30
+
+
+def test_bfs_order_is_breadth_first_per_component():
+    """bfs lists each component contiguously, from its highest-degree node, level by
+    level (hop distances from the root never decrease along the order)."""
+    from scipy.sparse.csgraph import shortest_path
+
+    g = zoo_graph("disconnected").symmetrize()
+    perm = locality.order(g, "bfs")
+    assert sorted(perm.tolist()) == list(range(g.n_nodes))
+    a = sp.csr_array((np.ones(g.n_edges), g.indices, g.indptr), shape=(g.n_nodes,) * 2)
+    hops = shortest_path(a, unweighted=True)
+    deg = np.diff(g.indptr)
+    start = 0
+    while start < perm.size:
+        root = perm[start]
+        comp = np.flatnonzero(np.isfinite(hops[root]))
+        block = perm[start:start + comp.size]
+        assert set(block.tolist()) == set(comp.tolist())
+        assert deg[root] == deg[comp].max()
+        assert np.all(np.diff(hops[root][block]) >= 0)
+        start += comp.size
+
+
+def test_degree_order_puts_hubs_first():
+    g = zoo_graph("star")
+    perm = locality.order(g, "degree")
+    deg = np.diff(g.indptr)[perm]
+    assert np.all(np.diff(deg) <= 0)
+
+
+def test_orders_and_copies_are_kept_per_graph():
+    """The second run on the same graph builds nothing; a new graph object builds anew."""
+    g = road(15, 15, seed=1)
+    first = gs.run("bfs", g, backend="cpu", source=0, config={"renumber": "rcm"})
+    again = gs.run("bfs", g, backend="cpu", source=0, config={"renumber": "rcm"})
+    assert first.stats["renumber_s"] > 0
+    assert again.stats["renumber_s"] == 0
+    assert locality.order(g, "rcm") is locality.order(g, "rcm")
+
+
+def test_per_node_inputs_and_weights_follow_their_nodes():
+    """A personalisation given in caller ids and edge weights land on the same nodes and
+    edges of the renumbered graph."""
+    g = road(10, 10, seed=3)
+    weights = (np.arange(g.n_nodes) % 3).astype(float)
+    for alg, kw, field in (("personalized_pagerank", {"personalization": weights}, "rank"),
+                           ("sssp", {"source": 7}, "dist")):
+        base = gs.run(alg, g, backend="cpu", **kw).fields[field]
+        for method in METHODS:
+            got = gs.run(alg, g, backend="cpu", config={"renumber": method}, **kw)
+            np.testing.assert_allclose(got.fields[field], base, rtol=1e-5, atol=1e-7)
+
+
+def test_bad_value_is_one_line_naming_the_key_and_the_choices():
+    g = road(4, 4)
+    with pytest.raises(InvalidConfig, match="renumber must be one of none, rcm, bfs, degree"):
+        gs.run("bfs", g, backend="cpu", source=0, config={"renumber": "metis"})
+    with pytest.raises(InvalidConfig, match="renumber must be one of"):
+        locality.order(g, "random")
+
+
+def test_the_tuner_searches_it_on_both_backends():
+    from gswitch.tuner.space import build_space
+
+    g = road(6, 6)
+    for backend in ("cpu", "gpu"):
+        space = build_space(get_registry().algorithm("bfs"), g, backend)
+        assert "renumber" in space.global_params
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+@pytest.mark.parametrize("name,variant", CASES)
+def test_gpu_runs_on_renumbered_graphs(name, variant):
+    """On the GPU too, every order gives the reference answer in caller ids."""
+    graph = GRAPHS["rmat"]()
+    spec = get_registry().algorithm(name, variant)
+    kwargs = {"source": 1} if spec.start.kind == "source" else {}
+    ref = reference(name, graph, **kwargs)
+    for method in METHODS:
+        r = gs.run(name, graph, backend="gpu", config={"variant": variant, "renumber": method},
+                   **kwargs)
+        problem = compare(name, r.fields[spec.outputs[0]], ref)
+        assert problem is None, f"renumber={method}: {problem}"
