@@ -292,6 +292,22 @@ class _EdgeProxy:
                                  f"{', '.join(ex.INTERSECTIONS)}")
         return ex.CommonNeighbours(method)
 
+    def label_frequency(self, field: str) -> ex.Expr:
+        """How many neighbours of the destination carry the source's value of the
+        integer node field ``field`` (int32): the frequency of ``e.src``'s label among
+        ``e.dst``'s neighbours, counted over the destination's row (see
+        :class:`~gswitch.expr.LabelFrequency`). The graph should be symmetric, so that
+        the row holds the neighbours, and simple, so that each counts once.
+        """
+        fields = self._tracer.fields
+        if field not in fields:
+            raise AlgorithmError(f"label_frequency({field!r}) names no node field; fields "
+                                 f"are {', '.join(fields) or '(none)'}")
+        if fields[field].dtype not in ("int32", "uint32", "int64"):
+            raise AlgorithmError(f"label_frequency({field!r}) needs an integer field, "
+                                 f"{field} is {fields[field].dtype}; store labels as int32")
+        return ex.LabelFrequency(field)
+
     def only_if(self, cond: Any) -> None:
         """Run the rest of the edge operator only on edges where ``cond`` holds.
 

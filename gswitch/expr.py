@@ -30,6 +30,7 @@ __all__ = [
     "FieldAt",
     "Total",
     "EdgeWeight",
+    "LabelFrequency",
     "NodeId",
     "Degree",
     "Iteration",
@@ -287,6 +288,26 @@ class CommonNeighbours(Expr):
 
 #: How :class:`CommonNeighbours` may intersect two rows.
 INTERSECTIONS = ("merge", "search")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class LabelFrequency(Expr):
+    """Intrinsic of edge operators: how many entries of the destination's row carry the
+    source's value of the integer field ``field`` (``field[w] == field[src]`` for the
+    neighbours ``w`` of ``dst``; a parallel edge counts each time, a self-loop counts
+    the node itself). On a symmetric graph, a reduction of it into ``e.dst`` over the
+    destination's edges sees the frequency of every label among the destination's
+    neighbours: ``reduce_max`` of ``(frequency << 32) | label`` is the most frequent
+    label, the largest of the tied ones (label propagation's mode).
+
+    The GPU walks the destination's row once per edge (the sum over the edges it is
+    evaluated on of the destination's degree: guard the edges first with
+    ``e.only_if``); the CPU engine counts ``(row, label)`` pairs of the destinations'
+    rows once per step by sorting, and looks every edge up by binary search.
+    """
+
+    field: str
+    dtype: str = "int32"
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -586,6 +607,8 @@ def format_expr(e: Expr) -> str:
         return "edge.weight"
     if isinstance(e, CommonNeighbours):
         return f"common_neighbours({e.method})"
+    if isinstance(e, LabelFrequency):
+        return f"label_frequency({e.field})"
     if isinstance(e, NodeId):
         return f"{e.node}.id"
     if isinstance(e, Degree):
