@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import gswitch as gs
+from gswitch import expr as ex
 from gswitch.verify import canonical_labels, exact
 
 _REFERENCE = "networkx.community.label_propagation_communities"
@@ -93,10 +94,9 @@ def compare_most_frequent(got: np.ndarray, expected: np.ndarray) -> str | None:
 #: ``best`` packs a label's frequency above the label (labels are node ids, below 2**31)
 _SHIFT = 32
 _LOW = 2**32 - 1
-
-
-def _mod(a, b):
-    return a - (a // b) * b
+#: colours a node's ``used`` mask holds at once (from its ``base``)
+_WINDOW = 62
+_ONE = ex.Const(1, "int64")
 
 
 def _count_degree(e):
@@ -110,51 +110,87 @@ def _before(e):
                                             & (e.src.id < e.dst.id))
 
 
-def _choose_colour(n, p):
-    ready = n.colour < 0
-    ready = ready & (p.iteration > 0)  # heard a step of its neighbours
-    n.cand = gs.where(ready & (n.clash > 0), n.cand + 1, n.cand)
-    n.colour = gs.where(ready & n.clash.eq(0) & n.waiting.eq(0), n.cand, n.colour)
-    n.clash = 0
-    n.waiting = 0
-    n.pending.reduce_add(gs.where(n.colour < 0, 1, 0), activate=True)
+def _count_earlier(e):
+    e.dst.remaining.reduce_add(gs.where(_before(e), -1, 0), activate=False)
 
 
-def _hear_colours(e):
-    e.only_if((e.dst.colour < 0) & _before(e))
-    e.dst.waiting.reduce_add(gs.where(e.src.colour < 0, 1, 0), activate=False)
-    e.dst.clash.reduce_max(gs.where(e.src.colour.eq(e.dst.cand), 1, 0), activate=False)
+def _bit(offset):
+    # 1 << offset for an offset inside the window, else 0
+    inside = (offset >= 0) & (offset < _WINDOW)
+    shift = gs.minimum(gs.maximum(offset, 0), _WINDOW - 1).astype("int64")
+    return gs.where(inside, _ONE << shift, 0)
 
 
-def _adopt(n, p):
-    # the class counted in the previous step takes its neighbours' most frequent label,
-    # unless its own is one of them (Prec-Max); the ties go to the largest label
-    prev = _mod(p.iteration + p.n_colours - 1, p.n_colours)
-    apply = (p.iteration > 0) & n.colour.eq(prev)
-    freq = (n.best >> _SHIFT).astype("int32")
-    change = apply & (n.own < freq)
+#: bit k of a bit's index is set where its mask has a zero
+_INDEX_MASKS = ((1, 0x5555555555555555), (2, 0x3333333333333333), (4, 0x0F0F0F0F0F0F0F0F),
+                (8, 0x00FF00FF00FF00FF), (16, 0x0000FFFF0000FFFF), (32, 0x00000000FFFFFFFF))
+_FULL = (1 << _WINDOW) - 1
+
+
+def _lowest_bit(x):
+    # the index of the lowest set bit of a non-zero int64: isolate it (x & -x), then
+    # read its index's bits off six masks
+    low = x & -x
+    index = 0
+    for k, mask in _INDEX_MASKS:
+        index = index + gs.where((low & mask).eq(0), k, 0)
+    return index
+
+
+def _take_colour(n):
+    # a node all of whose earlier neighbours hold a colour takes the smallest free one of
+    # its window; a full window moves on and gathers its neighbours' colours again. The
+    # flags are stored first: they read the colour as the step found it
+    ready = (n.colour < 0) & n.remaining.eq(0)
+    free = n.used ^ _FULL
+    n.fresh = gs.where(ready & free.ne(0), 1, 0)
+    n.gather = gs.where(ready & free.eq(0), 1, 0)
+    n.colour = gs.where(n.fresh.eq(1), n.base + _lowest_bit(free), n.colour)
+    n.base = gs.where(n.gather.eq(1), n.base + _WINDOW, n.base)
+    n.used = gs.where(n.gather.eq(1), 0, n.used)
+    n.pending.reduce_add(n.gather, activate=True)
+
+
+def _spread_colour(e):
+    e.only_if(e.src.fresh.eq(1) | e.src.gather.eq(1))
+    # a node coloured in this step tells its later neighbours, the last of whose
+    # earlier neighbours to do so activates it
+    push = e.src.fresh.eq(1) & _before(e)
+    e.dst.used.reduce_or(gs.where(push, _bit(e.src.colour - e.dst.base), 0), activate=False)
+    e.dst.remaining.reduce_add(gs.where(push, 1, 0), activate_above=0)
+    # a node whose window moved gathers its earlier neighbours' colours again
+    pull = e.src.gather.eq(1) & ~_before(e) & e.src.id.ne(e.dst.id)
+    e.dst.used.at(e.src.id).reduce_or(
+        gs.where(pull, _bit(e.dst.colour - e.src.base), 0), activate=False)
+
+
+def _count_labels(e):
+    # the class's node (the source) counts each neighbour's label among its neighbours
+    freq = e.label_frequency("label", row="src")
+    at = e.src.id
+    e.dst.best.at(at).reduce_max(
+        (freq.astype("int64") << _SHIFT) | e.dst.label.astype("int64"), activate=False)
+    e.dst.own.at(at).reduce_max(gs.where(e.src.label.eq(e.dst.label), freq, 0),
+                                activate=False)
+
+
+def _adopt(n):
+    # the most frequent label, unless the own label is one of them (Prec-Max); the
+    # ties go to the largest label
+    change = n.own < (n.best >> _SHIFT).astype("int32")
     n.label = gs.where(change, (n.best & _LOW).astype("int32"), n.label)
-    n.total(gs.where(change, 1.0, 0.0), into="changed")
+    n.moved = gs.where(change, 1, 0)
     n.best = 0
     n.own = 0
-    # steps since a label last changed; a whole round of classes without one is the end
-    n.quiet = gs.where(p.changed > 0.5, 0, n.quiet + 1)
-    n.pending.reduce_add(gs.where(n.quiet <= p.n_colours, 1, 0), activate=True)
 
 
-def _count_labels(e, p):
-    e.only_if(e.dst.colour.eq(_mod(p.iteration, p.n_colours)))
-    freq = e.label_frequency("label")
-    e.dst.best.reduce_max((freq.astype("int64") << _SHIFT) | e.src.label.astype("int64"),
-                          activate=False)
-    e.dst.own.reduce_max(gs.where(e.src.label.eq(e.dst.label), freq, 0), activate=False)
+_DATA = {"driving": "data", "direction": "push"}
 
 
 @gs.algorithm(name="label_propagation", symmetric=True, reference=_REFERENCE,
               variant="semi_synchronous", expected=expected_communities,
               compare=compare_communities,
-              supports={"driving": ("topology",), "direction": ("push",)},
-              defaults={"driving": "topology", "direction": "push"})
+              supports={"driving": ("data",), "direction": ("push",)}, defaults=_DATA)
 class SemiSynchronous:
     """Communities by semi-synchronous label propagation (Cordasco and Gargano).
 
@@ -167,28 +203,35 @@ class SemiSynchronous:
     Notes
     -----
     The graph is symmetrised (parallel edges merged; a self-loop makes a node its own
-    neighbour, as in networkx). Three parts run in turn, as networkx's function does:
+    neighbour, as in networkx). The parts run in turn, as networkx's function does:
 
-    * ``degrees``: one sweep counts every node's degree as networkx does (a self-loop
-      twice).
-    * ``colouring``: a proper colouring, the one networkx's ``greedy_color`` gives with its
-      default ``largest_first`` order, computed in parallel by Jones-Plassmann with that
-      order as the priority (larger degree first, ties by id): a node takes the smallest
-      colour none of its earlier neighbours holds once all of them have one, which is
-      the greedy colour. A node raises its candidate colour past each clash with an
-      earlier neighbour's colour as soon as it sees one.
-    * ``propagate``: colour classes are updated in turn, one per step. A class's nodes
-      count, over their edges, the frequency of each neighbour's label among their own
-      neighbours (the ``e.label_frequency("label")`` intrinsic) and keep the largest
-      ``(frequency, label)`` with an atomic max, and the frequency of their own label;
-      in the next step a node whose own label is not among the most frequent takes the
-      largest of those (networkx's Prec-Max tie rule: the label is kept when it is one
-      of them). Nodes of one class are not adjacent, so updating them at once is
-      networkx's one-by-one update. The run ends once a whole round of classes changed
-      no label, which is networkx's stopping test; every step is the same operator
-      pair, so a persistent or CUDA-graph launch runs all rounds without the host.
+    * ``degrees`` and ``order``: two sweeps count every node's degree as networkx does
+      (a self-loop twice) and, in ``remaining``, minus the number of its earlier
+      neighbours in networkx's ``largest_first`` order (larger degree first, ties by
+      id).
+    * ``colouring``: the greedy colouring in that order (networkx's ``greedy_color``),
+      computed in parallel by Jones-Plassmann: a node whose earlier neighbours all
+      hold a colour takes the smallest colour none of them holds, which is its greedy
+      colour. Coloured nodes set their colour's bit in the ``used`` mask of each later
+      neighbour and count its ``remaining`` up with an atomic add that activates it at
+      zero, so every edge is crossed once and a node is visited when it is ready. The
+      mask holds 62 colours from the node's ``base``; a node that finds them all taken
+      moves ``base`` on and gathers its earlier neighbours' colours again
+      (indirect reductions into itself).
+    * ``propagate``, once per colour class in turn (the host step ``next_class``
+      chooses the class): each node of the class counts, over its edges, the frequency
+      of each neighbour's label among its own neighbours (the ``e.label_frequency``
+      intrinsic) and keeps the largest ``(frequency << 32) | label`` and its own
+      label's frequency with atomic maxima into itself; then it takes that label unless
+      its own is among the most frequent (networkx's Prec-Max rule: ties go to the
+      largest label, an own label among them is kept). Nodes of one class are not
+      adjacent, so updating them at once is networkx's one-by-one update. The run ends
+      when the last update of every class changed nothing, which is networkx's test
+      that every label is among the most frequent of its neighbours.
 
-    The answer is deterministic and the same as networkx's.
+    Work is one pass over the edges for the colouring and one per round of classes,
+    plus the sort the CPU engine's intrinsic makes of the rows it reads. The answer is
+    deterministic and is networkx's.
 
     References
     ----------
@@ -200,6 +243,7 @@ class SemiSynchronous:
     Examples
     --------
     >>> import gswitch as gs
+from gswitch import expr as ex
     >>> g = gs.Graph.from_edges([0, 0, 1, 3, 3, 4, 2], [1, 2, 2, 4, 5, 5, 3])
     >>> labels = gs.run("label_propagation", g).fields["label"]
     >>> len(set(labels.tolist()))
@@ -209,49 +253,71 @@ class SemiSynchronous:
 
     label = gs.NodeField("int32", init=gs.NODE_ID, doc="community label")
     degree = gs.NodeField("int32", init=0, output=False, doc="networkx's degree")
+    remaining = gs.NodeField("int32", init=0, output=False,
+                             doc="minus the earlier neighbours without a colour")
     colour = gs.NodeField("int32", init=-1, output=False, doc="greedy colour (-1: none yet)")
-    cand = gs.NodeField("int32", init=0, output=False, doc="candidate colour")
-    waiting = gs.NodeField("int32", init=0, output=False,
-                           doc="earlier neighbours without a colour")
-    clash = gs.NodeField("int32", init=0, output=False,
-                         doc="1 when an earlier neighbour holds the candidate colour")
-    pending = gs.NodeField("int32", init=0, output=False, doc="keeps a stage running")
+    used = gs.NodeField("int64", init=0, output=False,
+                        doc="colours of earlier neighbours, bit c for colour base + c")
+    base = gs.NodeField("int32", init=0, output=False, doc="first colour of the mask")
+    fresh = gs.NodeField("int32", init=0, output=False, doc="1 in the step it is coloured")
+    gather = gs.NodeField("int32", init=0, output=False,
+                          doc="1 in the step it gathers its neighbours' colours again")
+    pending = gs.NodeField("int32", init=0, output=False, doc="keeps a node active")
     best = gs.NodeField("int64", init=0, output=False,
                         doc="largest (frequency << 32 | label) among the neighbours")
     own = gs.NodeField("int32", init=0, output=False, doc="frequency of the own label")
-    quiet = gs.NodeField("int32", init=-1, output=False,
-                         doc="steps since a label last changed")
+    moved = gs.NodeField("int32", init=1, output=False,
+                         doc="1 when the last update of the node's class moved it")
     n_colours = gs.Param("int32", 1, low=1, high=2**31 - 1,
                          doc="colours of the colouring (set by the host step classes)")
-    changed = gs.StepTotal(doc="labels the step changed")
+    colour_class = gs.Param("int32", 0, low=0, high=2**31 - 1,
+                            doc="the class updated next (set by the host step next_class)")
 
-    @gs.stage
+    @gs.stage(config=_DATA)
     class degrees:
         """Count every node's degree, a self-loop twice."""
 
         start = gs.all_nodes()
         count = gs.edge_op(_count_degree)
 
-    @gs.stage
+    @gs.stage(config=_DATA)
+    class order:
+        """Count every node's earlier neighbours (into ``remaining``, negated)."""
+
+        start = gs.all_nodes()
+        count = gs.edge_op(_count_earlier)
+
+    @gs.stage(config=_DATA)
     class colouring:
         """Greedy largest-first colouring, by Jones-Plassmann."""
 
         start = gs.all_nodes()
-        hear = gs.edge_op(_hear_colours)
-        choose = gs.node_op(_choose_colour)
+        take = gs.node_op(_take_colour)
+        spread = gs.edge_op(_spread_colour)
 
     @gs.host_step
     def classes(fields, params, xp):
         colour = fields["colour"]
         return {"n_colours": int(colour.max()) + 1 if colour.size else 1}
 
-    @gs.stage
-    class propagate:
-        """Update the colour classes in turn until a round changes no label."""
+    @gs.host_step
+    def next_class(fields, params, xp):
+        c = params["colour_class"]
+        return {"start": fields["colour"] == c,
+                "colour_class": (c + 1) % params["n_colours"]}
 
-        start = gs.all_nodes()
+    @gs.stage(config=_DATA, node_after_edges=True)
+    class propagate:
+        """Update one colour class: the most frequent label of each node's neighbours."""
+
+        start = gs.chosen_nodes()
         count = gs.edge_op(_count_labels)
         adopt = gs.node_op(_adopt)
+
+    @gs.host_step
+    def again(fields, params, xp):
+        # each node's `moved` is its class's last update: all zero, a fixpoint
+        return {"repeat": "next_class"} if bool(fields["moved"].any()) else None
 
 
 # ---------------------------------------------------------------------- asynchronous
@@ -346,6 +412,7 @@ class Asynchronous:
     Examples
     --------
     >>> import gswitch as gs
+from gswitch import expr as ex
     >>> g = gs.Graph.from_edges([0, 0, 1, 3, 3, 4, 2], [1, 2, 2, 4, 5, 5, 3])
     >>> r = gs.run("label_propagation", g, config={"variant": "asynchronous"}, seed=3)
     >>> from gswitch.algorithms.lpa import compare_most_frequent, expected_neighbours

@@ -292,12 +292,13 @@ class _EdgeProxy:
                                  f"{', '.join(ex.INTERSECTIONS)}")
         return ex.CommonNeighbours(method)
 
-    def label_frequency(self, field: str) -> ex.Expr:
-        """How many neighbours of the destination carry the source's value of the
-        integer node field ``field`` (int32): the frequency of ``e.src``'s label among
-        ``e.dst``'s neighbours, counted over the destination's row (see
+    def label_frequency(self, field: str, row: str = "dst") -> ex.Expr:
+        """How many neighbours of one end carry the other end's value of the integer
+        node field ``field`` (int32): with ``row="dst"`` (default) the frequency of
+        ``e.src``'s label among ``e.dst``'s neighbours, with ``row="src"`` that of
+        ``e.dst``'s label among ``e.src``'s, counted over that end's out-row (see
         :class:`~gswitch.expr.LabelFrequency`). The graph should be symmetric, so that
-        the row holds the neighbours, and simple, so that each counts once.
+        the row holds the neighbours, and without parallel edges, so each counts once.
         """
         fields = self._tracer.fields
         if field not in fields:
@@ -306,7 +307,10 @@ class _EdgeProxy:
         if fields[field].dtype not in ("int32", "uint32", "int64"):
             raise AlgorithmError(f"label_frequency({field!r}) needs an integer field, "
                                  f"{field} is {fields[field].dtype}; store labels as int32")
-        return ex.LabelFrequency(field)
+        if row not in ex.LABEL_ROWS:
+            raise AlgorithmError(f"label_frequency(row={row!r}): choose one of "
+                                 f"{', '.join(ex.LABEL_ROWS)}")
+        return ex.LabelFrequency(field, row)
 
     def only_if(self, cond: Any) -> None:
         """Run the rest of the edge operator only on edges where ``cond`` holds.

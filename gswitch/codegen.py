@@ -95,7 +95,8 @@ def lower_expr(e: ex.Expr) -> str:
     if isinstance(e, ex.CommonNeighbours):
         return f"gs_common_neighbours_{e.method}(v, u)"
     if isinstance(e, ex.LabelFrequency):
-        return f"gs_label_frequency(gs.F_{e.field}, v, u)"
+        ends = "v, u" if e.row == "dst" else "u, v"
+        return f"gs_label_frequency(gs.F_{e.field}, {ends})"
     if isinstance(e, ex.NodeId):
         return _ROLE_VAR[e.node]
     if isinstance(e, ex.Degree):
@@ -300,7 +301,7 @@ def pull_form(spec: AlgorithmSpec) -> str | None:
     if uses_common_neighbours(spec):
         return "common_neighbours() reads both ends' out-rows, which pull does not walk"
     if uses_label_frequency(spec):
-        return "label_frequency() reads the destination's out-row, which pull does not walk"
+        return "label_frequency() reads out-rows, which pull does not walk"
     if not st.activating:
         return "pull activates every destination it changes; this reduction activates none"
     return None
@@ -325,7 +326,7 @@ def uses_label_frequency(spec: AlgorithmSpec) -> bool:
 
 
 #: The ``label_frequency()`` intrinsic: the entries of ``b``'s out-row whose label equals
-#: ``a``'s, one pass over the row; emitted only into modules whose edge operator reads it.
+#: ``a``'s, one pass over the row (``b`` is the edge's destination or its source); emitted only into modules whose edge operator reads it.
 _LABEL_FREQUENCY = """template <typename T>
 __device__ __forceinline__ int gs_label_frequency(const T* label, const gs_vid a,
                                                   const gs_vid b) {

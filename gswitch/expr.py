@@ -292,22 +292,28 @@ INTERSECTIONS = ("merge", "search")
 
 @dataclass(frozen=True, eq=False, repr=False)
 class LabelFrequency(Expr):
-    """Intrinsic of edge operators: how many entries of the destination's row carry the
-    source's value of the integer field ``field`` (``field[w] == field[src]`` for the
-    neighbours ``w`` of ``dst``; a parallel edge counts each time, a self-loop counts
-    the node itself). On a symmetric graph, a reduction of it into ``e.dst`` over the
-    destination's edges sees the frequency of every label among the destination's
-    neighbours: ``reduce_max`` of ``(frequency << 32) | label`` is the most frequent
-    label, the largest of the tied ones (label propagation's mode).
+    """Intrinsic of edge operators: how many entries of one end's row carry the other
+    end's value of the integer field ``field``. With ``row="dst"``, the entries ``w`` of
+    the destination's row with ``field[w] == field[src]``; with ``row="src"``, those of
+    the source's row with ``field[w] == field[dst]``. A parallel edge counts each time,
+    a self-loop counts the node itself. On a symmetric graph the row is the node's
+    neighbours, so a node reducing it over its edges sees the frequency of every label
+    among its neighbours: ``reduce_max`` of ``(frequency << 32) | label`` is the most
+    frequent label, the largest of the tied ones (label propagation's mode).
 
-    The GPU walks the destination's row once per edge (the sum over the edges it is
-    evaluated on of the destination's degree: guard the edges first with
-    ``e.only_if``); the CPU engine counts ``(row, label)`` pairs of the destinations'
-    rows once per step by sorting, and looks every edge up by binary search.
+    The GPU walks the row once per edge (the sum of the row's length over the edges it
+    is evaluated on: guard the edges first with ``e.only_if``); the CPU engine sorts the
+    ``(row, label)`` pairs of the rows a step reads once and counts every edge's pair by
+    binary search.
     """
 
     field: str
+    row: str = "dst"
     dtype: str = "int32"
+
+
+#: Whose row :class:`LabelFrequency` counts in.
+LABEL_ROWS = ("dst", "src")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -608,7 +614,7 @@ def format_expr(e: Expr) -> str:
     if isinstance(e, CommonNeighbours):
         return f"common_neighbours({e.method})"
     if isinstance(e, LabelFrequency):
-        return f"label_frequency({e.field})"
+        return f"label_frequency({e.field}, row={e.row})"
     if isinstance(e, NodeId):
         return f"{e.node}.id"
     if isinstance(e, Degree):

@@ -201,10 +201,17 @@ def _leaf(e: ex.Expr, env: Env) -> Any:
 
         return common_neighbours(env.graph, env.node_ids("src"), env.node_ids("dst"))
     if isinstance(e, ex.LabelFrequency):
-        from .cpu_intrinsics import label_frequency
+        # a step's statements often read it twice (the mode and the own label's count):
+        # kept until its field is written
+        hit = env.memo.get(e)
+        if hit is None:
+            from .cpu_intrinsics import label_frequency
 
-        return label_frequency(env.graph, env.fields[e.field], env.node_ids("src"),
-                               env.node_ids("dst"))
+            who, row = ("src", "dst") if e.row == "dst" else ("dst", "src")
+            hit = env.memo[e] = (label_frequency(env.graph, env.fields[e.field],
+                                                 env.node_ids(who), env.node_ids(row)),
+                                 _reads(e))
+        return hit[0]
     raise AssertionError(f"cannot evaluate {type(e).__name__}")
 
 
