@@ -152,16 +152,16 @@ def _take_colour(n):
 
 
 def _spread_colour(e):
-    e.only_if(e.src.fresh.eq(1) | e.src.gather.eq(1))
-    # a node coloured in this step tells its later neighbours, the last of whose
-    # earlier neighbours to do so activates it
-    push = e.src.fresh.eq(1) & _before(e)
-    e.dst.used.reduce_or(gs.where(push, _bit(e.src.colour - e.dst.base), 0), activate=False)
-    e.dst.remaining.reduce_add(gs.where(push, 1, 0), activate_above=0)
-    # a node whose window moved gathers its earlier neighbours' colours again
-    pull = e.src.gather.eq(1) & ~_before(e) & e.src.id.ne(e.dst.id)
-    e.dst.used.at(e.src.id).reduce_or(
-        gs.where(pull, _bit(e.dst.colour - e.src.base), 0), activate=False)
+    fresh, gather = e.src.fresh.eq(1), e.src.gather.eq(1)
+    earlier = _before(e)
+    # a node coloured in this step tells its later neighbours (the last of whose earlier
+    # neighbours to do so activates it); a node whose window moved gathers its earlier
+    # neighbours' colours again
+    e.only_if((fresh & earlier) | (gather & ~earlier & e.src.id.ne(e.dst.id)))
+    e.dst.used.reduce_or(gs.where(fresh, _bit(e.src.colour - e.dst.base), 0), activate=False)
+    e.dst.remaining.reduce_add(e.src.fresh, activate_above=0)
+    e.only_if(gather)
+    e.dst.used.at(e.src.id).reduce_or(_bit(e.dst.colour - e.src.base), activate=False)
 
 
 def _count_labels(e):

@@ -529,6 +529,8 @@ class CpuEngine:
                 ok = _broadcast(evaluate(s.value, env), src.size, "bool")
                 src, dst = src[ok], dst[ok]
                 w = None if w is None else w[ok]
+                if src.size == 0:  # no edge left: the later statements do nothing
+                    break
                 env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it,
                            graph, degrees)
                 env.shared = shared
