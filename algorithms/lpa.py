@@ -243,7 +243,6 @@ class SemiSynchronous:
     Examples
     --------
     >>> import gswitch as gs
-from gswitch import expr as ex
     >>> g = gs.Graph.from_edges([0, 0, 1, 3, 3, 4, 2], [1, 2, 2, 4, 5, 5, 3])
     >>> labels = gs.run("label_propagation", g).fields["label"]
     >>> len(set(labels.tolist()))
@@ -412,7 +411,6 @@ class Asynchronous:
     Examples
     --------
     >>> import gswitch as gs
-from gswitch import expr as ex
     >>> g = gs.Graph.from_edges([0, 0, 1, 3, 3, 4, 2], [1, 2, 2, 4, 5, 5, 3])
     >>> r = gs.run("label_propagation", g, config={"variant": "asynchronous"}, seed=3)
     >>> from gswitch.algorithms.lpa import compare_most_frequent, expected_neighbours
