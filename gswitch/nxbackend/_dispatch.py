@@ -103,12 +103,18 @@ def _asyn_lpa(args: Mapping[str, Any]) -> str | bool:
         return "weighted label propagation is not supported by gswitch"
     if args["G"].is_directed():
         return "label propagation over successors (a directed graph) is networkx's"
+    if args["G"].is_multigraph():
+        return "label propagation on a multigraph (distinct neighbours) is networkx's"
     return True
 
 
 def _lpa(args: Mapping[str, Any]) -> str | bool:
-    if args["G"].is_directed():
+    G = args["G"]
+    if G.is_directed():
         return "label_propagation_communities is not implemented for directed graphs"
+    if G.is_multigraph():
+        # networkx colours by degree with multiplicity but counts distinct neighbours
+        return "label propagation on a multigraph (degrees with multiplicity) is networkx's"
     return True
 
 
