@@ -320,6 +320,12 @@ class SemiSynchronous:
 
 
 # ---------------------------------------------------------------------- asynchronous
+#: ``choice`` packs a capped frequency, a 9-bit random key and the label
+_FREQ_SHIFT, _KEY_SHIFT = 40, 31
+_FREQ_CAP = 2**23 - 1
+_LABEL_BITS = 2**31 - 1
+
+
 def _mix(x):
     # MurmurHash3's finaliser on uint32 (a bijection)
     x = x ^ (x >> 16)
@@ -330,38 +336,35 @@ def _mix(x):
 
 
 def _step_word(p):
-    return p.seed * 0x9E3779B1 + (p.iteration // 2).astype("uint32") * 0x85EBCA77
-
-
-def _async_adopt(n, p):
-    # odd steps: the counts of the step before are in; count the unhappy nodes.
-    # even steps: a seeded half of the unhappy nodes takes a most frequent label
-    odd = (p.iteration & 1).eq(1)
-    unhappy = n.own < n.freq
-    n.total(gs.where(odd & unhappy, 1.0, 0.0), into="unhappy")
-    coin = (_mix(n.id.astype("uint32") ^ _step_word(p)) & 1).eq(1)
-    change = ~odd & (p.iteration > 0) & unhappy & coin & (n.choice >= 0)
-    n.label = gs.where(change, (n.choice & _LOW).astype("int32"), n.label)
-    n.freq = gs.where(odd, n.freq, 0)
-    n.own = gs.where(odd, n.own, 0)
-    n.choice = gs.where(odd, n.choice, -1)
-    go = odd | p.iteration.eq(0) | (p.unhappy > 0.5)
-    n.pending.reduce_add(gs.where(go, 1, 0), activate=True)
+    return p.seed * 0x9E3779B1 + p.iteration.astype("uint32") * 0x85EBCA77
 
 
 def _async_count(e, p):
-    odd = (p.iteration & 1).eq(1)
-    e.only_if(~odd | (e.dst.own < e.dst.freq))
-    freq = e.label_frequency("label")
-    e.dst.freq.reduce_max(gs.where(odd, 0, freq), activate=False)
-    e.dst.own.reduce_max(gs.where(~odd & e.src.label.eq(e.dst.label), freq, 0),
-                         activate=False)
-    # odd steps: among the most frequent labels, the one of largest seeded key
-    e.only_if(odd & freq.eq(e.dst.freq))
-    key = _mix(e.src.label.astype("uint32") ^ _step_word(p)
-               ^ (e.dst.id.astype("uint32") * 0x27D4EB2F)) >> 1
-    e.dst.choice.reduce_max((key.astype("int64") << _SHIFT) | e.src.label.astype("int64"),
-                            activate=False)
+    # the active node (the source) counts each neighbour's label among its neighbours
+    # and keeps the most frequent, ties broken by a key hashed from the seed, the step,
+    # itself and the label; a node that moved in the last step wakes its neighbours
+    freq = gs.minimum(e.label_frequency("label", row="src"), _FREQ_CAP)
+    key = _mix(e.dst.label.astype("uint32") ^ _step_word(p)
+               ^ (e.src.id.astype("uint32") * 0x27D4EB2F)) & 511
+    at = e.src.id
+    e.dst.choice.at(at).reduce_max(
+        (freq.astype("int64") << _FREQ_SHIFT) | (key.astype("int64") << _KEY_SHIFT)
+        | e.dst.label.astype("int64"), activate=False)
+    e.dst.own.at(at).reduce_max(gs.where(e.src.label.eq(e.dst.label), freq, 0),
+                                activate=False)
+    e.dst.woken.reduce_add(e.src.moved)
+
+
+def _async_adopt(n, p):
+    # an unhappy node takes its draw on a hashed coin (half of them each step) and
+    # stays active until it is happy
+    unhappy = n.own < (n.choice >> _FREQ_SHIFT).astype("int32")
+    coin = (_mix(n.id.astype("uint32") ^ _step_word(p)) & 1).eq(1)
+    n.woken.reduce_add(gs.where(unhappy, 1, 0), activate=True)
+    n.moved = gs.where(unhappy & coin, 1, 0)
+    n.label = gs.where(n.moved.eq(1), (n.choice & _LABEL_BITS).astype("int32"), n.label)
+    n.choice = 0
+    n.own = 0
 
 
 @gs.algorithm(name="label_propagation", symmetric=True, variant="asynchronous",
@@ -370,8 +373,8 @@ def _async_count(e, p):
                         "(networkx.community.asyn_lpa_communities draws other such "
                         "partitions)",
               expected=expected_neighbours, compare=compare_most_frequent,
-              supports={"driving": ("topology",), "direction": ("push",)},
-              defaults={"driving": "topology", "direction": "push"})
+              node_after_edges=True,
+              supports={"driving": ("data",), "direction": ("push",)}, defaults=_DATA)
 class Asynchronous:
     """Communities by seeded label propagation with random tie breaks (Raghavan et al.).
 
@@ -391,17 +394,22 @@ class Asynchronous:
     Notes
     -----
     In the spirit of networkx's ``asyn_lpa_communities``: a node whose label is not
-    among its neighbours' most frequent takes one of them at random. Two steps make a
-    round: the first counts, over every edge, the frequency of the neighbour's label
-    among the destination's neighbours (``e.label_frequency("label")``), keeping the
-    largest frequency and the frequency of the node's own label; the second draws,
-    among the most frequent labels, the one of largest hashed key (seed, round,
-    node, label). Then a hashed half of the unhappy nodes adopts its draw: updating
-    every unhappy node at once (synchronous propagation) can swap two labels back and
-    forth forever on a bipartite piece, and the random half, like networkx's random
-    order, breaks such cycles with probability one. The run ends when no node is
-    unhappy. Random draws are not reproducible across implementations, so the answer
-    is checked by the invariant, and its modularity against networkx's.
+    among its neighbours' most frequent takes one of them at random. Each step, every
+    active node counts over its edges the frequency of each neighbour's label among its
+    own neighbours (``e.label_frequency("label", row="src")``) and keeps, with atomic
+    maxima into itself, its own label's frequency and the largest
+    ``(frequency, key, label)``, the key a 9-bit hash of the seed, the step, the node
+    and the label (a random tie break). After the edges, an unhappy node adopts its
+    draw on a hashed coin, so about half of them move each step: moving every unhappy
+    node at once (synchronous propagation) can swap two labels back and forth forever
+    on a bipartite piece, and the random half, like networkx's random order, breaks
+    such cycles with probability one. An unhappy node stays active; a node that moved
+    wakes its neighbours in its next step; the run ends when no node is active, when
+    every node is happy. Frequencies above ``2**23 - 1`` compare as equal (a node of
+    more than eight million neighbours).
+
+    Random draws are not reproducible across implementations, so the answer is checked
+    by the invariant, and its modularity against networkx's.
 
     References
     ----------
@@ -420,18 +428,16 @@ class Asynchronous:
     """
 
     label = gs.NodeField("int32", init=gs.NODE_ID, doc="community label")
-    freq = gs.NodeField("int32", init=0, output=False,
-                        doc="largest frequency of a label among the neighbours")
+    choice = gs.NodeField("int64", init=0, output=False,
+                          doc="largest (frequency << 40 | key << 31 | label)")
     own = gs.NodeField("int32", init=0, output=False, doc="frequency of the own label")
-    choice = gs.NodeField("int64", init=-1, output=False,
-                          doc="drawn most frequent label, under its key")
-    pending = gs.NodeField("int32", init=0, output=False, doc="keeps the run going")
+    moved = gs.NodeField("int32", init=0, output=False, doc="1 in the step it moved")
+    woken = gs.NodeField("int32", init=0, output=False, doc="activations received")
     seed = gs.Param("uint32", 0, low=0, high=2**32 - 1, doc="seed of order and ties")
-    unhappy = gs.StepTotal(doc="nodes without a most frequent label")
     start = gs.all_nodes()
 
-    propagate = gs.node_op(_async_adopt)
     count = gs.edge_op(_async_count)
+    adopt = gs.node_op(_async_adopt)
 
 
 VARIANTS = [SemiSynchronous, Asynchronous]
