@@ -22,9 +22,9 @@ import time
 
 import numpy as np
 from _common import write_json
+from gswitch.algorithms.lpa import compare_most_frequent, expected_neighbours
 
 import gswitch as gs
-from gswitch.algorithms.lpa import compare_most_frequent, expected_neighbours
 
 
 def _time(fn, repeats: int) -> tuple[float, object]:

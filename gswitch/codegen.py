@@ -326,7 +326,8 @@ def uses_label_frequency(spec: AlgorithmSpec) -> bool:
 
 
 #: The ``label_frequency()`` intrinsic: the entries of ``b``'s out-row whose label equals
-#: ``a``'s, one pass over the row (``b`` is the edge's destination or its source); emitted only into modules whose edge operator reads it.
+#: ``a``'s, one pass over the row (``b`` is the edge's destination or its source);
+#: emitted only into modules whose edge operator reads it.
 _LABEL_FREQUENCY = """template <typename T>
 __device__ __forceinline__ int gs_label_frequency(const T* label, const gs_vid a,
                                                   const gs_vid b) {

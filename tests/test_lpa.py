@@ -10,10 +10,9 @@ import functools
 import networkx as nx
 import numpy as np
 import pytest
+from gswitch.algorithms.lpa import compare_most_frequent, expected_neighbours, unhappy_nodes
 
 import gswitch as gs
-from gswitch.algorithms.lpa import (compare_most_frequent, expected_neighbours,
-                                    unhappy_nodes)
 from gswitch.codegen import generate_source
 from gswitch.engine.cpu_intrinsics import label_frequency
 from gswitch.plugins import get_registry
