@@ -91,7 +91,20 @@ def label_frequency(graph: Graph, labels: np.ndarray, a: np.ndarray,
     if span * rows.size >= 2**62:  # labels too spread to pack beside the row: rank them
         uniq, inv = np.unique(np.concatenate([lab, want]), return_inverse=True)
         lab, want, lo, span = inv[:lab.size], inv[lab.size:], 0, uniq.size
-    keys = np.sort(owner * span + (lab - lo))
+    keys = owner * span + (lab - lo)
+    if a.size == total and np.array_equal(nbr, a):
+        # the step's edges are the rows themselves (a push step over whole rows): each
+        # edge's pair is one of the keys, so its count is the length of its run
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        first = np.ones(total, dtype=bool)
+        first[1:] = ordered[1:] != ordered[:-1]
+        starts = np.flatnonzero(first)
+        runs = np.diff(np.append(starts, total))
+        count = np.empty(total, dtype=np.int32)
+        count[order] = runs[np.cumsum(first) - 1]
+        return count
+    keys = np.sort(keys)
     query = slot.astype(np.int64) * span + (want - lo)
     count = np.searchsorted(keys, query, side="right") - np.searchsorted(keys, query)
     return count.astype(np.int32)
