@@ -90,6 +90,24 @@ def compare_most_frequent(got: np.ndarray, expected: np.ndarray) -> str | None:
     return None
 
 
+def parallel_edge_problem(graph: gs.Graph) -> str | None:
+    """Why ``graph`` (the symmetrised graph a run gets) has no label propagation here:
+    a repeated edge, which would count its neighbour twice where networkx counts it
+    once; ``None`` when every edge is single (self-loops are fine).
+    """
+    src, dst = graph.edges()
+    if src.size < 2:
+        return None
+    key = np.sort(src.astype(np.int64) * max(graph.n_nodes, 1) + dst)
+    dup = np.flatnonzero(key[1:] == key[:-1])
+    if not dup.size:
+        return None
+    u, v = divmod(int(key[dup[0]]), graph.n_nodes)
+    return (f"label propagation counts each neighbour once, but edge {u} - {v} is "
+            "repeated. Merge parallel edges first: graph.deduplicate(), or "
+            "duplicates='drop' when building the graph")
+
+
 # ---------------------------------------------------------------------- semi_synchronous
 #: ``best`` packs a label's frequency above the label (labels are node ids, below 2**31)
 _SHIFT = 32
@@ -189,7 +207,7 @@ _DATA = {"driving": "data", "direction": "push"}
 
 @gs.algorithm(name="label_propagation", symmetric=True, reference=_REFERENCE,
               variant="semi_synchronous", expected=expected_communities,
-              compare=compare_communities,
+              compare=compare_communities, check_graph=parallel_edge_problem,
               supports={"driving": ("data",), "direction": ("push",)}, defaults=_DATA)
 class SemiSynchronous:
     """Communities by semi-synchronous label propagation (Cordasco and Gargano).
@@ -199,6 +217,12 @@ class SemiSynchronous:
     label : ndarray of int32
         Every node's community label: the id of a node, the same for the members of one
         community. The partition is networkx's ``label_propagation_communities``.
+
+    Raises
+    ------
+    InvalidInput
+        If the symmetrised graph repeats an edge (an undirected :class:`~gswitch.Graph`
+        built with duplicates kept): each neighbour counts once, as in networkx.
 
     Notes
     -----
@@ -373,7 +397,7 @@ def _async_adopt(n, p):
                         "(networkx.community.asyn_lpa_communities draws other such "
                         "partitions)",
               expected=expected_neighbours, compare=compare_most_frequent,
-              node_after_edges=True,
+              node_after_edges=True, check_graph=parallel_edge_problem,
               supports={"driving": ("data",), "direction": ("push",)}, defaults=_DATA)
 class Asynchronous:
     """Communities by seeded label propagation with random tie breaks (Raghavan et al.).
@@ -390,6 +414,11 @@ class Asynchronous:
     label : ndarray of int32
         Every node's community label (the id of a node). At the end every node's label
         is among the most frequent labels of its neighbours.
+
+    Raises
+    ------
+    InvalidInput
+        If the symmetrised graph repeats an edge (see ``semi_synchronous``).
 
     Notes
     -----

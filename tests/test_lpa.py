@@ -128,6 +128,19 @@ def test_asynchronous_is_a_function_of_the_seed():
     assert any(not np.array_equal(a, b) for b in others)
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_parallel_edges_are_refused_and_directed_repeats_merged(variant):
+    """An undirected graph keeping a parallel edge is one InvalidInput naming the edge
+    and the fix; a directed graph's repeats merge into one undirected edge."""
+    multi = gs.Graph.from_edges([0, 0, 1, 2], [1, 1, 2, 3], directed=False,
+                                duplicates="keep")
+    with pytest.raises(gs.InvalidInput, match=r"edge 0 - 1 is repeated.*deduplicate"):
+        gs.run(NAME, multi, backend="cpu", config={"variant": variant})
+    directed = gs.Graph.from_edges([0, 1, 0, 1, 2], [1, 0, 1, 2, 3])
+    assert gs.run(NAME, directed, backend="cpu",
+                  config={"variant": variant}).fields["label"].size == 4
+
+
 def test_the_invariant_check_catches_an_unhappy_node():
     """The fixpoint check names a node whose label is not among the most frequent."""
     graph = gs.Graph.from_edges([0, 1, 2], [1, 2, 3], directed=False)
