@@ -10,4 +10,5 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.betweenness",
     "gswitch.algorithms.kcore",
     "gswitch.algorithms.mis",
+    "gswitch.algorithms.lpa",
 )

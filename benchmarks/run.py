@@ -64,6 +64,9 @@ BENCHES: dict[str, Bench] = {
     "triangles": Bench("bench_triangles.py", "cpu|gpu",
                        "triangle counting per node, both variants",
                        "networkx.triangles; CuPy SpGEMM (A @ A) .* A"),
+    "lpa": Bench("bench_lpa.py", "cpu|gpu",
+                 "label propagation, both variants, ~100k-edge planted partition",
+                 "networkx label_propagation_communities, asyn_lpa_communities"),
     "stages": Bench("profile_stages.py", "gpu", "where a default run's time goes, per stage",
                     "-"),
 }

@@ -292,6 +292,26 @@ class _EdgeProxy:
                                  f"{', '.join(ex.INTERSECTIONS)}")
         return ex.CommonNeighbours(method)
 
+    def label_frequency(self, field: str, row: str = "dst") -> ex.Expr:
+        """How many neighbours of one end carry the other end's value of the integer
+        node field ``field`` (int32): with ``row="dst"`` (default) the frequency of
+        ``e.src``'s label among ``e.dst``'s neighbours, with ``row="src"`` that of
+        ``e.dst``'s label among ``e.src``'s, counted over that end's out-row (see
+        :class:`~gswitch.expr.LabelFrequency`). The graph should be symmetric, so that
+        the row holds the neighbours, and without parallel edges, so each counts once.
+        """
+        fields = self._tracer.fields
+        if field not in fields:
+            raise AlgorithmError(f"label_frequency({field!r}) names no node field; fields "
+                                 f"are {', '.join(fields) or '(none)'}")
+        if fields[field].dtype not in ("int32", "uint32", "int64"):
+            raise AlgorithmError(f"label_frequency({field!r}) needs an integer field, "
+                                 f"{field} is {fields[field].dtype}; store labels as int32")
+        if row not in ex.LABEL_ROWS:
+            raise AlgorithmError(f"label_frequency(row={row!r}): choose one of "
+                                 f"{', '.join(ex.LABEL_ROWS)}")
+        return ex.LabelFrequency(field, row)
+
     def only_if(self, cond: Any) -> None:
         """Run the rest of the edge operator only on edges where ``cond`` holds.
 

@@ -94,6 +94,9 @@ def lower_expr(e: ex.Expr) -> str:
         return "gs_w"
     if isinstance(e, ex.CommonNeighbours):
         return f"gs_common_neighbours_{e.method}(v, u)"
+    if isinstance(e, ex.LabelFrequency):
+        ends = "v, u" if e.row == "dst" else "u, v"
+        return f"gs_label_frequency(gs.F_{e.field}, {ends})"
     if isinstance(e, ex.NodeId):
         return _ROLE_VAR[e.node]
     if isinstance(e, ex.Degree):
@@ -297,6 +300,8 @@ def pull_form(spec: AlgorithmSpec) -> str | None:
         return "pull cannot combine bool values across lanes"
     if uses_common_neighbours(spec):
         return "common_neighbours() reads both ends' out-rows, which pull does not walk"
+    if uses_label_frequency(spec):
+        return "label_frequency() reads out-rows, which pull does not walk"
     if not st.activating:
         return "pull activates every destination it changes; this reduction activates none"
     return None
@@ -309,6 +314,32 @@ def uses_common_neighbours(spec: AlgorithmSpec) -> bool:
     op = spec.edge
     return op is not None and op.raw is None and any(
         isinstance(e, ex.CommonNeighbours) for e in _operator_exprs(op))
+
+
+def uses_label_frequency(spec: AlgorithmSpec) -> bool:
+    """Whether the edge operator reads the ``label_frequency()`` intrinsic (its module
+    then needs the counting function).
+    """
+    op = spec.edge
+    return op is not None and op.raw is None and any(
+        isinstance(e, ex.LabelFrequency) for e in _operator_exprs(op))
+
+
+#: The ``label_frequency()`` intrinsic: the entries of ``b``'s out-row whose label equals
+#: ``a``'s, one pass over the row (``b`` is the edge's destination or its source);
+#: emitted only into modules whose edge operator reads it.
+_LABEL_FREQUENCY = """template <typename T>
+__device__ __forceinline__ int gs_label_frequency(const T* label, const gs_vid a,
+                                                  const gs_vid b) {
+  const T want = gs_ld(label + a);
+  const gs_eid je = __ldg(gs.row + b + 1);
+  int count = 0;
+  for (gs_eid j = __ldg(gs.row + b); j < je; ++j) {
+    count += gs_ld(label + __ldg(gs.col + j)) == want ? 1 : 0;
+  }
+  return count;
+}
+"""
 
 
 #: The ``common_neighbours()`` intrinsic: distinct ids other than the two ends in both
@@ -691,6 +722,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         "#endif\n}\n",
         _NODE_AT,
         *([_COMMON_NEIGHBOURS] if uses_common_neighbours(spec) else []),
+        *([_LABEL_FREQUENCY] if uses_label_frequency(spec) else []),
         _src_struct(spec),
         _prefetch_function(spec),
         _edge_function(spec.edge, "gs_edge_op", plain=False),

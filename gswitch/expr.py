@@ -30,6 +30,7 @@ __all__ = [
     "FieldAt",
     "Total",
     "EdgeWeight",
+    "LabelFrequency",
     "NodeId",
     "Degree",
     "Iteration",
@@ -287,6 +288,32 @@ class CommonNeighbours(Expr):
 
 #: How :class:`CommonNeighbours` may intersect two rows.
 INTERSECTIONS = ("merge", "search")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class LabelFrequency(Expr):
+    """Intrinsic of edge operators: how many entries of one end's row carry the other
+    end's value of the integer field ``field``. With ``row="dst"``, the entries ``w`` of
+    the destination's row with ``field[w] == field[src]``; with ``row="src"``, those of
+    the source's row with ``field[w] == field[dst]``. A parallel edge counts each time,
+    a self-loop counts the node itself. On a symmetric graph the row is the node's
+    neighbours, so a node reducing it over its edges sees the frequency of every label
+    among its neighbours: ``reduce_max`` of ``(frequency << 32) | label`` is the most
+    frequent label, the largest of the tied ones (label propagation's mode).
+
+    The GPU walks the row once per edge (the sum of the row's length over the edges it
+    is evaluated on: guard the edges first with ``e.only_if``); the CPU engine sorts the
+    ``(row, label)`` pairs of the rows a step reads once and counts every edge's pair by
+    binary search.
+    """
+
+    field: str
+    row: str = "dst"
+    dtype: str = "int32"
+
+
+#: Whose row :class:`LabelFrequency` counts in.
+LABEL_ROWS = ("dst", "src")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -586,6 +613,8 @@ def format_expr(e: Expr) -> str:
         return "edge.weight"
     if isinstance(e, CommonNeighbours):
         return f"common_neighbours({e.method})"
+    if isinstance(e, LabelFrequency):
+        return f"label_frequency({e.field}, row={e.row})"
     if isinstance(e, NodeId):
         return f"{e.node}.id"
     if isinstance(e, Degree):

@@ -21,7 +21,8 @@ from gswitch.testing.nvcc import compile_source, find_nvcc
 from gswitch.testing.user_algorithms import USER_ALGORITHMS, USER_CONFIGS
 from gswitch.testing.zoo import sweep_configs
 
-ALGORITHMS = ["bfs", "sssp", "cc", "pagerank", "core_number", "maximal_independent_set"]
+ALGORITHMS = ["bfs", "sssp", "cc", "pagerank", "core_number", "maximal_independent_set",
+              "label_propagation"]
 SPECS = {a: get_registry().algorithm(a) for a in ALGORITHMS}
 SPECS.update({u.name: u for u in USER_ALGORITHMS})
 # the user-operator algorithms test the lowering, not the strategies: the GPU suite's

@@ -520,22 +520,25 @@ class CpuEngine:
         # as intp once: int32 ids would be converted again by every gather and ufunc.at
         src, dst = src.astype(np.intp, copy=False), dst.astype(np.intp, copy=False)
         env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it, graph, degrees)
-        env.shared = shared_subexpressions(op.statements)
+        shared = env.shared = shared_subexpressions(op.statements)
         pending = []
-        keep = None  # e.only_if(): the edges the later statements run on
         for s in op.statements:
             if isinstance(s, ex.Guard):
+                # e.only_if(): the later statements run on the edges kept, and only
+                # their values are computed (as the GPU returns from the operator)
                 ok = _broadcast(evaluate(s.value, env), src.size, "bool")
-                keep = ok if keep is None else keep & ok
+                src, dst = src[ok], dst[ok]
+                w = None if w is None else w[ok]
+                if src.size == 0:  # no edge left: the later statements do nothing
+                    break
+                env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it,
+                           graph, degrees)
+                env.shared = shared
                 continue
             val = _broadcast(evaluate(s.value, env), src.size, s.dtype)
             thr = None if s.activate_above is None else evaluate(s.activate_above, env)
             target = dst if s.at is None else _node_index(
                 s, _broadcast(evaluate(s.at, env), src.size, "int64"), graph.n_nodes)
-            if keep is not None:
-                val, target = val[keep], target[keep]
-                if thr is not None and np.ndim(thr):
-                    thr = _broadcast(thr, src.size, s.dtype)[keep]
             pending.append((s, val, thr, target))
         for s, val, thr, target in pending:
             _apply_reduction(s, fields[s.field], target, val, thr,

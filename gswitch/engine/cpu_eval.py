@@ -98,10 +98,10 @@ _COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater
 
 
 _LEAVES = (ex.Const, ex.ParamRef, ex.FieldLoad, ex.EdgeWeight, ex.NodeId, ex.Degree,
-           ex.Iteration, ex.NumNodes, ex.StmtValue, ex.CommonNeighbours)
+           ex.Iteration, ex.NumNodes, ex.StmtValue, ex.CommonNeighbours, ex.LabelFrequency)
 _READS: dict[ex.Expr, frozenset[str]] = {}
 _STEP_DEPENDENT = (ex.FieldLoad, ex.FieldAt, ex.StmtValue, ex.Iteration, ex.StepTotalRef,
-                   ex.EdgeWeight)
+                   ex.EdgeWeight, ex.LabelFrequency)
 _INVARIANT: dict[ex.Expr, bool] = {}
 
 
@@ -117,7 +117,8 @@ def _reads(e: ex.Expr) -> frozenset[str]:
     """The fields ``e`` reads, directly or indirectly."""
     if e not in _READS:
         _READS[e] = frozenset(x.field for x in ex.walk(e)
-                              if isinstance(x, (ex.FieldLoad, ex.FieldAt)))
+                              if isinstance(x, (ex.FieldLoad, ex.FieldAt,
+                                                ex.LabelFrequency)))
     return _READS[e]
 
 
@@ -199,6 +200,18 @@ def _leaf(e: ex.Expr, env: Env) -> Any:
         from .cpu_intrinsics import common_neighbours
 
         return common_neighbours(env.graph, env.node_ids("src"), env.node_ids("dst"))
+    if isinstance(e, ex.LabelFrequency):
+        # a step's statements often read it twice (the mode and the own label's count):
+        # kept until its field is written
+        hit = env.memo.get(e)
+        if hit is None:
+            from .cpu_intrinsics import label_frequency
+
+            who, row = ("src", "dst") if e.row == "dst" else ("dst", "src")
+            hit = env.memo[e] = (label_frequency(env.graph, env.fields[e.field],
+                                                 env.node_ids(who), env.node_ids(row)),
+                                 _reads(e))
+        return hit[0]
     raise AssertionError(f"cannot evaluate {type(e).__name__}")
 
 

@@ -6,6 +6,12 @@ each edge's shorter row is expanded, and every id in it is looked up among the l
 row's edges by one binary search over the graph's sorted ``row * n + column`` keys, so
 the work is the sum over edges of the smaller degree (times a logarithm), the bound of
 the classic intersection-based triangle counts.
+
+``e.label_frequency(field)``: for each edge ``(a, b)`` of a step, how many entries of
+``b``'s row carry ``field[a]``. The rows of the step's distinct destinations are
+expanded once, their ``(row, label)`` keys sorted, and every edge's key is counted by
+two binary searches: a step costs the size of the rows it reads (times a logarithm),
+not their squares.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import numpy as np
 from ..graph import Graph
 from .cpu_fast import _derived
 
-__all__ = ["common_neighbours", "triangles_per_node", "NeighbourSweep"]
+__all__ = ["common_neighbours", "label_frequency", "triangles_per_node", "NeighbourSweep"]
 
 
 def _edge_keys(graph: Graph) -> np.ndarray:
@@ -57,6 +63,51 @@ def common_neighbours(graph: Graph, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     hit = at < keys.size
     hit[hit] = keys[at[hit]] == q[hit]
     return np.bincount(owner[hit], minlength=a.size).astype(np.int32)
+
+
+def label_frequency(graph: Graph, labels: np.ndarray, a: np.ndarray,
+                    b: np.ndarray) -> np.ndarray:
+    """How many entries of ``b[i]``'s row carry ``labels[a[i]]``, per edge (int32)."""
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    if a.size == 0 or graph.n_edges == 0:
+        return np.zeros(a.size, dtype=np.int32)
+    if bool((b[1:] >= b[:-1]).all()):  # a push step's sources come sorted: no sort
+        first = np.ones(b.size, dtype=bool)
+        first[1:] = b[1:] != b[:-1]
+        rows, slot = b[first], np.cumsum(first) - 1
+    else:
+        rows, slot = np.unique(b, return_inverse=True)
+    indptr = graph.indptr.astype(np.int64)
+    starts, lens = indptr[rows], indptr[rows + 1] - indptr[rows]
+    total = int(lens.sum())
+    owner = np.repeat(np.arange(rows.size, dtype=np.int64), lens)
+    first = np.cumsum(lens) - lens
+    nbr = graph.indices[starts[owner] + np.arange(total) - first[owner]]
+    lab = labels[nbr].astype(np.int64)
+    want = labels[a].astype(np.int64)
+    lo = min(int(lab.min()) if lab.size else 0, int(want.min()))
+    span = max(int(lab.max()) if lab.size else 0, int(want.max())) - lo + 1
+    if span * rows.size >= 2**62:  # labels too spread to pack beside the row: rank them
+        uniq, inv = np.unique(np.concatenate([lab, want]), return_inverse=True)
+        lab, want, lo, span = inv[:lab.size], inv[lab.size:], 0, uniq.size
+    keys = owner * span + (lab - lo)
+    if a.size == total and np.array_equal(nbr, a):
+        # the step's edges are the rows themselves (a push step over whole rows): each
+        # edge's pair is one of the keys, so its count is the length of its run
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        first = np.ones(total, dtype=bool)
+        first[1:] = ordered[1:] != ordered[:-1]
+        starts = np.flatnonzero(first)
+        runs = np.diff(np.append(starts, total))
+        count = np.empty(total, dtype=np.int32)
+        count[order] = runs[np.cumsum(first) - 1]
+        return count
+    keys = np.sort(keys)
+    query = slot.astype(np.int64) * span + (want - lo)
+    count = np.searchsorted(keys, query, side="right") - np.searchsorted(keys, query)
+    return count.astype(np.int32)
 
 
 def triangles_per_node(graph: Graph) -> np.ndarray:

@@ -38,6 +38,9 @@ SMALL_GRAPH: dict[str, int] = {
     # networkx intersects Python sets per edge; a gswitch call costs a few milliseconds
     "betweenness_centrality": 300,
     "core_number": 5_000,
+    "k_core": 5_000,
+    "label_propagation_communities": 2_000,
+    "asyn_lpa_communities": 2_000,
     "triangles": 2_000,
     "transitivity": 2_000,
     "clustering": 2_000,
@@ -95,7 +98,30 @@ def _core_number(args: Mapping[str, Any]) -> str | bool:
     return True
 
 
+def _asyn_lpa(args: Mapping[str, Any]) -> str | bool:
+    if args.get("weight") is not None:
+        return "weighted label propagation is not supported by gswitch"
+    if args["G"].is_directed():
+        return "label propagation over successors (a directed graph) is networkx's"
+    if args["G"].is_multigraph():
+        return "label propagation on a multigraph (distinct neighbours) is networkx's"
+    return True
+
+
+def _lpa(args: Mapping[str, Any]) -> str | bool:
+    G = args["G"]
+    if G.is_directed():
+        return "label_propagation_communities is not implemented for directed graphs"
+    if G.is_multigraph():
+        # networkx colours by degree with multiplicity but counts distinct neighbours
+        return "label propagation on a multigraph (degrees with multiplicity) is networkx's"
+    return True
+
+
 _CHECKS: dict[str, Callable[[Mapping[str, Any]], str | bool]] = {
+    "asyn_lpa_communities": _asyn_lpa,
+    "label_propagation_communities": _lpa,
+    "k_core": _core_number,
     "betweenness_centrality": _betweenness,
     "core_number": _core_number,
     "clustering": _clustering,

@@ -65,6 +65,9 @@ class NxGraph:
         self._index: dict[Hashable, int] | None = None
         self._names: np.ndarray | None = None
         self._graphs: dict[str | None, Graph] = {}
+        #: the networkx graph itself, kept by a conversion for a function whose answer
+        #: is a subgraph of it with every attribute (``k_core``); ``None`` otherwise
+        self.source: Any = None
 
     # networkx's decorators (not_implemented_for) and membership tests read these
     def is_directed(self) -> bool:

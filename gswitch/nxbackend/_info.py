@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["get_info", "FUNCTIONS", "DEFAULT_CONFIG"]
+__all__ = ["get_info", "FUNCTIONS", "DEFAULT_CONFIG", "SUBGRAPH_FUNCTIONS"]
 
 _BFS = ("Hop distances come from gswitch's BFS (``gswitch.run('bfs')``) on the GPU when "
         "CuPy sees one, else on the CPU engine.")
@@ -76,6 +76,27 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
             "directed graph falls back to networkx, whose degrees count both directions); "
             "self loops and multigraphs raise networkx's error."),
     },
+    "k_core": {
+        "additional_docs": (
+            "Core numbers by gswitch's ``core_number`` (unless ``core_number`` is given), "
+            "then networkx's own subgraph of the networkx graph, every attribute kept. "
+            "Undirected graphs only (a directed graph falls back to networkx); self loops "
+            "and multigraphs raise networkx's error."),
+    },
+    "label_propagation_communities": {
+        "additional_docs": (
+            "gswitch's semi-synchronous ``label_propagation``: networkx's greedy "
+            "largest-first colouring (Jones-Plassmann in that order), colour classes "
+            "updated in turn with the ``label_frequency`` intrinsic and networkx's "
+            "Prec-Max ties: the same partition as networkx."),
+    },
+    "asyn_lpa_communities": {
+        "additional_docs": (
+            "gswitch's seeded ``asynchronous`` label propagation, its seed drawn from "
+            "``seed``: a fixpoint of label propagation like networkx's, from gswitch's own "
+            "random draws (another partition than networkx's for the same seed). "
+            "``weight`` and directed graphs fall back to networkx."),
+    },
     "pagerank": {
         "additional_docs": (
             "Power iteration by gswitch's ``power_pull`` PageRank, networkx's iteration step "
@@ -89,6 +110,10 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
             "Parallel edges count with multiplicity, as in networkx."),
     },
 }
+
+#: Functions whose answer is a subgraph of their networkx input with every attribute:
+#: their conversion keeps the networkx graph instead of refusing to copy all attributes.
+SUBGRAPH_FUNCTIONS = frozenset({"k_core"})
 
 #: ``nx.config.backends.gswitch``'s keys and their defaults.
 DEFAULT_CONFIG: dict[str, Any] = {

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _bfs, _cc, _centrality, _dispatch, _pagerank, _sssp, _triangles
+from . import _bfs, _cc, _centrality, _dispatch, _lpa, _pagerank, _sssp, _triangles
 from ._graph import NxGraph, from_networkx, to_networkx
-from ._info import FUNCTIONS
+from ._info import FUNCTIONS, SUBGRAPH_FUNCTIONS
 
 __all__ = ["BackendInterface"]
 
 _FUNCTIONS = {
     name: getattr(module, name)
-    for module in (_bfs, _cc, _centrality, _pagerank, _sssp, _triangles)
+    for module in (_bfs, _cc, _centrality, _lpa, _pagerank, _sssp, _triangles)
     for name in module.__all__
     if name in FUNCTIONS
 }
@@ -41,6 +41,12 @@ class BackendInterface:
         if isinstance(G, NxGraph):
             return G
         if preserve_edge_attrs is True or isinstance(preserve_edge_attrs, dict):
+            if name in SUBGRAPH_FUNCTIONS:
+                # the answer is cut from G itself, attributes and all: convert the
+                # structure and keep G
+                out = from_networkx(G, None, preserve_graph_attrs=True)
+                out.source = G
+                return out
             raise NotImplementedError("gswitch converts named numeric edge attributes only")
         attrs = edge_attrs if isinstance(edge_attrs, dict) else (
             {edge_attrs: 1} if isinstance(edge_attrs, str) else None)
