@@ -274,7 +274,7 @@ class SemiSynchronous:
 
     """
 
-    label = gs.NodeField("int32", init=gs.NODE_ID, doc="community label")
+    label = gs.NodeField("int32", init=gs.NODE_ID, ids="node", doc="community label")
     degree = gs.NodeField("int32", init=0, output=False, doc="networkx's degree")
     remaining = gs.NodeField("int32", init=0, output=False,
                              doc="minus the earlier neighbours without a colour")
@@ -456,7 +456,7 @@ class Asynchronous:
 
     """
 
-    label = gs.NodeField("int32", init=gs.NODE_ID, doc="community label")
+    label = gs.NodeField("int32", init=gs.NODE_ID, ids="node", doc="community label")
     choice = gs.NodeField("int64", init=0, output=False,
                           doc="largest (frequency << 40 | key << 31 | label)")
     own = gs.NodeField("int32", init=0, output=False, doc="frequency of the own label")
