@@ -11,4 +11,5 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.kcore",
     "gswitch.algorithms.mis",
     "gswitch.algorithms.lpa",
+    "gswitch.algorithms.scc",
 )

@@ -58,6 +58,9 @@ BENCHES: dict[str, Bench] = {
     "new-algorithms": Bench("bench_new_algorithms.py", "cpu|gpu",
                             "core_number, MIS, triangles, personalised PageRank, "
                             "betweenness (k=64) on ~100k-edge graphs", "networkx"),
+    "scc": Bench("bench_scc.py", "cpu|gpu", "strongly connected components on ~100k-edge "
+                 "directed RMAT and one-way road graphs",
+                 "scipy connected_components(strong), networkx"),
     "renumber": Bench("bench_renumber.py", "cpu|gpu",
                       "BFS, SSSP, CC under each renumbering on shuffled road and RMAT",
                       "renumber=none in the same run; scipy.sparse.csgraph"),

@@ -20,6 +20,11 @@ _SSSP = ("Distances come from gswitch's SSSP (float32): integer weights give net
 _CC = ("Components come from gswitch's connected components; components and the nodes "
        "they hold are yielded in networkx's order.")
 
+_SCC = ("Components come from gswitch's ``scc`` (trimming, then colouring by the smallest "
+        "id that reaches a node and a backward search from each colour's root). Directed "
+        "graphs only, as in networkx; components are yielded by their first node in graph "
+        "order.")
+
 _TRI = ("Triangles come from gswitch's ``triangles`` (one sweep of the "
         "``common_neighbours()`` intrinsic; on the CPU engine two sparse products over the "
         "degree-oriented graph). Self loops are ignored and parallel edges count once, as "
@@ -76,6 +81,9 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
             "directed graph falls back to networkx, whose degrees count both directions); "
             "self loops and multigraphs raise networkx's error."),
     },
+    "strongly_connected_components": {"additional_docs": _SCC},
+    "number_strongly_connected_components": {"additional_docs": _SCC},
+    "is_strongly_connected": {"additional_docs": _SCC},
     "k_core": {
         "additional_docs": (
             "Core numbers by gswitch's ``core_number`` (unless ``core_number`` is given), "
