@@ -422,6 +422,8 @@ class AlgorithmSpec:
     #: a stage of a staged algorithm: its name and the config values it always runs with
     stage_name: str = ""
     stage_config: dict[str, Any] = field(default_factory=dict)
+    #: a stage that runs on the reverse graph (its edges turned around)
+    stage_reverse: bool = False
 
     @property
     def label(self) -> str:
@@ -888,7 +890,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
                                        None, priority, tuple(totals)),
                 outputs=list(fields),  # a stage hands every field to the next
                 supports={str(k): tuple(v) for k, v in opts["supports"].items()},
-                stage_name=attr, stage_config=opts["config"]))
+                stage_name=attr, stage_config=opts["config"],
+                stage_reverse=opts["reverse"]))
         first = next((st for st in stages if isinstance(st, AlgorithmSpec)), None)
         if first is None:
             raise AlgorithmError(f"{c.__name__} has host steps but no operator stage")

@@ -345,7 +345,8 @@ class _StageMarker:
 
 
 def stage(cls: type | None = None, *, config: Mapping[str, Any] | None = None,
-          node_after_edges: bool = False, supports: Mapping[str, Any] | None = None) -> Any:
+          node_after_edges: bool = False, supports: Mapping[str, Any] | None = None,
+          reverse: bool = False) -> Any:
     """Class decorator for one operator stage of a staged algorithm.
 
     The class holds what a one-stage algorithm holds but its fields and parameters: a
@@ -364,9 +365,14 @@ def stage(cls: type | None = None, *, config: Mapping[str, Any] | None = None,
         As for :func:`algorithm`.
     supports : mapping, optional
         As for :func:`algorithm`, for this stage.
+    reverse : bool
+        Run the stage on the reverse graph (every edge turned around): ``e.src`` is
+        then the head of an edge of the caller's graph and ``e.dst`` its tail, so a push
+        walks in-edges (a backward search). The same operators lower to both engines;
+        only the graph they run on changes.
     """
     opts = {"config": dict(config or {}), "node_after_edges": node_after_edges,
-            "supports": dict(supports or {})}
+            "supports": dict(supports or {}), "reverse": bool(reverse)}
 
     def wrap(c: type) -> _StageMarker:
         return _StageMarker(c, opts)

@@ -7,7 +7,9 @@ read the fields (on the device under the GPU engine), set parameters, choose the
 set of the next stage, and loop: ``{"repeat": "stage_name"}`` runs the stages from that
 one on again, until a host step no longer asks (at most the run's iteration limit).
 Afforest (sample, find the largest component, finish) is written this way, and so can
-Brandes' betweenness (forward, backward) be.
+Brandes' betweenness (forward, backward) be. A stage declared with ``reverse=True`` runs
+on the reverse graph (:attr:`Graph.reverse`): its pushes walk the caller's in-edges, as
+a backward search does (strong components).
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def check_stages(spec: AlgorithmSpec, graph: Graph | None, config: Config, backe
     """First reason any operator stage of ``spec`` cannot run with ``config``."""
     for st in spec.stages:
         if isinstance(st, AlgorithmSpec):
-            reason = check(st, graph, stage_config(st, config), backend)
+            on = graph.reverse if graph is not None and st.stage_reverse else graph
+            reason = check(st, on, stage_config(st, config), backend)
             if reason:
                 return f"stage {st.stage_name}: {reason}"
     return None
@@ -146,7 +149,8 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                     f"{st.stage_name} ({elapsed:.3g} s)", elapsed_s=elapsed,
                     iterations=int(stats["iterations"]))
         extra = {"device_arrays": True} if backend == "gpu" else {}
-        r = engine.run(st, graph, params, src, stage_config(st, config), max_iterations,
+        on = graph.reverse if st.stage_reverse else graph
+        r = engine.run(st, on, params, src, stage_config(st, config), max_iterations,
                        progress=progress, deadline_s=left, fields_in=fields, **extra)
         fields = {k: xp.asarray(v) for k, v in r.fields.items()}
         for k in ("active", "modes", "directions"):

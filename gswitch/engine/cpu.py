@@ -27,6 +27,7 @@ from .cpu_eval import Env as _Env
 from .cpu_eval import broadcast as _broadcast
 from .cpu_eval import node_index as _node_index
 from .cpu_fast import _derived, whole_edge_path
+from .cpu_reach import Reach, reach_path
 
 __all__ = ["CpuEngine", "evaluate"]
 
@@ -345,6 +346,12 @@ class CpuEngine:
         closure = closure_path(spec, graph, params, fields, max_iterations)
         if closure is not None:  # the fixed point by one library call, no super-steps
             return self._closure(closure, spec, graph, fields, config, t0, progress)
+        reach = reach_path(spec, params, fields, max_iterations)
+        if reach is not None:
+            done = self._reach(reach, spec, graph, params, sources, fields, config, t0,
+                               progress)
+            if done is not None:
+                return done
         driving = config.strategy("driving")
         direction = config.strategy("direction")
         degrees = _derived(graph, "degrees32", _degrees32)
@@ -499,6 +506,23 @@ class CpuEngine:
                      iterations=1 if levels is None else levels, converged=True)
         if progress is not None:
             progress(stats["iterations"], 0)
+        stats["time_s"] = time.perf_counter() - t0
+        return Result(spec.name, fields, stats, backend="cpu", config=config)
+
+    @staticmethod
+    def _reach(reach: Reach, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
+               sources: np.ndarray | None, fields: dict[str, np.ndarray], config: Config,
+               t0: float, progress: Any) -> Result | None:
+        start = None if spec.start.kind == "all" else np.unique(
+            np.asarray(sources, dtype=np.intp))
+        stats = reach.run(graph, fields, params, start, _derived(graph, "degrees32",
+                                                                 _degrees32))
+        if stats is None:
+            return None
+        stats.update(active=[], modes=[], directions=[], totals=[],
+                     edges_processed=int(graph.n_edges), iterations=1, converged=True)
+        if progress is not None:
+            progress(1, 0)
         stats["time_s"] = time.perf_counter() - t0
         return Result(spec.name, fields, stats, backend="cpu", config=config)
 
