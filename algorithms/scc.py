@@ -68,10 +68,10 @@ def _colour(e):
 
 
 def _backward(e):
-    # on the reverse graph: e.dst has an edge into e.src, which joined its root's
-    # component; of the root's colour, it reaches the root (which reaches it) and joins
-    e.only_if((e.dst.scc < 0) & e.dst.colour.eq(e.src.scc))
-    e.dst.scc.reduce_max(e.src.scc)
+    # on the reverse graph: e.dst has an edge into e.src, which reaches its root; of the
+    # root's colour, it reaches the root (which reaches it) and joins its component
+    e.only_if((e.dst.scc < 0) & e.dst.colour.eq(e.src.colour))
+    e.dst.bw.reduce_max(e.src.bw)
 
 
 def _forward_reach(e):
@@ -141,10 +141,9 @@ class ColouringComponents:
        becomes the smallest remaining id that reaches it. A node whose colour is its own
        id is a root: nothing smaller reaches it.
     3. ``backward_search``: the component of root ``r`` is the set of nodes of colour
-       ``r`` that reach ``r``. A data-driven search from every root at once on the
-       reverse graph (``stage(reverse=True)``: pushes walk in-edges): a remaining node
-       with an edge into a node that joined ``r``'s component joins it when its colour
-       is ``r``.
+       ``r`` that reach ``r``. A search from every root at once on the reverse graph
+       (``stage(reverse=True)``: pushes walk in-edges) spreads ``r`` into ``bw`` over the
+       edges between nodes of one colour; the nodes it reaches join ``r``'s component.
 
     Labels are the components' smallest ids (every member reaches the root and is
     reached by it, so no member is smaller than the root), whatever the interleaving of
@@ -174,6 +173,8 @@ class ColouringComponents:
                        doc="smallest id of the strong component (-1 until assigned)")
     colour = gs.NodeField("int32", init=gs.NODE_ID, output=False,
                           doc="smallest remaining id that reaches the node")
+    bw = gs.NodeField("int32", init=-1, output=False,
+                      doc="root the node reaches within its colour (-1: none)")
     has_in = gs.NodeField("int32", init=0, output=False, doc="1: a remaining in-neighbour")
     has_out = gs.NodeField("int32", init=0, output=False,
                            doc="1: a remaining out-neighbour")
@@ -220,7 +221,7 @@ class ColouringComponents:
         remaining = _remaining(fields, xp)
         ids = xp.arange(remaining.size, dtype=xp.int32)
         root = remaining & (fields["colour"] == ids)
-        return {"scc": xp.where(root, ids, fields["scc"]), "start": root}
+        return {"bw": xp.where(root, ids, -1).astype(xp.int32), "start": root}
 
     @gs.stage(reverse=True, supports={"direction": ("push",)})
     class backward_search:
@@ -232,11 +233,13 @@ class ColouringComponents:
     @gs.host_step
     def next_round(fields, params, xp):
         remaining = _remaining(fields, xp)
+        joined = remaining & (fields["bw"] >= 0)
+        scc = xp.where(joined, fields["bw"], fields["scc"])
+        remaining &= ~joined
         if not bool(remaining.any()):
-            return None
-        return {"repeat": "trimming", "start": remaining, "left": int(remaining.sum()),
-                "passes": 0}
-
+            return {"scc": scc}
+        return {"scc": scc, "repeat": "trimming", "start": remaining,
+                "left": int(remaining.sum()), "passes": 0}
 
 @gs.algorithm(name="scc", reference=_REFERENCE, variant="forward_backward",
               default=False, expected=expected_strong, compare=compare_components,

@@ -220,8 +220,9 @@ _NO_ACTIVATIONS = _NoActivations()
 
 
 def _sorted_unique(ids: np.ndarray) -> np.ndarray:
-    """``np.unique`` for a few ids: a sort and a comparison with the neighbour (NumPy's
-    hash-based unique costs tens of microseconds even for small arrays).
+    """``np.unique`` of ids: a sort and a comparison with the neighbour (NumPy's
+    hash-based unique costs tens of microseconds even for small arrays, and 20 ms on
+    30,000 ids).
     """
     a = np.sort(ids)
     if a.size < 2:
@@ -238,8 +239,22 @@ _SPARSE_ACTIVATIONS = 16
 
 
 def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.ndarray,
-                     thr: Any, activated: _Activations) -> None:
+                     thr: Any, activated: _Activations, uniform: bool = False) -> None:
+    """Combine ``val`` into ``f[dst]`` (targets may repeat) and activate what changed.
+
+    ``uniform``: every edge offers the same value (a constant): an integer min, max or
+    or is then a plain indexed store of the combined values, each target written only
+    with that one result, without ``ufunc.at``.
+    """
     kind = s.kind.name
+    if uniform and kind in _AT and f.dtype.kind in "iu" and dst.size:
+        cur = np.take(f, dst)
+        new = _AT[kind](cur, val[0])
+        changed = new != cur
+        d = dst[changed]
+        f[d] = new[changed]
+        activated.add(d)
+        return
     whole = _whole_reduction(kind, f) if _WHOLE_REDUCTION * dst.size >= f.size else None
     if whole is not None:
         # many edges: one unbuffered reduction over every edge, then the nodes whose value
@@ -362,7 +377,8 @@ class CpuEngine:
         if spec.start.kind == "all":
             active = all_nodes
         else:
-            active = np.unique(np.asarray(sources, dtype=np.int32))
+            # a sort: NumPy 2's hash-based unique costs 20 ms on 30,000 ids
+            active = _sorted_unique(np.asarray(sources, dtype=np.int32))
         mode = driving.initial_mode(active.size, n)
         stats: dict[str, Any] = {"active": [], "modes": [], "directions": [],
                                  "edges_processed": 0, "totals": []}
@@ -513,8 +529,7 @@ class CpuEngine:
     def _reach(reach: Reach, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                sources: np.ndarray | None, fields: dict[str, np.ndarray], config: Config,
                t0: float, progress: Any) -> Result | None:
-        start = None if spec.start.kind == "all" else np.unique(
-            np.asarray(sources, dtype=np.intp))
+        start = None if spec.start.kind == "all" else np.asarray(sources, dtype=np.intp)
         stats = reach.run(graph, fields, params, start, _derived(graph, "degrees32",
                                                                  _degrees32))
         if stats is None:
@@ -559,11 +574,12 @@ class CpuEngine:
                            graph, degrees)
                 env.shared = shared
                 continue
-            val = _broadcast(evaluate(s.value, env), src.size, s.dtype)
+            raw = evaluate(s.value, env)
+            val = _broadcast(raw, src.size, s.dtype)
             thr = None if s.activate_above is None else evaluate(s.activate_above, env)
             target = dst if s.at is None else _node_index(
                 s, _broadcast(evaluate(s.at, env), src.size, "int64"), graph.n_nodes)
-            pending.append((s, val, thr, target))
-        for s, val, thr, target in pending:
+            pending.append((s, val, thr, target, np.ndim(raw) == 0))
+        for s, val, thr, target, uniform in pending:
             _apply_reduction(s, fields[s.field], target, val, thr,
-                             activated if s.activates else _NO_ACTIVATIONS)
+                             activated if s.activates else _NO_ACTIVATIONS, uniform)

@@ -64,10 +64,15 @@ class Reach:
         statistics, or ``None`` (nothing changed) where the start set does not meet the
         condition of the module docstring: the caller runs the super-steps.
 
-        ``start`` holds the start node ids (``None``: every node).
+        ``start`` holds the start node ids (``None``: every node; repeats allowed).
         """
         x = fields[self.field]
         n = graph.n_nodes
+        stats: dict[str, Any] = {"formulation": "reach closure "
+                                 "(scipy.sparse.csgraph.dijkstra)", "levels": 1,
+                                 "reached": 0}
+        if n == 0 or graph.n_edges == 0:
+            return stats
         src, dst = self._edges(graph, fields, params, degrees)
         worst = x.min() if self.kind == "max" else x.max()
         if start is not None:
@@ -75,8 +80,6 @@ class Reach:
             outside[start] = False
             if bool((x[src[outside[src]]] != worst).any()):
                 return None  # a node outside the start set would spread under topology
-        stats: dict[str, Any] = {"formulation": "reach closure "
-                                 "(scipy.sparse.csgraph.dijkstra)", "levels": 1}
         seeds = np.flatnonzero(x != worst)
         if start is not None:
             inside = np.zeros(n, dtype=bool)
@@ -85,7 +88,10 @@ class Reach:
         if seeds.size == 0 or src.size == 0:
             stats["reached"] = int(seeds.size)
             return stats
-        values = np.unique(x[seeds])  # ascending
+        values = np.sort(x[seeds])  # distinct, ascending (a sort: NumPy's unique hashes)
+        keep = np.ones(values.size, dtype=bool)
+        np.not_equal(values[1:], values[:-1], out=keep[1:])
+        values = values[keep]
         if self.kind == "max":
             values = values[::-1]
         rank = np.searchsorted(-values if self.kind == "max" else values,
