@@ -21,9 +21,9 @@ _CC = ("Components come from gswitch's connected components; components and the 
        "they hold are yielded in networkx's order.")
 
 _SCC = ("Components come from gswitch's ``scc`` (trimming, then colouring by the smallest "
-        "id that reaches a node and a backward search from each colour's root). Directed "
-        "graphs only, as in networkx; components are yielded by their first node in graph "
-        "order.")
+        "id that reaches a node and a backward search from each colour's root, or "
+        "forward-backward searches). Directed graphs only, as in networkx; components are "
+        "yielded in a reverse topological order of the condensation, as networkx's are.")
 
 _TRI = ("Triangles come from gswitch's ``triangles`` (one sweep of the "
         "``common_neighbours()`` intrinsic; on the CPU engine two sparse products over the "
