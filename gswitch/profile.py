@@ -16,6 +16,7 @@ memory traffic the phase causes.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -138,13 +139,14 @@ def _gpu_bytes(entry: PhaseTime, work: StageWork, t: Traffic, graph: Any,
     return None
 
 
+@functools.cache
 def peak_bandwidth(backend: str) -> dict[str, Any]:
     """The machine's peak memory bandwidth (bytes/s) and how it was obtained.
 
     On the GPU: twice the memory clock times the bus width (CUDA's device attributes
     ``MemoryClockRate`` and ``GlobalMemoryBusWidth``), or a timed device-to-device copy
     where the attributes are missing. On the CPU: a timed ``np.copyto`` of 64 MiB, best
-    of five, counting the bytes read and written.
+    of five, counting the bytes read and written. Measured once per process.
     """
     if backend == "gpu":
         import cupy as cp
@@ -201,7 +203,8 @@ def profile(algorithm: str, graph: Any, *, backend: str = "auto", config: Any = 
         ``time_s`` (the whole run), ``engine_time_s``, ``phases`` (each with ``stage``,
         ``name``, ``kind``, ``time_s``, ``calls``, ``time_per_call_s``, ``bytes``,
         ``bandwidth_bytes_per_s`` and ``fraction_of_peak``), ``phase_time_s`` (their sum),
-        ``peak_bandwidth`` and the run's ``stats``.
+        ``device_time_s`` (GPU: the events' sum), ``peak_bandwidth`` and each stage's
+        ``work`` (steps, active items, edges processed, activations) the bytes come from.
 
     """
     from .runner import resolve_backend, run
@@ -223,9 +226,12 @@ def profile(algorithm: str, graph: Any, *, backend: str = "auto", config: Any = 
         "config_source": st.get("config_source"),
         "graph": {"name": graph.name, "n_nodes": graph.n_nodes, "n_edges": graph.n_edges},
         "iterations": st.get("iterations"), "time_s": wall,
-        "engine_time_s": st.get("time_s"),
+        "engine_time_s": st.get("time_s"), "device_time_s": st.get("device_time_s"),
         "phase_time_s": sum(p["time_s"] for p in phases),
-        "peak_bandwidth": peak, "phases": phases,
+        "peak_bandwidth": dict(peak), "phases": phases,
+        "work": {stage: {"steps": w.steps, "items": w.items, "edges": w.edges,
+                         "activated": w.activated, "runs": w.runs}
+                 for stage, w in timer.work.items()},
     }
 
 

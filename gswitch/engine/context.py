@@ -22,7 +22,6 @@ from ..config import Config
 from ..errors import DeadlineExceeded
 from ..graph import Graph
 from ..strategy import Phase, StepMode
-from .timing import PhaseTimer
 from .memory import (
     _CTL_WORDS,
     _D2H,
@@ -37,6 +36,7 @@ from .memory import (
     _Resident,
     _slot,
 )
+from .timing import PhaseTimer
 
 if TYPE_CHECKING:
     from .gpu import GpuEngine, _Plan

@@ -41,7 +41,6 @@ from ..graph import Graph
 from ..result import Result
 from ..strategy import AXES, Phase, Strategy
 from .context import LaunchContext, _PackedInts
-from .timing import PhaseTimer
 from .memory import (
     _CTL_ROOM,
     _D2H,
@@ -60,6 +59,7 @@ from .memory import (
     _slot,
     estimate_bytes,
 )
+from .timing import PhaseTimer
 
 __all__ = ["GpuEngine", "LaunchContext", "estimate_bytes"]
 
