@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import expr as ex
-from .engine.timing import PhaseTime, PhaseTimer, StageWork
+from .engine.timing import EVERY_PHASE, PhaseTime, PhaseTimer, StageWork
 
 __all__ = ["profile", "Traffic", "operator_traffic", "peak_bandwidth", "plot_profile",
            "format_profile"]
@@ -122,10 +122,10 @@ def _gpu_bytes(entry: PhaseTime, work: StageWork, t: Traffic, graph: Any,
                edge_share: float) -> int | None:
     """Bytes of a GPU kernel phase, from its declared position in the step and items."""
     p = entry.phase
-    if p is None:  # a kernel that runs every phase (persistent, a CUDA graph's replay)
-        if entry.name.startswith(("gs_persistent", "CUDA graph")):
-            return work.items * (t.node + 4 + t.offsets + t.src_fields) + work.edges * t.edge \
-                + work.activated * 8
+    if p == EVERY_PHASE:  # a persistent kernel or a CUDA graph's replay: whole steps
+        return work.items * (t.node + 4 + t.offsets + t.src_fields) + work.edges * t.edge \
+            + work.activated * 8
+    if p is None:  # a helper kernel (a worklist's compaction after an overflow)
         return None
     if p.items == "words":
         return entry.calls * _words(graph) * 8
@@ -240,7 +240,7 @@ def _phase_rows(timer: PhaseTimer, graph: Any, backend: str,
     traffic = {stage: operator_traffic(w.spec, graph) for stage, w in timer.work.items()}
     edge_time: dict[str, float] = {}
     for e in timer.phases.values():
-        if e.phase is not None and e.phase.order == 20:
+        if e.phase not in (None, EVERY_PHASE) and e.phase.order == 20:
             edge_time[e.stage] = edge_time.get(e.stage, 0.0) + e.time_s
     rows = []
     for e in timer.phases.values():

@@ -252,6 +252,39 @@ def test_timer_off_changes_nothing():
     assert timer.phases and sum(p.calls for p in timer.phases.values()) > 0
 
 
+def test_gpu_event_labels_reach_the_timer():
+    """The GPU context charges each event's time to its phase, its whole-step kernel or
+    its helper kernel, and the bytes follow what each ran (checked without a device).
+    """
+    from types import SimpleNamespace
+
+    from gswitch.engine.context import LaunchContext
+    from gswitch.engine.timing import EVERY_PHASE, PhaseTimer
+    from gswitch.profile import _phase_rows
+    from gswitch.strategy import Phase
+
+    timer = PhaseTimer()
+    expand = Phase("expand", 20, "active", direction="push")
+    labels = [expand, expand, ("gs_persistent_kernel", EVERY_PHASE),
+              ("gs_wl_compact_spill", None)]
+    LaunchContext._charge(SimpleNamespace(_timer=timer, _labels=labels),
+                          [1.0, 3.0, 2.0, 0.5])
+    got = {(e.name, e.calls): e.time_s for e in timer.phases.values()}
+    assert got == {("expand", 2): pytest.approx(4e-3),
+                   ("gs_persistent_kernel", 1): pytest.approx(2e-3),
+                   ("gs_wl_compact_spill", 1): pytest.approx(5e-4)}
+    g = zoo_graph("grid")
+    spec = get_registry().algorithm("sssp")
+    timer.note_run(spec, {"active": [1, 4, 8], "iterations": 3, "edges_processed": 40})
+    rows = {r["name"]: r for r in _phase_rows(timer, g, "gpu", 1e12)}
+    t = operator_traffic(spec, g)
+    assert rows["expand"]["bytes"] == 13 * (t.offsets + t.src_fields + 4) + 40 * t.edge
+    assert rows["gs_persistent_kernel"]["bytes"] > rows["expand"]["bytes"]
+    assert rows["gs_wl_compact_spill"]["bytes"] is None
+    assert rows["expand"]["fraction_of_peak"] == pytest.approx(
+        rows["expand"]["bytes"] / 4e-3 / 1e12)
+
+
 # ---------------------------------------------------------------------------- GPU
 @pytest.mark.gpu
 @pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU")
@@ -268,7 +301,10 @@ def test_gpu_phases_sum_to_kernel_time(capsys, launch, algorithm, extra):
         pytest.skip(f"{algorithm} does not run with launch={launch}: {err.strip()}")
     assert rc == 0, err
     data = json.loads(out)
-    assert data["phases"] and all(p["kind"] == "kernel" for p in data["phases"])
+    kernels = [p for p in data["phases"] if p["kind"] == "kernel"]
+    assert kernels and all(p["name"] == "host step" for p in data["phases"]
+                           if p["kind"] != "kernel")
+    # a staged run's device time counts its host steps, as the phases do
     assert data["phase_time_s"] == pytest.approx(data["device_time_s"], rel=1e-6)
     assert "device attributes" in data["peak_bandwidth"]["source"] \
         or "measured" in data["peak_bandwidth"]["source"]

@@ -36,7 +36,7 @@ from .memory import (
     _Resident,
     _slot,
 )
-from .timing import PhaseTimer
+from .timing import EVERY_PHASE, PhaseTimer
 
 if TYPE_CHECKING:
     from .gpu import GpuEngine, _Plan
@@ -332,14 +332,14 @@ class LaunchContext:
             ptr = self._functions[key] = int(self.function(name).kernel.ptr)
         return ptr
 
-    def _timed(self, call: Any, label: str) -> None:
+    def _timed(self, call: Any, label: str, every_phase: bool) -> None:
         start, end = self._ev_pool.take()
         start.record(self.stream)
         call()
         end.record(self.stream)
         self._events.append((start, end))
         if self._labels is not None:
-            self._labels.append(label)
+            self._labels.append((label, EVERY_PHASE if every_phase else None))
         self.engine.work += 1
 
     def launch_kernel(self, name: str, grid: int, args: tuple) -> None:
@@ -351,18 +351,20 @@ class LaunchContext:
         """
         f = self.function(name)
         grid = max(1, grid)
+        # the launch strategy's own kernel loops over whole steps (told only to a profile)
+        every = self._labels is not None and name in self.strategies["launch"].kernels
         if self.gen.cooperative:  # every block that fits: the cap is co-residency
             grid = min(grid, self.engine.persistent_grid(f, self.block, 0))
         if not args:  # no argument array for the driver: skip CuPy's packing
             drv, b, sp, fp = self.engine.driver, self.block, self._sp, self._function_ptr(name)
             if self.gen.cooperative:
                 self._timed(lambda: drv.launchCooperativeKernel(fp, grid, 1, 1, b, 1, 1, 0, sp,
-                                                                0), name)
+                                                                0), name, every)
             else:
                 self._timed(lambda: drv.launchKernel(fp, grid, 1, 1, b, 1, 1, 0, sp, 0, 0),
-                            name)
+                            name, every)
         else:
-            self._timed(lambda: f((grid,), (self.block,), args), name)
+            self._timed(lambda: f((grid,), (self.block,), args), name, every)
 
     def nodes_grid(self) -> int:
         """Blocks for a grid-stride loop over all nodes."""
@@ -452,11 +454,11 @@ class LaunchContext:
         if self._polls and fixed_grid is None:  # the last phase writes the decision here
             self._poll_at, self._poll_want = self.engine.work, self.it + 1
 
-    def record(self, call: Any, label: str = "recorded work") -> None:
-        """Run ``call`` (which enqueues device work) between two timing events;
-        ``label`` names it in a profile (``gswitch profile``).
+    def record(self, call: Any, label: str = "recorded steps") -> None:
+        """Run ``call`` (which enqueues whole steps: a CUDA graph's replay) between two
+        timing events; ``label`` names it in a profile (``gswitch profile``).
         """
-        self._timed(call, label)
+        self._timed(call, label, True)
 
     def cooperative_grid(self, kernel: str) -> int:
         """Blocks for a cooperative launch of ``kernel``: all co-resident at the module's
@@ -523,5 +525,6 @@ class LaunchContext:
             if isinstance(label, Phase):
                 timer.add(label.name, ms / 1000.0, kind="kernel", phase=label)
             else:
-                timer.add(label, ms / 1000.0, kind="kernel")
+                name, phase = label
+                timer.add(name, ms / 1000.0, kind="kernel", phase=phase)
         self._labels = []

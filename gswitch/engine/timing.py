@@ -13,13 +13,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PhaseTimer", "PhaseTime", "StageWork", "CPU_PHASES"]
+__all__ = ["PhaseTimer", "PhaseTime", "StageWork", "CPU_PHASES", "EVERY_PHASE"]
 
 #: The phases of a CPU engine run, in the order a step runs them (the names the engine
 #: laps with; :mod:`gswitch.profile` estimates each one's bytes from its name).
 CPU_PHASES = ("setup", "node operator", "edge expansion", "edge operator",
               "worklist compaction", "convergence and mode decision", "driving refill",
               "closure")
+#: What :attr:`PhaseTime.phase` holds for a kernel launch that runs every phase of its
+#: steps (the launch strategy's own kernel, a recorded CUDA-graph replay).
+EVERY_PHASE = "every phase"
 
 
 @dataclass
@@ -32,7 +35,8 @@ class PhaseTime:
     calls: int = 0
     #: ``"host"`` (timed on the host) or ``"kernel"`` (a device launch, timed by events)
     kind: str = "host"
-    #: the GPU phase (:class:`~gswitch.strategy.Phase`) a kernel phase ran, if any
+    #: the GPU phase (:class:`~gswitch.strategy.Phase`) a kernel ran, :data:`EVERY_PHASE`,
+    #: or ``None`` (a helper kernel, a host phase)
     phase: Any = None
     #: bytes the engine counted itself (the CPU's edge lists), else ``None``
     nbytes: int | None = None
