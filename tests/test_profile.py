@@ -129,6 +129,30 @@ def test_without_ncu_one_line(capsys, monkeypatch, tmp_path):
     assert "edge operator" in out and "of peak" in out and "B/s" in out
 
 
+def test_cpu_backend_with_ncu_says_why(capsys, monkeypatch, tmp_path):
+    """With ncu on PATH, the CPU backend still measures nothing under it, in one line."""
+    _fake_ncu(tmp_path, _csv(LAUNCHES))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    rc, _out, err = _cli(capsys, "profile", "cc", *GRID, "--backend", "cpu")
+    assert rc == 0 and err.count("\n") == 1 and "--backend gpu" in err
+
+
+def test_ncu_reruns_the_same_command(capsys, tmp_path):
+    """The command ncu profiles is gswitch run with the profile's graph, source, --set
+    and --param: run on the CPU instead, it takes the same configuration.
+    """
+    from gswitch.cli import _run_argv, build_parser
+
+    argv = ["profile", "pagerank", SAMPLE, "--set", "variant=power_pull",
+            "--set", "direction=push", "--param", "alpha=0.7"]
+    forwarded = _run_argv(build_parser().parse_args(argv))
+    assert forwarded[-4:] == ["--backend", "gpu", "--json", "--no-progress"]
+    rc = main(["run", *forwarded[:-4], "--backend", "cpu", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0 and data["config"]["direction"] == "push"
+    assert data["stats"]["variant"] == "power_pull"
+
+
 # ---------------------------------------------------------------------------- bytes
 def test_operator_traffic_of_sssp():
     """SSSP reads dist at the source, the column id and weight, and reads and writes dist
