@@ -44,6 +44,10 @@ SMALL_GRAPH: dict[str, int] = {
     "k_core": 5_000,
     "label_propagation_communities": 2_000,
     "asyn_lpa_communities": 2_000,
+    "minimum_spanning_edges": 1_000,
+    "maximum_spanning_edges": 1_000,
+    "minimum_spanning_tree": 1_000,
+    "maximum_spanning_tree": 1_000,
     "triangles": 2_000,
     "transitivity": 2_000,
     "clustering": 2_000,
@@ -134,6 +138,10 @@ _CHECKS: dict[str, Callable[[Mapping[str, Any]], str | bool]] = {
     "single_source_dijkstra_path_length": _callable_weight,
     "single_source_bellman_ford_path_length": _callable_weight,
     "pagerank": _pagerank,
+    "minimum_spanning_edges": _callable_weight,
+    "maximum_spanning_edges": _callable_weight,
+    "minimum_spanning_tree": _callable_weight,
+    "maximum_spanning_tree": _callable_weight,
 }
 
 
