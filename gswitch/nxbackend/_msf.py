@@ -50,8 +50,11 @@ def _weights(G: NxGraph, weight: Any) -> np.ndarray | None:
         return G.weights[weight]
     if G.source is not None:
         # converted for its structure only (every attribute kept in the networkx graph):
-        # read the weight from it, 1 where an edge has none, as networkx does
-        return from_networkx(G.source, {weight: 1}, preserve_graph_attrs=False).weights[weight]
+        # read the weight from it, 1 where an edge has none, as networkx does, and keep it
+        # with the conversion (networkx drops a cached conversion when G changes)
+        w = from_networkx(G.source, {weight: 1}, preserve_graph_attrs=False).weights[weight]
+        G.weights[weight] = w
+        return w
     return G.weighted_by(weight)
 
 
