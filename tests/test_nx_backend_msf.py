@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse.csgraph import minimum_spanning_tree as scipy_mst
 
+import gswitch as gs
 from gswitch.nxbackend import BackendInterface, _msf
 
 
@@ -175,3 +176,18 @@ def test_the_backend_lists_them():
     for name in ("minimum_spanning_edges", "maximum_spanning_edges", "minimum_spanning_tree",
                  "maximum_spanning_tree"):
         assert hasattr(BackendInterface, name)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+@pytest.mark.parametrize("name", ["distinct", "ties", "multi"])
+def test_gpu_gives_networkx_kruskal_edges(name):
+    """On the GPU engine: networkx's Kruskal edges in its order."""
+    G = GRAPHS[name]()
+    cfg = nx.config.backends.gswitch
+    try:
+        cfg.backend = "gpu"
+        got = list(nx.minimum_spanning_edges(G, backend="gswitch"))
+    finally:
+        cfg.backend = "auto"
+    assert got == list(nx.minimum_spanning_edges(G))
