@@ -103,6 +103,10 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
     host_s = 0.0
     converged = True
     names = [getattr(st, "stage_name", "") or getattr(st, "name", "") for st in spec.stages]
+    # each stage's config once per run: a loop of host step and stages (Boruvka's rounds)
+    # would otherwise rebuild and revalidate it, and its strategies, on every lap
+    configs = [stage_config(st, config) if isinstance(st, AlgorithmSpec) else None
+               for st in spec.stages]
     pos, laps = 0, 0
     while pos < len(spec.stages):
         st = spec.stages[pos]
@@ -154,7 +158,7 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
         if timer is not None:
             timer.stage = st.stage_name
             extra["timer"] = timer
-        r = engine.run(st, graph, params, src, stage_config(st, config), max_iterations,
+        r = engine.run(st, graph, params, src, configs[pos - 1], max_iterations,
                        progress=progress, deadline_s=left, fields_in=fields, **extra)
         fields = {k: xp.asarray(v) for k, v in r.fields.items()}
         for k in ("active", "modes", "directions"):
