@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._hints import option
 from .algorithm import AlgorithmSpec
 from .config import Config
-from .engine.timing import PhaseTimer
 from .errors import DeviceError, GswitchError, InvalidConfig, InvalidGraph, InvalidInput
 from .graph import Graph
 from .locality import renumbered, to_caller
 from .plugins import get_registry
 from .result import Result
 from .strategy import AXES
+
+if TYPE_CHECKING:  # the engine package is imported on first use only
+    from .engine.timing import PhaseTimer
 
 __all__ = ["run", "prepare", "as_graph", "gpu_available", "resolve_backend",
            "check_combination", "DEFAULT_MAX_ITERATIONS"]
