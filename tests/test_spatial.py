@@ -193,8 +193,8 @@ def test_unroll_refusals_name_the_reason():
     assert _refusal(TopologyDriving, {"unroll": 0}, "triangles") is None
     assert "step number" in _refusal(TopologyDriving, {"unroll": 1}, _Level)
     assert "reduce into e.dst" in _refusal(TopologyDriving, {"unroll": 1}, _Hook)
-    with pytest.raises(InvalidConfig, match="partition_size must be one of"):
-        Config({"driving": "spatial", "driving.partition_size": 100})
+    with pytest.raises(InvalidConfig, match=r"partition_size must be in \[32, 4096\]"):
+        Config({"driving": "spatial", "driving.partition_size": 16})
     with pytest.raises(InvalidConfig, match=r"unroll must be in \[0, 16\]"):
         Config({"driving": "topology", "driving.unroll": 17})
 

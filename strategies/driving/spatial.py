@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from gswitch import hookimpl
-from gswitch.strategy import Buffer, Categorical, DrivingStrategy, IntRange, Phase, StepMode
+from gswitch.strategy import Buffer, DrivingStrategy, IntRange, Phase, StepMode
 
 from ._local import local_problem, pulls
 
@@ -18,7 +18,8 @@ MAX_PARTITION = 4096
 
 
 class SpatialDriving(DrivingStrategy):
-    """Spatial hybrid: nodes form contiguous partitions of ``partition_size`` ids;
+    """Spatial hybrid: nodes form contiguous partitions of ``partition_size`` ids (32 to
+    4096, a runtime argument; powers of two are the natural choices, any size works);
     activating any node activates its partition, and a step processes every node of
     every active partition, one block per partition, iterating inside it.
 
@@ -54,7 +55,7 @@ class SpatialDriving(DrivingStrategy):
 
     name = "spatial"
     params = {
-        "partition_size": Categorical(tuple(2 ** k for k in range(5, 13)), 256),
+        "partition_size": IntRange(32, MAX_PARTITION, 256, log=True),
         "local_iterations": IntRange(0, MAX_PARTITION, MAX_PARTITION),
     }
     cuda_files = ("spatial.cuh",)
