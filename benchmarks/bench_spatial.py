@@ -1,8 +1,8 @@
 """Spatial driving and topology kernel unrolling against data and topology driving on
 the CPU engine (or the GPU), with scipy and networkx as peers.
 
-Graphs: a chain of 512 cliques of 32 nodes (dense local clusters in a line, ids in
-clique order) and a 256x256 road grid (ids in row order). Algorithms: BFS and SSSP from
+Graphs: a chain of 256 cliques of 32 nodes (dense local clusters in a line, ids in
+clique order) and a 128x128 road grid (ids in row order). Algorithms: BFS and SSSP from
 node 0, CC. Configurations: ``driving=data`` (``topology`` for CC), ``spatial`` at
 partition sizes 32, 256 and 2048 iterating to local stability, and ``topology`` with
 ``unroll=8``. Peers: ``scipy.sparse.csgraph`` (``shortest_path`` unweighted and
@@ -78,7 +78,7 @@ def main() -> None:
         require_gpu("bench_spatial.py")
     os.environ["GSWITCH_CPU_STEPS"] = "1"
     rows = []
-    for g in (clique_chain(512, 32, weighted=True, seed=1), road(256, 256, seed=1)):
+    for g in (clique_chain(256, 32, weighted=True, seed=1), road(128, 128, seed=1)):
         G = nx.Graph()
         G.add_nodes_from(range(g.n_nodes))
         src, dst = g.edges()
