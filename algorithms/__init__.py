@@ -12,4 +12,5 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.mis",
     "gswitch.algorithms.lpa",
     "gswitch.algorithms.scc",
+    "gswitch.algorithms.msf",
 )

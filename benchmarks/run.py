@@ -61,6 +61,9 @@ BENCHES: dict[str, Bench] = {
     "scc": Bench("bench_scc.py", "cpu|gpu", "strongly connected components on ~100k-edge "
                  "directed RMAT and one-way road graphs",
                  "scipy connected_components(strong), networkx"),
+    "msf": Bench("bench_msf.py", "cpu|gpu", "minimum spanning forest (Boruvka) on ~100k-edge "
+                 "road and simple RMAT graphs; the networkx backend's call beside",
+                 "scipy minimum_spanning_tree, networkx minimum_spanning_tree"),
     "renumber": Bench("bench_renumber.py", "cpu|gpu",
                       "BFS, SSSP, CC under each renumbering on shuffled road and RMAT",
                       "renumber=none in the same run; scipy.sparse.csgraph"),

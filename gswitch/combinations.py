@@ -85,6 +85,14 @@ def pairwise_configs(spec: AlgorithmSpec, backend: str = "gpu") -> list[Config]:
     """
     options = axis_options(backend)
     k = len(options)
+    seen: dict[tuple[int, ...], bool] = {}  # validity of a full choice, asked many times
+
+    def valid(full: dict[int, int]) -> bool:
+        key = tuple(full[ax] for ax in range(k))
+        if key not in seen:
+            seen[key] = _valid(spec, tuple(options[ax][key[ax]] for ax in range(k)), backend)
+        return seen[key]
+
     uncovered = {(a, i, b, j) for a in range(k) for b in range(a + 1, k)
                  for i in range(len(options[a])) for j in range(len(options[b]))}
     result: list[Config] = []
@@ -99,7 +107,7 @@ def pairwise_configs(spec: AlgorithmSpec, backend: str = "gpu") -> list[Config]:
             for opt in range(len(options[axis])):
                 trial = dict(chosen)
                 trial[axis] = opt
-                if not _completable(spec, options, trial, backend):
+                if not _completable(options, trial, valid):
                     continue
                 gain = sum(1 for o, oi in trial.items() if o != axis and
                            ((min(o, axis), trial[min(o, axis)], max(o, axis),
@@ -109,24 +117,24 @@ def pairwise_configs(spec: AlgorithmSpec, backend: str = "gpu") -> list[Config]:
             if best is None:
                 break
             chosen[axis] = best
-        parts = tuple(options[ax][chosen[ax]] for ax in range(k)) if len(chosen) == k else None
-        if parts is None or not _valid(spec, parts, backend):
+        if len(chosen) != k or not valid(chosen):
             dead.add((a, i, b, j))
             continue
-        result.append(_config(parts))
+        result.append(_config(tuple(options[ax][chosen[ax]] for ax in range(k))))
         for x, y in itertools.combinations(range(k), 2):
             uncovered.discard((x, chosen[x], y, chosen[y]))
     return result
 
 
-def _completable(spec: AlgorithmSpec, options: list[list[Option]], chosen: dict[int, int],
-                 backend: str) -> bool:
-    """Whether some valid configuration extends ``chosen`` (first valid fill found)."""
+def _completable(options: list[list[Option]], chosen: dict[int, int], valid: Any) -> bool:
+    """Whether some valid configuration extends ``chosen`` (first valid fill found);
+    ``valid(full choice)`` answers for one complete choice of option indices.
+    """
     free = [ax for ax in range(len(options)) if ax not in chosen]
     for fill in itertools.product(*(range(len(options[ax])) for ax in free)):
         full = dict(chosen)
         full.update(zip(free, fill))
-        if _valid(spec, tuple(options[ax][full[ax]] for ax in range(len(options))), backend):
+        if valid(full):
             return True
     return False
 

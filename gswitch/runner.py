@@ -11,6 +11,7 @@ import numpy as np
 from ._hints import option
 from .algorithm import AlgorithmSpec
 from .config import Config
+from .engine.timing import PhaseTimer
 from .errors import DeviceError, GswitchError, InvalidConfig, InvalidGraph, InvalidInput
 from .graph import Graph
 from .locality import renumbered, to_caller
@@ -339,7 +340,7 @@ def _renumber_inputs(spec: AlgorithmSpec, perm: np.ndarray, sources: Any,
 def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = None,
         backend: str = "auto", config: Config | Mapping[str, Any] | str | None = None,
         progress: Callable[[int, int], None] | None = None, deadline_s: float | None = None,
-        arrays: str = "numpy", **params: Any) -> Result:
+        arrays: str = "numpy", timer: PhaseTimer | None = None, **params: Any) -> Result:
     """Run an algorithm on a graph.
 
     Parameters
@@ -375,6 +376,9 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         on the device as fresh CuPy arrays, for further GPU work: no copy to the host,
         and ``finalize`` runs on the device when the algorithm declares
         ``finalize_on_device`` (otherwise on the host, and its result goes up again).
+    timer : PhaseTimer, optional
+        Collects the time of each phase (and stage) of the run, as ``gswitch profile``
+        reports it; see :mod:`gswitch.engine.timing`.
     **params
         Algorithm parameters (e.g. ``alpha=0.9`` for PageRank).
 
@@ -436,8 +440,10 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
             from .staging import run_stages
 
             result = run_stages(spec, graph, resolved, sources, cfg, backend, engine, max_it,
-                                progress=progress, deadline_s=deadline_s)
+                                progress=progress, deadline_s=deadline_s, timer=timer)
         else:
+            if timer is not None:
+                extra["timer"] = timer
             result = engine.run(spec, graph, resolved, sources, cfg, max_it,
                                 progress=progress, deadline_s=deadline_s, **extra)
     if spec.finalize is not None and "finalized_on" not in result.stats:

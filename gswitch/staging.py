@@ -19,6 +19,7 @@ import numpy as np
 
 from .algorithm import AlgorithmSpec, HostStep
 from .config import Config
+from .engine.timing import PhaseTimer
 from .errors import AlgorithmError, DeadlineExceeded
 from .graph import Graph
 from .result import Result
@@ -84,9 +85,10 @@ def _apply(step: HostStep, spec: AlgorithmSpec, out: Any, fields: dict[str, Any]
 def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                sources: np.ndarray | None, config: Config, backend: str, engine: Any,
                max_iterations: int, progress: Any = None,
-               deadline_s: float | None = None) -> Result:
+               deadline_s: float | None = None, timer: PhaseTimer | None = None) -> Result:
     """Run the stages of ``spec`` in order on ``engine``; fields stay where the engine
-    keeps them (CuPy arrays between GPU stages).
+    keeps them (CuPy arrays between GPU stages). A ``timer`` gets each stage's phases
+    under the stage's name, and each host step's time.
     """
     t0 = time.perf_counter()
     if backend == "gpu":
@@ -101,6 +103,10 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
     host_s = 0.0
     converged = True
     names = [getattr(st, "stage_name", "") or getattr(st, "name", "") for st in spec.stages]
+    # each stage's config once per run: a loop of host step and stages (Boruvka's rounds)
+    # would otherwise rebuild and revalidate it, and its strategies, on every lap
+    configs = [stage_config(st, config) if isinstance(st, AlgorithmSpec) else None
+               for st in spec.stages]
     pos, laps = 0, 0
     while pos < len(spec.stages):
         st = spec.stages[pos]
@@ -129,6 +135,9 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                 xp.cuda.get_current_stream().synchronize()
             took = time.perf_counter() - ts
             host_s += took
+            if timer is not None:
+                timer.stage = st.name
+                timer.add("host step", took)
             stats["stages"].append({"stage": st.name, "host_s": took})
             continue
         kind = st.start.kind
@@ -145,8 +154,11 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                     f"{spec.label} passed its deadline of {deadline_s:.3g} s before stage "
                     f"{st.stage_name} ({elapsed:.3g} s)", elapsed_s=elapsed,
                     iterations=int(stats["iterations"]))
-        extra = {"device_arrays": True} if backend == "gpu" else {}
-        r = engine.run(st, graph, params, src, stage_config(st, config), max_iterations,
+        extra: dict[str, Any] = {"device_arrays": True} if backend == "gpu" else {}
+        if timer is not None:
+            timer.stage = st.stage_name
+            extra["timer"] = timer
+        r = engine.run(st, graph, params, src, configs[pos - 1], max_iterations,
                        progress=progress, deadline_s=left, fields_in=fields, **extra)
         fields = {k: xp.asarray(v) for k, v in r.fields.items()}
         for k in ("active", "modes", "directions"):

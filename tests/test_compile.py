@@ -22,7 +22,7 @@ from gswitch.testing.user_algorithms import USER_ALGORITHMS, USER_CONFIGS
 from gswitch.testing.zoo import sweep_configs
 
 ALGORITHMS = ["bfs", "sssp", "cc", "pagerank", "core_number", "maximal_independent_set",
-              "label_propagation", "scc"]
+              "label_propagation", "scc", "minimum_spanning_forest"]
 SPECS = {a: get_registry().algorithm(a) for a in ALGORITHMS}
 SPECS.update({u.name: u for u in USER_ALGORITHMS})
 # the user-operator algorithms test the lowering, not the strategies: the GPU suite's
@@ -41,15 +41,16 @@ CASES += [(a, c) for a in ALGORITHMS for c in sweep_configs(SPECS[a])]
 # every other formulation of each algorithm: all pairs of the strategies it supports
 for _a in ALGORITHMS:
     for _v in get_registry().variants[_a].values():
+        _pairs = pairwise_configs(_v) if (_v is not SPECS[_a] or _v.stages) else []
         if _v is not SPECS[_a] and not _v.stages:
             SPECS[_v.label] = _v
-            CASES += [(_v.label, c.replace(variant=_v.variant)) for c in pairwise_configs(_v)]
+            CASES += [(_v.label, c.replace(variant=_v.variant)) for c in _pairs]
         for _st in _v.stages:  # a staged formulation: each operator stage's own module
             if isinstance(_st, gs.AlgorithmSpec):
                 SPECS[f"{_v.label}:{_st.stage_name}"] = _st
                 CASES += [(f"{_v.label}:{_st.stage_name}",
                            stage_config(_st, c.replace(variant=_v.variant)))
-                          for c in pairwise_configs(_v)]
+                          for c in _pairs]
 # topology kernel unrolling (a compile-time queue length; pairs keep it at 0) with each
 # launch and a thread- and a block-cooperative load balancer
 CASES += [(a, gs.Config({"variant": a[3:-1] if a.startswith("cc") else "default",

@@ -28,6 +28,7 @@ from .cpu_eval import broadcast as _broadcast
 from .cpu_eval import node_index as _node_index
 from .cpu_fast import _derived, whole_edge_path
 from .cpu_local import run_rounds
+from .timing import PhaseTimer
 
 __all__ = ["CpuEngine", "evaluate"]
 
@@ -334,8 +335,14 @@ class CpuEngine:
     def run(self, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
             sources: np.ndarray | None, config: Config, max_iterations: int,
             progress: Any = None, deadline_s: float | None = None,
-            fields_in: dict[str, np.ndarray] | None = None) -> Result:
+            fields_in: dict[str, np.ndarray] | None = None,
+            timer: PhaseTimer | None = None) -> Result:
+        """Run ``spec`` to its fixpoint (or ``max_iterations`` steps); with ``timer``
+        each phase's time is charged to it (:mod:`gswitch.engine.timing`).
+        """
         t0 = time.perf_counter()
+        if timer is not None:
+            timer.start()
         n = graph.n_nodes
         # the step totals read as parameters: the previous step's sums, zero at first
         params = {**params, **dict.fromkeys(spec.step_totals, 0.0)}
@@ -345,7 +352,11 @@ class CpuEngine:
             k: np.array(v, dtype=spec.fields[k].dtype) for k, v in fields_in.items()}
         closure = closure_path(spec, graph, params, fields, max_iterations)
         if closure is not None:  # the fixed point by one library call, no super-steps
-            return self._closure(closure, spec, graph, fields, config, t0, progress)
+            result = self._closure(closure, spec, graph, fields, config, t0, progress)
+            if timer is not None:
+                timer.lap("closure")
+                timer.note_run(spec, result.stats, closure=True)
+            return result
         driving = config.strategy("driving")
         direction = config.strategy("direction")
         degrees = _derived(graph, "degrees32", _degrees32)
@@ -371,7 +382,11 @@ class CpuEngine:
                                                                    _apply_reduction)
         dstate = driving.begin(graph, config, None if spec.priority is None else (
             lambda ids: _priority_keys(spec, fields, ids, params, graph, degrees)))
+        if timer is not None:
+            timer.lap("setup")
         while it < max_iterations:
+            if timer is not None:  # what the last step did after its compaction
+                timer.lap("convergence and mode decision", call=it > 0)
             step = driving.mode(mode)
             if not step.operators:  # the driving strategy's own step (a refill, say)
                 active, nxt = driving.refill(dstate, mode)
@@ -382,6 +397,8 @@ class CpuEngine:
                 stats["directions"].append("push")
                 it += 1
                 mode = nxt
+                if timer is not None:
+                    timer.lap("driving refill")
                 continue
             if step.items == "worklist" and active.size == 0:
                 break
@@ -397,6 +414,8 @@ class CpuEngine:
                 env.run_cache = run_cache
                 _node_phase(spec.node, env, activated)
                 total, sums = env.total, env.sums
+                if timer is not None:
+                    timer.lap("node operator")
             pull = direction.pull(mode, nodes.size, n)
             frontier = step.items == "worklist"
             stats["directions"].append("pull" if pull else "push")
@@ -408,6 +427,8 @@ class CpuEngine:
                     lambda s, d, w, acts, it=it: self._edge_phase(
                         edge_op, fields, s, d, w, params, it, graph, degrees, acts),
                     _expand, activated, lambda: _Activations(n))
+                if timer is not None:
+                    timer.lap("edge operator")
             elif pull:
                 if rev is None:
                     rev = graph.reverse
@@ -455,20 +476,32 @@ class CpuEngine:
                     src, dst, w = every_edge = _every_edge(graph, all_src, first_ok,
                                                            every_edge)
                 stats["edges_processed"] += int(src.size)
+            if timer is not None and local is None:
+                # the edge lists it built: written, then read once
+                cached = (every_edge is not None and src is every_edge[0]) or (
+                    rev is not None and src is rev.indices)
+                timer.lap("edge expansion", nbytes=0 if cached else 2 * sum(
+                    a.nbytes for a in (src, dst, w) if a is not None))
             if edge_op is not None and local is None:
                 if whole and gather is not None:
                     gather.apply(fields, params, it, graph, degrees, activated)
                 else:
                     self._edge_phase(edge_op, fields, src, dst, w, params, it, graph,
                                      degrees, activated)
+                if timer is not None:
+                    timer.lap("edge operator")
             if spec.node is not None and spec.node_after_edges:
                 env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
                 env.run_cache = run_cache
                 _node_phase(spec.node, env, activated)
                 total, sums = env.total, env.sums
+                if timer is not None:
+                    timer.lap("node operator")
             next_active = activated.take()
             if dstate is not None and step.pushes:
                 next_active = driving.admit(dstate, next_active)
+            if timer is not None:
+                timer.lap("worklist compaction")
             count = int(next_active.size)
             if step.keeps:  # the same items next step; activations only counted
                 next_active = nodes
@@ -493,6 +526,9 @@ class CpuEngine:
                 break
         stats["iterations"] = it
         stats["converged"] = it < max_iterations
+        if timer is not None:
+            timer.lap("convergence and mode decision")
+            timer.note_run(spec, stats)
         stats["time_s"] = time.perf_counter() - t0
         return Result(spec.name, fields, stats, backend="cpu", config=config)
 

@@ -66,7 +66,8 @@ class NxGraph:
         self._names: np.ndarray | None = None
         self._graphs: dict[str | None, Graph] = {}
         #: the networkx graph itself, kept by a conversion for a function whose answer
-        #: is a subgraph of it with every attribute (``k_core``); ``None`` otherwise
+        #: is a subgraph of it with every attribute (``k_core``, spanning trees); ``None``
+        #: otherwise
         self.source: Any = None
 
     # networkx's decorators (not_implemented_for) and membership tests read these

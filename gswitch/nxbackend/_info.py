@@ -25,6 +25,15 @@ _SCC = ("Components come from gswitch's ``scc`` (trimming, then colouring by the
         "graphs only, as in networkx; components are yielded by their first node in graph "
         "order.")
 
+_MSF = ("The forest comes from gswitch's ``minimum_spanning_forest`` (Boruvka: each "
+        "component's lightest leaving edge by indirect ``min`` into its root, hooking and "
+        "pointer jumping), each edge weighted by its rank in Kruskal's order (weight, then "
+        "``G.edges`` order): exactly Kruskal's forest, edges and order, whatever "
+        "``algorithm`` names (networkx's Prim and Boruvka give one of the same weight). "
+        "``ignore_nan=True`` leaves NaN-weighted edges out; otherwise a NaN raises "
+        "networkx's ValueError. Edge data and multigraph keys come from the networkx graph. "
+        "Graphs of 2**24 edges or more and callable weights fall back to networkx.")
+
 _TRI = ("Triangles come from gswitch's ``triangles`` (one sweep of the "
         "``common_neighbours()`` intrinsic; on the CPU engine two sparse products over the "
         "degree-oriented graph). Self loops are ignored and parallel edges count once, as "
@@ -84,6 +93,10 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
     "strongly_connected_components": {"additional_docs": _SCC},
     "number_strongly_connected_components": {"additional_docs": _SCC},
     "is_strongly_connected": {"additional_docs": _SCC},
+    "minimum_spanning_edges": {"additional_docs": _MSF},
+    "maximum_spanning_edges": {"additional_docs": _MSF + " The heaviest edges first."},
+    "minimum_spanning_tree": {"additional_docs": _MSF},
+    "maximum_spanning_tree": {"additional_docs": _MSF + " The heaviest edges first."},
     "k_core": {
         "additional_docs": (
             "Core numbers by gswitch's ``core_number`` (unless ``core_number`` is given), "
@@ -120,8 +133,10 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
 }
 
 #: Functions whose answer is a subgraph of their networkx input with every attribute:
-#: their conversion keeps the networkx graph instead of refusing to copy all attributes.
-SUBGRAPH_FUNCTIONS = frozenset({"k_core"})
+#: their conversion keeps the networkx graph instead of refusing to copy all attributes
+#: (and keeps it beside the converted weights, for multigraph keys).
+SUBGRAPH_FUNCTIONS = frozenset({"k_core", "minimum_spanning_edges", "maximum_spanning_edges",
+                                "minimum_spanning_tree", "maximum_spanning_tree"})
 
 #: ``nx.config.backends.gswitch``'s keys and their defaults.
 DEFAULT_CONFIG: dict[str, Any] = {
