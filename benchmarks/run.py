@@ -73,6 +73,10 @@ BENCHES: dict[str, Bench] = {
     "lpa": Bench("bench_lpa.py", "cpu|gpu",
                  "label propagation, both variants, ~100k-edge planted partition",
                  "networkx label_propagation_communities, asyn_lpa_communities"),
+    "spatial": Bench("bench_spatial.py", "cpu|gpu",
+                     "spatial driving and topology unrolling vs data/topology driving, "
+                     "BFS/SSSP/CC on a clique chain and a road grid",
+                     "scipy.sparse.csgraph, networkx; data/topology driving in the same run"),
     "stages": Bench("profile_stages.py", "gpu", "where a default run's time goes, per stage",
                     "-"),
 }

@@ -51,6 +51,13 @@ for _a in ALGORITHMS:
                 CASES += [(f"{_v.label}:{_st.stage_name}",
                            stage_config(_st, c.replace(variant=_v.variant)))
                           for c in _pairs]
+# topology kernel unrolling (a compile-time queue length; pairs keep it at 0) with each
+# launch and a thread- and a block-cooperative load balancer
+CASES += [(a, gs.Config({"variant": a[3:-1] if a.startswith("cc") else "default",
+                         "driving": "topology", "driving.unroll": k, "direction": "push",
+                         "launch": launch, "load_balance": lb}))
+          for a in ("bfs", "sssp", "cc[label_propagation]")
+          for launch in ("host_loop", "persistent") for k, lb in ((1, "thread"), (8, "twc"))]
 # weighted matters only for weight-reading operators
 WEIGHTED = {"sssp", "widest", "dist64"}
 

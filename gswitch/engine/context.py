@@ -375,7 +375,7 @@ class LaunchContext:
         mode = self.step_mode()
         if p.modes and mode.name not in p.modes:
             return False
-        if p.runs_in != "all" and not mode.operators:
+        if p.runs_in != "all" and not mode.core_operators:
             return False
         if p.runs_in == "frontier" and mode.items != "worklist":
             return False

@@ -27,6 +27,7 @@ from .cpu_eval import Env as _Env
 from .cpu_eval import broadcast as _broadcast
 from .cpu_eval import node_index as _node_index
 from .cpu_fast import _derived, whole_edge_path
+from .cpu_local import run_rounds
 from .cpu_reach import Reach, reach_path
 from .timing import PhaseTimer
 
@@ -427,7 +428,7 @@ class CpuEngine:
                 continue
             if step.items == "worklist" and active.size == 0:
                 break
-            nodes = active if step.items == "worklist" else all_nodes
+            nodes = driving.items(active, n) if step.items == "worklist" else all_nodes
             for name in spec.step_totals:
                 params[name] = sums.get(name, 0.0)
             sums = {}
@@ -445,7 +446,16 @@ class CpuEngine:
             frontier = step.items == "worklist"
             stats["directions"].append("pull" if pull else "push")
             whole = nodes.size == n
-            if pull:
+            local = None if pull or edge_op is None else driving.local_rounds(graph, mode)
+            if local is not None:  # passes inside the step (partitions, unrolling)
+                stats["edges_processed"] += run_rounds(
+                    graph, nodes, local[0], local[1], first_ok,
+                    lambda s, d, w, acts, it=it: self._edge_phase(
+                        edge_op, fields, s, d, w, params, it, graph, degrees, acts),
+                    _expand, activated, lambda: _Activations(n))
+                if timer is not None:
+                    timer.lap("edge operator")
+            elif pull:
                 if rev is None:
                     rev = graph.reverse
                     rev_dst = rev.sources()
@@ -492,12 +502,13 @@ class CpuEngine:
                     src, dst, w = every_edge = _every_edge(graph, all_src, first_ok,
                                                            every_edge)
                 stats["edges_processed"] += int(src.size)
-            if timer is not None:  # the edge lists it built: written, then read once
+            if timer is not None and local is None:
+                # the edge lists it built: written, then read once
                 cached = (every_edge is not None and src is every_edge[0]) or (
                     rev is not None and src is rev.indices)
                 timer.lap("edge expansion", nbytes=0 if cached else 2 * sum(
                     a.nbytes for a in (src, dst, w) if a is not None))
-            if edge_op is not None:
+            if edge_op is not None and local is None:
                 if whole and gather is not None:
                     gather.apply(fields, params, it, graph, degrees, activated)
                 else:
