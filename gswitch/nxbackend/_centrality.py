@@ -83,13 +83,11 @@ def edge_betweenness_centrality(G: NxGraph, k: int | None = None, normalized: bo
     Raises
     ------
     NotImplementedError
-        A multigraph (networkx keys the answer by edge keys, which a converted graph does
-        not keep); networkx then runs.
+        A multigraph converted without its edge keys; networkx then runs.
 
     """
-    if G.is_multigraph():
-        raise NotImplementedError("edge betweenness of a multigraph (per edge key) is "
-                                  "networkx's")
+    if G.is_multigraph() and G.edge_keys is None:
+        raise NotImplementedError("this multigraph was converted without its edge keys")
     from gswitch.algorithms.betweenness_weighted import rescale_edges
 
     n = len(G)
@@ -116,12 +114,37 @@ def edge_betweenness_centrality(G: NxGraph, k: int | None = None, normalized: bo
     # node only (a self loop once); a self loop is on no shortest path
     a, b = G.gswitch_graph().edges()
     a, b = a.astype(np.int64), b.astype(np.int64)
-    if not G.is_directed():
-        first = a <= b
-        a, b = a[first], b[first]
+    first = slice(None) if G.is_directed() else a <= b
+    a, b = a[first], b[first]
     names = G.nodes
-    return {(names[u], names[v]): value.get(u * n + v, 0.0)
-            for u, v in zip(a.tolist(), b.tolist())}
+    if not G.is_multigraph():
+        return {(names[u], names[v]): value.get(u * n + v, 0.0)
+                for u, v in zip(a.tolist(), b.tolist())}
+    return _split_over_keys(G, a, b, first, value, weight)
+
+
+def _split_over_keys(G: NxGraph, a: np.ndarray, b: np.ndarray, first: Any, value: dict,
+                     weight: Any) -> dict:
+    """A multigraph's answer per ``(u, v, key)``, as networkx's ``_add_edge_keys``: each
+    node pair's value split evenly over its lightest parallel edges, 0 for the others.
+    """
+    n = len(G)
+    keys = np.asarray(G.edge_keys, dtype=object)[first]
+    w = G.weighted_by(weight)
+    w = np.ones(len(G.edge_keys)) if w is None else np.asarray(w, dtype=np.float64)
+    w = w[first]
+    pair = a * n + b
+    lightest: dict = {}
+    ties: dict = {}
+    for p, x in zip(pair.tolist(), w.tolist()):
+        if x < lightest.get(p, np.inf):
+            lightest[p], ties[p] = x, 0
+        ties[p] += x == lightest[p]
+    names = G.nodes
+    return {(names[u], names[v], k): (value.get(p, 0.0) / ties[p] if x == lightest[p]
+                                      else 0.0)
+            for u, v, k, p, x in zip(a.tolist(), b.tolist(), keys.tolist(), pair.tolist(),
+                                     w.tolist())}
 
 
 def core_number(G: NxGraph) -> dict:

@@ -94,10 +94,6 @@ def _betweenness(args: Mapping[str, Any]) -> str | bool:
     return _callable_weight(args)
 
 
-def _edge_betweenness(args: Mapping[str, Any]) -> str | bool:
-    if args["G"].is_multigraph():
-        return "edge betweenness of a multigraph (per edge key) is networkx's"
-    return _callable_weight(args)
 
 
 def _core_number(args: Mapping[str, Any]) -> str | bool:
@@ -131,7 +127,7 @@ _CHECKS: dict[str, Callable[[Mapping[str, Any]], str | bool]] = {
     "label_propagation_communities": _lpa,
     "k_core": _core_number,
     "betweenness_centrality": _betweenness,
-    "edge_betweenness_centrality": _edge_betweenness,
+    "edge_betweenness_centrality": _betweenness,
     "core_number": _core_number,
     "clustering": _clustering,
     "average_clustering": _clustering,

@@ -83,7 +83,8 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
             "By gswitch's ``edge_betweenness`` (the passes of weighted betweenness, each "
             "edge's dependency summed by a host step), exact or sampled as networkx "
             "samples, networkx's rescaling. Weights as for betweenness_centrality; a "
-            "multigraph falls back to networkx."),
+            "multigraph's value is split over the lightest parallel edges, as networkx "
+            "splits it."),
     },
     "core_number": {
         "additional_docs": (
