@@ -208,8 +208,9 @@ def _brandes(edge_output: bool) -> type:
             bound = xp.zeros_like(fields["bound"])
             # bound[L]: where hop level L ends in order (deepest + 1 <= n entries)
             bound[: deepest + 1] = xp.searchsorted(hop[order], xp.arange(1, deepest + 2))
+            first = int(bound[0]) if bound.size else 0  # the source (none: no nodes)
             return {"order": order, "bound": bound, "deepest": deepest, "level": 0,
-                    "start": order[: int(bound[0])]}
+                    "start": order[:first]}
 
         @gs.stage(config={"driving": "data", "direction": "push"},
                   supports={"driving": ("data",), "direction": ("push",)})
