@@ -27,10 +27,10 @@ import time
 import networkx as nx
 import numpy as np
 from _common import require_gpu, write_json
-
-import gswitch as gs
 from gswitch.algorithms.betweenness import rescale
 from gswitch.algorithms.betweenness_weighted import rescale_edges
+
+import gswitch as gs
 from gswitch.generators import rmat, road
 
 SEED = 1

@@ -13,7 +13,7 @@ from gswitch.nxbackend._graph import from_networkx
 
 def _weighted(G, seed, low=1, high=3):
     rng = random.Random(seed)
-    for u, v, d in G.edges(data=True):
+    for _, _, d in G.edges(data=True):
         d["weight"] = rng.randint(low, high)
     return G
 
