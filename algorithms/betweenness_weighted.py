@@ -144,8 +144,8 @@ def _brandes(edge_output: bool) -> type:
                            doc="most edges on a shortest path from the source")
         sigma = gs.NodeField("float64", init=0.0, output=False, doc="shortest paths")
         delta = gs.NodeField("float64", init=0.0, output=False, doc="dependency")
-        betweenness = gs.NodeField("float64", init=0.0, output=not edge_output,
-                                   doc="raw betweenness")
+        if not edge_output:
+            betweenness = gs.NodeField("float64", init=0.0, doc="raw betweenness")
         picked = gs.NodeField("int32", output=False, doc="1 at the sources",
                               init=gs.per_node_input("sources", default=1,
                                                      prepare=source_mask,

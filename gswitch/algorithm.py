@@ -528,6 +528,8 @@ class AlgorithmSpec:
         for name, f in self.fields.items():
             src = f", at_source={f.at_source}" if f.at_source is not None else ""
             lines.append(f"  field {name}: {f.dtype} init={f.init!r}{src}")
+        for name, f in self.edge_fields.items():
+            lines.append(f"  edge field {name}: {f.dtype} init={f.init!r} (host steps)")
         for name, p in self.params.items():
             lines.append(f"  param {name}: {p.dtype} = {p.default}")
         lines.append(f"  start: {self.start.kind}")
