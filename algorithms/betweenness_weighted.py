@@ -150,6 +150,10 @@ def _brandes(edge_output: bool) -> type:
                               init=gs.per_node_input("sources", default=1,
                                                      prepare=source_mask,
                                                      doc="source node ids"))
+        preds = gs.NodeField("int32", init=0, output=False,
+                             doc="shortest-path predecessors")
+        arrived = gs.NodeField("int32", init=0, output=False,
+                               doc="predecessors that have sent their counts")
         order = gs.NodeField("int32", init=0, output=False, doc="reached nodes by hop")
         bound = gs.NodeField("int32", init=0, output=False,
                              doc="where each hop level ends in order")
@@ -199,8 +203,8 @@ def _brandes(edge_output: bool) -> type:
                 e.only_if(e.dst.dist.eq(e.src.dist + e.weight))
                 e.dst.hop.reduce_max(e.src.hop + 1)
 
-        @gs.host_step
-        def by_hop(fields, params, xp):
+        @gs.host_step(edges=True)
+        def by_hop(fields, params, xp, edges):
             reached = fields["dist"] < xp.inf
             hop = xp.where(reached, fields["hop"], _UNREACHED_HOP)
             deepest = int(hop[reached].max()) if bool(reached.any()) else 0
@@ -208,14 +212,19 @@ def _brandes(edge_output: bool) -> type:
             bound = xp.zeros_like(fields["bound"])
             # bound[L]: where hop level L ends in order (deepest + 1 <= n entries)
             bound[: deepest + 1] = xp.searchsorted(hop[order], xp.arange(1, deepest + 2))
+            n = fields["preds"].size
+            preds = xp.bincount(edges.dst[_on_dag(fields, edges, xp)], minlength=n)
             first = int(bound[0]) if bound.size else 0  # the source (none: no nodes)
-            return {"order": order, "bound": bound, "deepest": deepest, "level": 0,
+            return {"order": order, "bound": bound, "deepest": deepest,
+                    "preds": preds[:n], "arrived": xp.zeros_like(fields["arrived"]),
                     "start": order[:first]}
 
         @gs.stage(config={"driving": "data", "direction": "push"},
                   supports={"driving": ("data",), "direction": ("push",)})
         class count:
-            """One hop level's path counts, sent along its shortest-path edges."""
+            """Path counts in topological order: a node sends once its last shortest-path
+            predecessor has (its count is then complete).
+            """
 
             start = gs.chosen_nodes()
 
@@ -223,18 +232,14 @@ def _brandes(edge_output: bool) -> type:
             def paths(e):
                 e.only_if(e.dst.dist.eq(e.src.dist + e.weight))
                 e.dst.sigma.reduce_add(e.src.sigma, activate=False)
+                e.dst.arrived.reduce_add(1, activate_above=e.dst.preds)
 
         @gs.host_step
-        def down_a_level(fields, params, xp):
-            # a level's counts are complete once every shallower level has sent
-            level = params["level"] + 1
-            if level >= params["deepest"]:  # the deepest level sends nothing
-                level = params["deepest"] - 1
-                lo = int(fields["bound"][level - 1]) if level >= 1 else 0
-                hi = int(fields["bound"][level]) if level >= 0 else 0
-                return {"level": max(level, -1), "start": fields["order"][lo:hi]}
-            lo, hi = int(fields["bound"][level - 1]), int(fields["bound"][level])
-            return {"level": level, "start": fields["order"][lo:hi], "repeat": "count"}
+        def deepest_first(fields, params, xp):
+            level = params["deepest"] - 1  # the deepest level with successors
+            lo = int(fields["bound"][level - 1]) if level >= 1 else 0
+            hi = int(fields["bound"][level]) if level >= 0 else 0
+            return {"level": max(level, -1), "start": fields["order"][lo:hi]}
 
         @gs.stage(config={"driving": "data", "direction": "push"},
                   supports={"driving": ("data",), "direction": ("push",)})
@@ -305,9 +310,10 @@ _NOTES = """
     2. ``longest``: each reached node's hop level, the most edges of a shortest path to
        it (an activating max along shortest-path edges); a node's predecessors on the
        shortest-path DAG all sit on shallower levels;
-    3. ``count``, once per level from the source down: the level adds ``sigma[u]`` to
-       each shortest-path successor (non-activating), so each level's counts are
-       complete when it sends;
+    3. ``count``: one data-driven run from the source in topological order: every node
+       adds ``sigma[u]`` to each shortest-path successor and counts itself in at it
+       (``arrived``); a node becomes active when its last predecessor (``preds``, counted
+       by a host step over the edges) has sent, so its count is complete when it sends;
     4. ``backward``, once per level from the deepest up: every node ``u`` takes
        ``sigma[u] / sigma[v] * (1 + delta[v])`` from each shortest-path successor
        ``v``, with an indirect, non-activating add;
