@@ -154,6 +154,10 @@ def _brandes(edge_output: bool) -> type:
                              doc="shortest-path predecessors")
         arrived = gs.NodeField("int32", init=0, output=False,
                                doc="predecessors that have sent their counts")
+        succs = gs.NodeField("int32", init=0, output=False,
+                             doc="shortest-path successors (undirected graphs)")
+        taken = gs.NodeField("int32", init=0, output=False,
+                             doc="successors whose dependency has been taken")
         order = gs.NodeField("int32", init=0, output=False, doc="reached nodes by hop")
         bound = gs.NodeField("int32", init=0, output=False,
                              doc="where each hop level ends in order")
@@ -162,6 +166,8 @@ def _brandes(edge_output: bool) -> type:
         done = gs.Param("int32", 0, low=0, high=2**31 - 1, doc="sources finished")
         level = gs.Param("int32", 0, low=-1, high=2**31 - 1, doc="level a stage reads")
         deepest = gs.Param("int32", 0, low=0, high=2**31 - 1, doc="deepest hop level")
+        undirected = gs.Param("int32", 0, low=0, high=1,
+                              doc="1: dependencies flow back along stored reverse edges")
 
         @gs.host_step
         def next_source(fields, params, xp):
@@ -187,8 +193,10 @@ def _brandes(edge_output: bool) -> type:
             def relax(e):
                 e.dst.dist.reduce_min(e.src.dist + e.weight)
 
-        @gs.host_step
-        def from_the_source(fields, params, xp):
+        @gs.host_step(edges=True)
+        def from_the_source(fields, params, xp, edges):
+            if not edges.directed:  # the dependencies drain back without hop levels
+                return {"start": fields["sigma"][:0].astype(xp.int32)}
             return {"start": xp.flatnonzero(fields["sigma"])}  # the source: sigma 1
 
         @gs.stage(config={"driving": "data", "direction": "push"},
@@ -214,10 +222,10 @@ def _brandes(edge_output: bool) -> type:
             bound[: deepest + 1] = xp.searchsorted(hop[order], xp.arange(1, deepest + 2))
             n = fields["preds"].size
             preds = xp.bincount(edges.dst[_on_dag(fields, edges, xp)], minlength=n)
-            first = int(bound[0]) if bound.size else 0  # the source (none: no nodes)
-            return {"order": order, "bound": bound, "deepest": deepest,
-                    "preds": preds[:n], "arrived": xp.zeros_like(fields["arrived"]),
-                    "start": order[:first]}
+            preds = preds[:n]
+            return {"order": order, "bound": bound, "deepest": deepest, "preds": preds,
+                    "arrived": xp.zeros_like(fields["arrived"]),
+                    "start": reached & (preds == 0)}  # the source
 
         @gs.stage(config={"driving": "data", "direction": "push"},
                   supports={"driving": ("data",), "direction": ("push",)})
@@ -234,8 +242,38 @@ def _brandes(edge_output: bool) -> type:
                 e.dst.sigma.reduce_add(e.src.sigma, activate=False)
                 e.dst.arrived.reduce_add(1, activate_above=e.dst.preds)
 
+        @gs.host_step(edges=True)
+        def from_the_sinks(fields, params, xp, edges):
+            if edges.directed:  # no in-edges to send along: level by level instead
+                return {"undirected": 0, "start": fields["order"][:0]}
+            on = _on_dag(fields, edges, xp)
+            succs = xp.bincount(edges.src[on], minlength=fields["succs"].size)
+            succs = succs[: fields["succs"].size]
+            sinks = (fields["dist"] < xp.inf) & (succs == 0)
+            return {"undirected": 1, "succs": succs, "taken": xp.zeros_like(succs),
+                    "start": sinks}
+
+        @gs.stage(config={"driving": "data", "direction": "push"},
+                  supports={"driving": ("data",), "direction": ("push",)})
+        class drain:
+            """Dependencies in reverse topological order on an undirected graph: each
+            node gives its share back along the reverse of each shortest-path edge into
+            it, and a node sends once its last successor has given.
+            """
+
+            start = gs.chosen_nodes()
+
+            @gs.edge_op
+            def give(e):
+                e.only_if(e.src.dist.eq(e.dst.dist + e.weight))
+                e.dst.delta.reduce_add(e.dst.sigma / e.src.sigma * (1.0 + e.src.delta),
+                                       activate=False)
+                e.dst.taken.reduce_add(1, activate_above=e.dst.succs)
+
         @gs.host_step
         def deepest_first(fields, params, xp):
+            if params["undirected"]:  # drained: no level left to take
+                return {"level": -1, "start": fields["order"][:0]}
             level = params["deepest"] - 1  # the deepest level with successors
             lo = int(fields["bound"][level - 1]) if level >= 1 else 0
             hi = int(fields["bound"][level]) if level >= 0 else 0
@@ -307,21 +345,24 @@ _NOTES = """
     both engines and in the host step):
 
     1. ``forward``: distances from the source (Bellman-Ford relaxation, any strategy);
-    2. ``longest``: each reached node's hop level, the most edges of a shortest path to
-       it (an activating max along shortest-path edges); a node's predecessors on the
-       shortest-path DAG all sit on shallower levels;
+    2. ``longest`` (directed graphs): each reached node's hop level, the most edges of a
+       shortest path to it (an activating max along shortest-path edges); a node's
+       successors on the shortest-path DAG all sit on deeper levels;
     3. ``count``: one data-driven run from the source in topological order: every node
        adds ``sigma[u]`` to each shortest-path successor and counts itself in at it
        (``arrived``); a node becomes active when its last predecessor (``preds``, counted
        by a host step over the edges) has sent, so its count is complete when it sends;
-    4. ``backward``, once per level from the deepest up: every node ``u`` takes
-       ``sigma[u] / sigma[v] * (1 + delta[v])`` from each shortest-path successor
-       ``v``, with an indirect, non-activating add;
+    4. on an undirected graph, ``drain``: one data-driven run from the nodes without
+       shortest-path successors, each giving ``sigma[u] / sigma[v] * (1 + delta[v])``
+       back along the stored reverse of each shortest-path edge ``u -> v``, a node
+       sending once its last successor has given (``succs``, counted by a host step);
+       on a directed graph (no reverse edges to send along), ``backward``, once per hop
+       level from the deepest up: every node ``u`` takes that share from each
+       successor ``v``, with an indirect, non-activating add;
     5. ``accumulate``: a host step sums the source's dependencies, then the next
        source.
 
-    On an unweighted graph every edge weighs 1: the hop levels are BFS levels and the
-    answer is ``betweenness``'s.
+    On an unweighted graph every edge weighs 1 and the answer is ``betweenness``'s.
 """
 
 

@@ -270,13 +270,20 @@ class EdgeField:
 class HostEdges(tuple):
     """The edges a host step declared with ``host_step(edges=True)`` receives:
     ``(src, dst, weight)`` arrays of the array module (int32, int32, float32; every
-    weight 1 on an unweighted graph), one item per stored edge in CSR order.
+    weight 1 on an unweighted graph), one item per stored edge in CSR order, and
+    ``directed``: ``False`` when every edge is stored both ways with one weight (an
+    undirected graph), so a node's out-edges are also its in-edges.
     """
 
     __slots__ = ()
 
-    def __new__(cls, src: Any, dst: Any, weight: Any) -> HostEdges:
-        return super().__new__(cls, (src, dst, weight))
+    def __new__(cls, src: Any, dst: Any, weight: Any, directed: bool = True) -> HostEdges:
+        return super().__new__(cls, (src, dst, weight, bool(directed)))
+
+    @property
+    def directed(self) -> bool:
+        """Whether the graph is directed."""
+        return self[3]
 
     @property
     def src(self) -> Any:

@@ -95,7 +95,7 @@ def _host_edges(graph: Graph, xp: Any) -> HostEdges:
     w = (np.ones(graph.n_edges, dtype=np.float32) if graph.weights is None
          else np.asarray(graph.weights, dtype=np.float32))
     return HostEdges(xp.asarray(src, dtype=xp.int32), xp.asarray(dst, dtype=xp.int32),
-                     xp.asarray(w))
+                     xp.asarray(w), graph.directed)
 
 
 def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
