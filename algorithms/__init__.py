@@ -8,6 +8,7 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.triangles",
     "gswitch.algorithms.ppr",
     "gswitch.algorithms.betweenness",
+    "gswitch.algorithms.betweenness_weighted",
     "gswitch.algorithms.kcore",
     "gswitch.algorithms.mis",
     "gswitch.algorithms.lpa",

@@ -58,6 +58,11 @@ BENCHES: dict[str, Bench] = {
     "new-algorithms": Bench("bench_new_algorithms.py", "cpu|gpu",
                             "core_number, MIS, triangles, personalised PageRank, "
                             "betweenness (k=64) on ~100k-edge graphs", "networkx"),
+    "betweenness-weighted": Bench("bench_betweenness_weighted.py", "cpu|gpu",
+                                  "weighted and edge betweenness (k sources) on a road grid "
+                                  "and an integer-weighted RMAT",
+                                  "networkx betweenness_centrality(weight), "
+                                  "edge_betweenness_centrality"),
     "scc": Bench("bench_scc.py", "cpu|gpu", "strongly connected components on ~100k-edge "
                  "directed RMAT and one-way road graphs",
                  "scipy connected_components(strong), networkx"),

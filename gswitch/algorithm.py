@@ -24,6 +24,8 @@ from .declare import (
     MAX_STEP_TOTALS,
     NODE_ID,
     ActiveSet,
+    EdgeField,
+    HostEdges,
     HostStep,
     Input,
     NodeField,
@@ -51,6 +53,8 @@ __all__ = [
     "INF",
     "NODE_ID",
     "NodeField",
+    "EdgeField",
+    "HostEdges",
     "Param",
     "StepTotal",
     "ActiveSet",
@@ -424,6 +428,8 @@ class AlgorithmSpec:
     stage_config: dict[str, Any] = field(default_factory=dict)
     #: a stage that runs on the reverse graph (its edges turned around)
     stage_reverse: bool = False
+    #: per-edge values of a staged algorithm, kept by its host steps (:class:`EdgeField`)
+    edge_fields: dict[str, EdgeField] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -524,6 +530,8 @@ class AlgorithmSpec:
         for name, f in self.fields.items():
             src = f", at_source={f.at_source}" if f.at_source is not None else ""
             lines.append(f"  field {name}: {f.dtype} init={f.init!r}{src}")
+        for name, f in self.edge_fields.items():
+            lines.append(f"  edge field {name}: {f.dtype} init={f.init!r} (host steps)")
         for name, p in self.params.items():
             lines.append(f"  param {name}: {p.dtype} = {p.default}")
         lines.append(f"  start: {self.start.kind}")
@@ -827,10 +835,17 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         params: dict[str, Param] = {}
         steps: list[Any] = []
         totals: list[str] = []
+        edge_fields: dict[str, EdgeField] = {}
+        declared: list[tuple[str, bool]] = []  # outputs in declaration order
         for attr, value in vars(c).items():
             if isinstance(value, NodeField):
                 value.name = attr
                 fields[attr] = value
+                declared.append((attr, value.output))
+            elif isinstance(value, EdgeField):
+                value.name = attr
+                edge_fields[attr] = value
+                declared.append((attr, value.output))
             elif isinstance(value, Param):
                 value.name = attr
                 params[attr] = value
@@ -842,7 +857,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         if not fields:
             raise AlgorithmError(f"{c.__name__} declares no NodeField")
         _add_buffers(fields)
-        clash = set(fields) & set(params)
+        clash = (set(fields) | set(edge_fields)) & set(params) | set(fields) & set(edge_fields)
         if clash:
             raise AlgorithmError(f"{sorted(clash)[0]!r} is both a field and a parameter")
         if len(totals) > MAX_STEP_TOTALS:
@@ -866,6 +881,10 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             backend_defaults={str(k): dict(v) for k, v in (backend_defaults or {}).items()})
         allowed = {str(k): tuple(v) for k, v in (supports or {}).items()}
         own_defaults = dict(defaults or {})
+        if edge_fields and not steps:
+            raise AlgorithmError(f"{c.__name__} declares EdgeField "
+                                 f"{next(iter(edge_fields))!r}, which only host steps "
+                                 "write: declare stages and host steps")
         if not steps:
             return AlgorithmSpec(
                 **common, **_operators(c, fields, params, node_after_edges, converge_below,
@@ -899,8 +918,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             **common, start=first.start, edge=first.edge, node=first.node,
             node_after_edges=first.node_after_edges, priority=first.priority,
             finalize=fin, finalize_on_device=bool(finalize_on_device and fin is not None),
-            outputs=[n for n, f in fields.items() if f.output],
-            supports=allowed,
+            outputs=[n for n, out in declared if out],
+            supports=allowed, edge_fields=edge_fields,
             config_defaults=own_defaults, stages=stages)
 
     if cls is not None:

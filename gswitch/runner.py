@@ -13,7 +13,7 @@ from .algorithm import AlgorithmSpec
 from .config import Config
 from .errors import DeviceError, GswitchError, InvalidConfig, InvalidGraph, InvalidInput
 from .graph import Graph
-from .locality import renumbered, to_caller
+from .locality import edges_to_caller, renumbered, to_caller
 from .plugins import get_registry
 from .result import Result
 from .strategy import AXES
@@ -415,6 +415,7 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
                            "arrays='numpy' on the CPU")
     graph, sources = prepare(spec, graph, source)
     resolved = spec.resolve_params(params, graph.n_nodes)
+    caller_graph = graph
     graph, perm, renumber_s = renumbered(graph, str(cfg.get("renumber", "none")))
     if perm is not None:
         sources, resolved = _renumber_inputs(spec, perm, sources, resolved)
@@ -453,8 +454,12 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         result.stats["finalized_on"] = "host"
     result.fields = {k: v for k, v in result.fields.items() if k in spec.outputs}
     if perm is not None:
-        result.fields = to_caller(result.fields, perm, {
-            k: f.id_kind for k, f in spec.fields.items() if k in result.fields})
+        per_edge = {k: v for k, v in result.fields.items() if k in spec.edge_fields}
+        result.fields = to_caller(
+            {k: v for k, v in result.fields.items() if k not in per_edge}, perm,
+            {k: f.id_kind for k, f in spec.fields.items() if k in result.fields})
+        result.fields.update(edges_to_caller(per_edge, caller_graph, perm, {
+            k: f.id_kind for k, f in spec.edge_fields.items()}))
         result.stats["renumber"] = cfg.get("renumber")
         result.stats["renumber_s"] = renumber_s
     result.stats["variant"] = spec.variant

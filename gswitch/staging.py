@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .algorithm import AlgorithmSpec, HostStep
+from .algorithm import AlgorithmSpec, HostEdges, HostStep
 from .config import Config
 from .engine.timing import PhaseTimer
 from .errors import AlgorithmError, DeadlineExceeded
@@ -75,6 +75,14 @@ def _apply(step: HostStep, spec: AlgorithmSpec, out: Any, fields: dict[str, Any]
                 start = xp.unique(value.astype(xp.int32))
         elif key in spec.fields:
             fields[key] = xp.asarray(value, dtype=spec.fields[key].dtype)
+        elif key in spec.edge_fields:
+            arr = xp.asarray(value, dtype=spec.edge_fields[key].dtype)
+            if arr.shape != fields[key].shape:
+                raise AlgorithmError(
+                    f"host step {step.name} of {spec.label} returned edge field {key!r} "
+                    f"of shape {arr.shape}; it holds one value per edge "
+                    f"{fields[key].shape}")
+            fields[key] = arr
         elif key in spec.params:
             params[key] = spec.params[key].validate(
                 value.item() if hasattr(value, "item") else value)
@@ -83,6 +91,15 @@ def _apply(step: HostStep, spec: AlgorithmSpec, out: Any, fields: dict[str, Any]
                 f"host step {step.name} of {spec.label} returned {key!r}, which is neither "
                 "'start', a field nor a parameter")
     return start
+
+
+def _host_edges(graph: Graph, xp: Any) -> HostEdges:
+    """The graph's edges for host steps, as ``xp`` arrays (weights 1 when unweighted)."""
+    src, dst = graph.edges()
+    w = (np.ones(graph.n_edges, dtype=np.float32) if graph.weights is None
+         else np.asarray(graph.weights, dtype=np.float32))
+    return HostEdges(xp.asarray(src, dtype=xp.int32), xp.asarray(dst, dtype=xp.int32),
+                     xp.asarray(w), graph.directed)
 
 
 def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
@@ -100,6 +117,10 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
         xp = np
     params = dict(params)
     fields: dict[str, Any] | None = None
+    # per-edge values live beside the node fields, which the engine runs the stages on
+    edge_fields = {k: xp.full(graph.n_edges, f.init, dtype=f.dtype)
+                   for k, f in spec.edge_fields.items()}
+    edges = None
     chosen = None
     stats: dict[str, Any] = {"active": [], "modes": [], "directions": [], "stages": [],
                              "edges_processed": 0, "iterations": 0}
@@ -119,8 +140,15 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                 fields = {k: xp.asarray(v) for k, v in
                           spec.initial_fields(graph.n_nodes, params, sources).items()}
             ts = time.perf_counter()
-            out = st.func(fields, params, xp)
-            chosen = _apply(st, spec, out, fields, params, xp)
+            seen = {**fields, **edge_fields}
+            if st.edges:
+                edges = _host_edges(graph, xp) if edges is None else edges
+                out = st.func(seen, params, xp, edges)
+            else:
+                out = st.func(seen, params, xp)
+            chosen = _apply(st, spec, out, seen, params, xp)
+            fields = {k: seen[k] for k in fields}
+            edge_fields = {k: seen[k] for k in edge_fields}
             again = out.get("repeat") if isinstance(out, dict) else None
             if again is not None:  # loop: run the stages from `again` on once more
                 if again not in names:
@@ -178,6 +206,7 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
             if k not in stats and k not in ("time_s", "converged", "totals"):
                 stats[k] = v
     assert fields is not None  # a staged spec has an operator stage
+    fields = {**fields, **edge_fields}
     if backend == "gpu":
         fields = {k: v.get() for k, v in fields.items()}
     if "device_time_s" in stats:

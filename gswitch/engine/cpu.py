@@ -295,6 +295,10 @@ def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.nd
         if thr is None:
             activated.add(idx[sums[touched] != 0])
         else:
+            if np.ndim(thr):  # one threshold per edge (it reads the target's fields):
+                per_node = np.empty(n, dtype=np.asarray(thr).dtype)  # the target's
+                per_node[dst] = thr
+                thr = per_node[touched]
             activated.add(idx[(old < thr) & (new >= thr)])
     else:
         raise AssertionError(kind)

@@ -40,6 +40,7 @@ SMALL_GRAPH: dict[str, int] = {
     "pagerank": 1_500,
     # networkx intersects Python sets per edge; a gswitch call costs a few milliseconds
     "betweenness_centrality": 300,
+    "edge_betweenness_centrality": 300,
     "core_number": 5_000,
     "k_core": 5_000,
     "label_propagation_communities": 2_000,
@@ -97,9 +98,9 @@ def _clustering(args: Mapping[str, Any]) -> str | bool:
 
 
 def _betweenness(args: Mapping[str, Any]) -> str | bool:
-    if args.get("weight") is not None:
-        return "weighted betweenness is not supported by gswitch"
-    return True
+    return _callable_weight(args)
+
+
 
 
 def _core_number(args: Mapping[str, Any]) -> str | bool:
@@ -133,6 +134,7 @@ _CHECKS: dict[str, Callable[[Mapping[str, Any]], str | bool]] = {
     "label_propagation_communities": _lpa,
     "k_core": _core_number,
     "betweenness_centrality": _betweenness,
+    "edge_betweenness_centrality": _betweenness,
     "core_number": _core_number,
     "clustering": _clustering,
     "average_clustering": _clustering,
