@@ -13,4 +13,6 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.lpa",
     "gswitch.algorithms.scc",
     "gswitch.algorithms.msf",
+    "gswitch.algorithms.msbfs",
+    "gswitch.algorithms.apsp",
 )

@@ -1,0 +1,6 @@
+import gswitch as gs
+
+
+@gs.hookimpl
+def gswitch_algorithms():
+    return []
