@@ -14,5 +14,4 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.scc",
     "gswitch.algorithms.msf",
     "gswitch.algorithms.msbfs",
-    "gswitch.algorithms.apsp",
 )
