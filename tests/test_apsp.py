@@ -6,8 +6,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
-
-import gswitch as gs
 from gswitch.algorithms.apsp import (
     METHODS,
     dense_bytes,
@@ -15,6 +13,8 @@ from gswitch.algorithms.apsp import (
     row_blocks,
     shortest_path_lengths,
 )
+
+import gswitch as gs
 from gswitch.generators import grid2d, rmat, uniform_random
 from gswitch.testing.zoo import zoo_graph
 
@@ -141,7 +141,6 @@ def test_docstring_example_runs():
 def test_gpu_matches_scipy(weighted):
     """On the GPU: repeated search by the device engine, Floyd-Warshall on CuPy arrays."""
     import cupy as cp
-
     from gswitch.algorithms.apsp import dense_weights
     g = uniform_random(300, 1200, seed=6, weighted=weighted)
     want = _scipy(g, weighted)

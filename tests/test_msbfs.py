@@ -8,11 +8,11 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse.csgraph as csgraph
+from gswitch.algorithms import msbfs
+from gswitch.algorithms.msbfs import BATCH, distances
 
 import gswitch as gs
 import gswitch.expr as ex
-from gswitch.algorithms import msbfs
-from gswitch.algorithms.msbfs import BATCH, distances
 from gswitch.codegen import generate_source, lower_expr
 from gswitch.generators import grid2d, rmat, uniform_random
 from gswitch.plugins import get_registry

@@ -95,6 +95,12 @@ def _betweenness(args: Mapping[str, Any]) -> str | bool:
     return True
 
 
+def _closeness(args: Mapping[str, Any]) -> str | bool:
+    if args.get("distance") is not None:
+        return "weighted closeness (distance=...) is not supported by gswitch"
+    return True
+
+
 def _core_number(args: Mapping[str, Any]) -> str | bool:
     if args["G"].is_directed():
         return "core numbers of a directed graph (in plus out degree) are networkx's"
@@ -134,6 +140,9 @@ _CHECKS: dict[str, Callable[[Mapping[str, Any]], str | bool]] = {
     "single_source_dijkstra_path_length": _callable_weight,
     "single_source_bellman_ford_path_length": _callable_weight,
     "pagerank": _pagerank,
+    "all_pairs_dijkstra_path_length": _callable_weight,
+    "floyd_warshall": _callable_weight,
+    "closeness_centrality": _closeness,
 }
 
 
