@@ -45,6 +45,8 @@ __all__ = ["METHODS", "shortest_path_lengths", "row_blocks", "floyd_warshall", "
 METHODS = ("repeated_sssp", "floyd_warshall")
 #: Pivots per block of the blocked Floyd-Warshall.
 FW_BLOCK = 64
+#: Bytes of matrix rows one round updates at a time (about an L2 cache).
+CACHE_BYTES = 1 << 19
 
 
 def dense_bytes(n: int, method: str = "repeated_sssp") -> int:
@@ -119,12 +121,14 @@ def floyd_warshall(d: Any, xp: Any = np, block: int = FW_BLOCK) -> Any:
     closes over its own pivots, then the row panel ``D[K, :]`` and the column panel
     ``D[:, K]`` take paths through them (one rank-1 min-plus update per pivot, over a
     panel only), and last the rest of the matrix takes the min-plus product
-    ``D[:, K] (x) D[K, :]`` in chunks of rows. The result is the one of the textbook
-    triple loop: a pivot's row and column are final for that pivot before anything
+    ``D[:, K] (x) D[K, :]`` in chunks of rows that stay in cache over the round's
+    pivots (a rank-1 update per pivot and chunk: no ``(rows, block, n)`` temporary).
+    The result is the one of the textbook triple loop: a pivot's row and column are final for that pivot before anything
     reads them.
     """
     n = d.shape[0]
-    chunk = max(1, (1 << 22) // max(1, block * n))  # rows per (rows, block, n) temporary
+    # rows per chunk: a chunk (and its temporary) stays in cache over a round's pivots
+    chunk = max(1, CACHE_BYTES // (16 * max(1, n)))
     for k0 in range(0, n, block):
         k1 = min(n, k0 + block)
         diag = d[k0:k1, k0:k1]
@@ -135,9 +139,9 @@ def floyd_warshall(d: Any, xp: Any = np, block: int = FW_BLOCK) -> Any:
             xp.minimum(rows, diag[:, k, None] + rows[None, k, :], out=rows)
             xp.minimum(cols, cols[:, k, None] + diag[None, k, :], out=cols)
         for r0 in range(0, n, chunk):
-            r1 = min(n, r0 + chunk)
-            via = (cols[r0:r1, :, None] + rows[None, :, :]).min(axis=1)
-            xp.minimum(d[r0:r1], via, out=d[r0:r1])
+            part, via = d[r0: r0 + chunk], cols[r0: r0 + chunk]
+            for k in range(k1 - k0):
+                xp.minimum(part, via[:, k, None] + rows[None, k, :], out=part)
     return d
 
 

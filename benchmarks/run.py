@@ -61,6 +61,9 @@ BENCHES: dict[str, Bench] = {
     "scc": Bench("bench_scc.py", "cpu|gpu", "strongly connected components on ~100k-edge "
                  "directed RMAT and one-way road graphs",
                  "scipy connected_components(strong), networkx"),
+    "apsp": Bench("bench_apsp.py", "cpu|gpu", "all-pairs shortest path lengths: hops by "
+                  "multi-source BFS on 2000 nodes, blocked Floyd-Warshall on 800",
+                  "scipy shortest_path / floyd_warshall, networkx"),
     "renumber": Bench("bench_renumber.py", "cpu|gpu",
                       "BFS, SSSP, CC under each renumbering on shuffled road and RMAT",
                       "renumber=none in the same run; scipy.sparse.csgraph"),
