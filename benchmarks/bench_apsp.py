@@ -24,8 +24,8 @@ import networkx as nx
 import numpy as np
 import scipy.sparse.csgraph as csgraph
 from _common import require_gpu, write_json
-
 from gswitch.algorithms.apsp import shortest_path_lengths
+
 from gswitch.generators import uniform_random
 
 
