@@ -123,8 +123,8 @@ def floyd_warshall(d: Any, xp: Any = np, block: int = FW_BLOCK) -> Any:
     panel only), and last the rest of the matrix takes the min-plus product
     ``D[:, K] (x) D[K, :]`` in chunks of rows that stay in cache over the round's
     pivots (a rank-1 update per pivot and chunk: no ``(rows, block, n)`` temporary).
-    The result is the one of the textbook triple loop: a pivot's row and column are final for that pivot before anything
-    reads them.
+    The result is the one of the textbook triple loop: a pivot's row and column are
+    final for that pivot before anything reads them.
     """
     n = d.shape[0]
     # rows per chunk: a chunk (and its temporary) stays in cache over a round's pivots

@@ -82,11 +82,11 @@ def main() -> None:
         a.sum_duplicates()
         assert a.nnz == g.n_edges, "the cases must have no parallel edges"
         G = _digraph(g)
-        scipy_s, want = _median(lambda: scipy_fn(a), args.repeats)
-        nx_s, nx_d = _median(lambda: nx_fn(G, g.n_nodes), args.repeats)
+        scipy_s, want = _median(lambda f=scipy_fn, a=a: f(a), args.repeats)
+        nx_s, nx_d = _median(lambda f=nx_fn, G=G, n=g.n_nodes: f(G, n), args.repeats)
         np.testing.assert_allclose(nx_d, want, rtol=1e-5)
-        t, got = _median(lambda: shortest_path_lengths(g, method=method,
-                                                       backend=args.backend), args.repeats)
+        t, got = _median(lambda g=g, m=method: shortest_path_lengths(
+            g, method=m, backend=args.backend), args.repeats)
         np.testing.assert_allclose(got, want, rtol=1e-5)
         best = min(scipy_s, nx_s)
         rows.append({"case": label, "method": method, "graph": g.name, "nodes": g.n_nodes,
