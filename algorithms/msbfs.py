@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 import gswitch as gs
+from gswitch._memory import MemoryRefused, check_memory
 from gswitch.errors import InvalidInput
 from gswitch.verify import exact
 
@@ -220,10 +221,17 @@ def distances(graph: gs.Graph, sources=None, **run: Any) -> np.ndarray:
     Raises
     ------
     InvalidInput
-        A source id out of range.
+        A source id out of range, or a matrix that would not fit in memory (the message
+        points to :func:`distances_batches`).
     """
     n = graph.n_nodes
     k = n if sources is None else checked_sources(sources, n).size
+    try:
+        check_memory(f"a dense {k:,} x {n:,} hop-distance matrix", 4 * k * n,
+                     "use gswitch.algorithms.msbfs.distances_batches(graph, sources) to "
+                     "get 64 rows at a time")
+    except MemoryRefused as exc:
+        raise InvalidInput(str(exc)) from None
     out = np.empty((k, n), dtype=np.int32)
     row = 0
     for ids, dist in distances_batches(graph, sources, **run):

@@ -101,6 +101,16 @@ def test_bad_sources_are_one_line(sources, match):
         distances(gs.Graph.from_edges([0, 1], [1, 2]), sources, backend="cpu")
 
 
+def test_dense_matrix_is_estimated_first(monkeypatch):
+    """Under a memory limit the (k, n) matrix is refused with the bytes and the fix."""
+    g = uniform_random(3000, 3000, seed=1)
+    monkeypatch.setenv("GSWITCH_MEMORY_LIMIT", "4M")
+    with pytest.raises(gs.InvalidInput, match=r"dense 3,000 x 3,000 hop-distance matrix "
+                       r"needs about 34.3 MiB .* use gswitch.algorithms.msbfs."
+                       r"distances_batches"):
+        distances(g, backend="cpu")
+
+
 def test_one_run_takes_at_most_64_distinct_sources():
     """gs.run itself refuses 65 sources or a repeat and points at distances()."""
     g = uniform_random(100, 200, seed=1)
