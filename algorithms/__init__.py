@@ -14,4 +14,5 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.lpa",
     "gswitch.algorithms.scc",
     "gswitch.algorithms.msf",
+    "gswitch.algorithms.msbfs",
 )

@@ -69,6 +69,9 @@ BENCHES: dict[str, Bench] = {
     "msf": Bench("bench_msf.py", "cpu|gpu", "minimum spanning forest (Boruvka) on ~100k-edge "
                  "road and simple RMAT graphs; the networkx backend's call beside",
                  "scipy minimum_spanning_tree, networkx minimum_spanning_tree"),
+    "apsp": Bench("bench_apsp.py", "cpu|gpu", "all-pairs shortest path lengths: hops by "
+                  "multi-source BFS on 2000 nodes, blocked Floyd-Warshall on 800",
+                  "scipy shortest_path / floyd_warshall, networkx"),
     "renumber": Bench("bench_renumber.py", "cpu|gpu",
                       "BFS, SSSP, CC under each renumbering on shuffled road and RMAT",
                       "renumber=none in the same run; scipy.sparse.csgraph"),

@@ -481,6 +481,9 @@ class AlgorithmSpec:
                       n_nodes: int, dtype: str) -> np.ndarray:
         if spec.prepare is not None:
             value = spec.prepare(value, params)
+        if isinstance(value, np.ndarray) and value.dtype.kind in "iu" \
+                and np.dtype(dtype).kind in "iu" and value.shape == (n_nodes,):
+            return value.astype(dtype)  # exact: a float64 round trip drops bits of a uint64
         try:
             arr = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError):

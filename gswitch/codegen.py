@@ -41,6 +41,7 @@ CUDA_TYPES = {
     "int32": "int",
     "uint32": "unsigned",
     "int64": "long long",
+    "uint64": "unsigned long long",
     "float32": "float",
     "float64": "double",
 }
@@ -67,6 +68,8 @@ def _literal(value: Any, dtype: str) -> str:
         return f"{int(value)}LL"
     if dtype == "uint32":
         return f"{int(value)}u"
+    if dtype == "uint64":
+        return f"{int(value)}ULL"
     return str(int(value))
 
 

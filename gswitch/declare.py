@@ -124,7 +124,8 @@ class NodeField:
     Parameters
     ----------
     dtype : str
-        One of ``int32``, ``uint32``, ``int64``, ``float32``, ``float64``.
+        One of ``int32``, ``uint32``, ``int64``, ``uint64``, ``float32``, ``float64``
+        (``uint64``: a set of up to 64 members, one bit each, combined by ``reduce_or``).
     init : number, INF, NODE_ID, callable or Input
         Initial value of every node; a callable receives the resolved parameters
         (a mapping that also holds ``n_nodes``) and returns a number; an
@@ -162,7 +163,8 @@ class NodeField:
     def __post_init__(self) -> None:
         if self.dtype not in ex.DTYPES or self.dtype == "bool":
             raise AlgorithmError(
-                f"NodeField dtype must be one of int32, uint32, int64, float32, float64; "
+                f"NodeField dtype must be one of int32, uint32, int64, uint64, float32, "
+                f"float64; "
                 f"got {self.dtype!r}"
             )
         if self.ids not in (None, "", "node", "min_label"):

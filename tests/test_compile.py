@@ -22,7 +22,8 @@ from gswitch.testing.user_algorithms import USER_ALGORITHMS, USER_CONFIGS
 from gswitch.testing.zoo import sweep_configs
 
 ALGORITHMS = ["bfs", "sssp", "cc", "pagerank", "core_number", "maximal_independent_set",
-              "label_propagation", "scc", "minimum_spanning_forest", "weighted_betweenness"]
+              "label_propagation", "scc", "minimum_spanning_forest", "weighted_betweenness",
+              "msbfs"]
 SPECS = {a: get_registry().algorithm(a) for a in ALGORITHMS}
 SPECS.update({u.name: u for u in USER_ALGORITHMS})
 # the user-operator algorithms test the lowering, not the strategies: the GPU suite's

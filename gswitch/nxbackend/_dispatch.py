@@ -103,6 +103,12 @@ def _betweenness(args: Mapping[str, Any]) -> str | bool:
 
 
 
+def _closeness(args: Mapping[str, Any]) -> str | bool:
+    if args.get("distance") is not None:
+        return "weighted closeness (distance=...) is not supported by gswitch"
+    return True
+
+
 def _core_number(args: Mapping[str, Any]) -> str | bool:
     if args["G"].is_directed():
         return "core numbers of a directed graph (in plus out degree) are networkx's"
@@ -147,6 +153,9 @@ _CHECKS: dict[str, Callable[[Mapping[str, Any]], str | bool]] = {
     "maximum_spanning_edges": _callable_weight,
     "minimum_spanning_tree": _callable_weight,
     "maximum_spanning_tree": _callable_weight,
+    "all_pairs_dijkstra_path_length": _callable_weight,
+    "floyd_warshall": _callable_weight,
+    "closeness_centrality": _closeness,
 }
 
 

@@ -46,7 +46,25 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
                                   "graph order (networkx lists a level in discovery order).",
     },
     "all_pairs_shortest_path_length": {
-        "additional_docs": _BFS + " One BFS per node, yielded lazily like networkx.",
+        "additional_docs": "Hop counts from gswitch's ``msbfs``: one traversal carries 64 "
+                           "sources, one bit each. Yielded lazily like networkx, a batch "
+                           "of 64 nodes at a time; each dict lists nodes level by level, "
+                           "each level in graph order.",
+    },
+    "all_pairs_dijkstra_path_length": {
+        "additional_docs": _SSSP + " One SSSP per node, yielded lazily like networkx.",
+    },
+    "floyd_warshall": {
+        "additional_docs": "Blocked Floyd-Warshall over the dense float64 matrix "
+                           "(``gswitch.algorithms.apsp``): array code on the host, not a "
+                           "graph operator. Every pair is listed; the inner mappings "
+                           "default to ``inf`` as networkx's do.",
+    },
+    "closeness_centrality": {
+        "additional_docs": "Incoming hop distances from gswitch's ``msbfs`` (64 nodes per "
+                           "traversal; the reverse graph for a directed one); "
+                           "``wf_improved`` as networkx. ``distance`` (weighted closeness) "
+                           "falls back to networkx.",
     },
     "bfs_layers": {
         "additional_docs": _BFS + " Layers are listed in networkx's exact discovery order.",
