@@ -9,6 +9,9 @@ import pytest
 
 from gswitch.nxbackend import BackendInterface, _apsp
 
+# each test converts a graph once and calls several functions on the cached conversion
+pytestmark = pytest.mark.filterwarnings("ignore:Note. conversions to backend graphs")
+
 GRAPHS = {
     "gnp-directed": lambda: nx.gnp_random_graph(150, 0.02, seed=3, directed=True),
     "gnp": lambda: nx.gnp_random_graph(140, 0.02, seed=4),
