@@ -287,26 +287,32 @@ def _expected_valid_count(spec, backend):
     # that declares it
     driving -= 0 if spec.priority is not None else 2
     driving -= 0 if "subset" in spec.supports.get("driving", ()) else 1
+    # spatial is counted apart: it takes push only, and only an order-free operator
+    driving -= 1
+    spatial = get_registry().strategy("driving", "spatial")({})
+    spatial_ok = spatial.check(spec, None, gs.Config({"driving": "spatial"}), backend) is None
     rest = per["load_balance"] * driving * per["direction"]
+    rest_spatial = per["load_balance"] * 1 if spatial_ok else 0
     if backend != "gpu":
-        return per["worklist"] * rest * per["launch"], total
+        return per["worklist"] * (rest + rest_spatial) * per["launch"], total
     # on the GPU cuda_graph needs a worklist that never grows: bitmap or a dedup queue,
     # or for a level-synchronous algorithm (first_hit_final) any queue in data-driven steps
     queues = sum(1 for name in get_registry().strategies["worklist"] if name != "bitmap")
     bounded = 1 + queues
     valid = per["worklist"] * rest * (per["launch"] - 1) + bounded * rest
+    valid += per["worklist"] * rest_spatial * (per["launch"] - 1) + bounded * rest_spatial
     if spec.first_hit_final:
         valid += queues * per["load_balance"] * per["direction"]  # data driving only
     return valid, total
 
 
 def test_option_counts_by_hand():
-    """The categorical search space is as declared: 5 x 7 x 7 x 17 x 3 combinations."""
+    """The categorical search space is as declared: 5 x 7 x 8 x 17 x 3 combinations."""
     counts = _option_counts()
     assert {a: sum(c.values()) for a, c in counts.items()} == {
-        "worklist": 2 + 2 + 1, "load_balance": 1 + 5 + 1, "driving": 1 + 2 + 1 + 2 + 1,
+        "worklist": 2 + 2 + 1, "load_balance": 1 + 5 + 1, "driving": 1 + 2 + 1 + 2 + 1 + 1,
         "direction": 1 + 8 + 8, "launch": 3}
-    assert len(list(iter_configs())) == 5 * 7 * 7 * 17 * 3
+    assert len(list(iter_configs())) == 5 * 7 * 8 * 17 * 3
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -332,7 +338,8 @@ def test_valid_configs_by_hand():
     """Hand counts: cuda_graph needs one of the 3 bounded worklists; pagerank refuses
     atomic_free (add is not monotone)."""
     assert len(valid_configs(_classic("bfs"), "gpu")) == (
-        5 * 7 * 4 * 17 * 2 + 3 * 7 * 4 * 17 + 2 * 7 * 1 * 17)  # + BFS's plain queues, data
+        5 * 7 * 4 * 17 * 2 + 3 * 7 * 4 * 17 + 2 * 7 * 1 * 17  # + BFS's plain queues, data
+        + 5 * 7 * 1 * 1 * 2 + 3 * 7 * 1 * 1)  # spatial: push only
     assert len(valid_configs(_classic("pagerank"), "gpu")) == (
         5 * 7 * 3 * 17 * 2 + 3 * 7 * 3 * 17)
     assert len(valid_configs(_classic("pagerank"), "cpu")) == 5 * 7 * 3 * 17 * 3
