@@ -231,6 +231,7 @@ def test_a_host_step_fills_an_edge_field_from_the_edges():
         np.testing.assert_array_equal(r.fields["tail"], g.edges()[0])
 
 
+@pytest.mark.compile_all  # nvcc: .ci/run runs it with the compile matrix
 def test_generated_cuda_compiles():
     """Every operator stage lowers to CUDA that nvcc compiles (one launch: the stages of
     edge_betweenness are weighted_betweenness's; tests/test_compile.py has the matrix)."""

@@ -224,6 +224,7 @@ def test_docstring_examples_run(variant):
     assert test.examples and runner.failures == 0
 
 
+@pytest.mark.compile_all  # nvcc: .ci/run runs it with the compile matrix
 @pytest.mark.parametrize("launch", ["persistent"])
 def test_every_stage_compiles(launch):
     """Each operator stage of each formulation compiles (tests/test_compile.py covers

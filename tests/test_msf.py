@@ -110,6 +110,7 @@ def test_distinct_weights_give_networkxs_edges():
 
 # one launch here; the compile matrix (tests/test_compile.py, -m compile_all) covers
 # every launch with every strategy
+@pytest.mark.compile_all  # nvcc: .ci/run runs it with the compile matrix
 @pytest.mark.parametrize("launch", ["persistent"])
 def test_every_stage_compiles(launch):
     nvcc = find_nvcc()

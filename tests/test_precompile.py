@@ -74,6 +74,7 @@ def test_cli_lists_and_refuses_cleanly(capsys):
 
 
 @pytest.mark.compile
+@pytest.mark.compile_all  # minutes of nvcc: .ci/run runs it with the compile matrix
 def test_every_planned_module_compiles_with_nvcc():
     if find_nvcc() is None:
         pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
