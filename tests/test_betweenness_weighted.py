@@ -13,7 +13,7 @@ from gswitch.errors import AlgorithmError
 from gswitch.generators import grid2d, rmat
 from gswitch.plugins import get_registry
 from gswitch.staging import stage_config
-from gswitch.testing.nvcc import compile_source, find_nvcc
+from gswitch.testing.nvcc import compile_source
 from gswitch.testing.reference import compare, reference
 from gswitch.testing.zoo import zoo_graph
 
@@ -231,14 +231,12 @@ def test_a_host_step_fills_an_edge_field_from_the_edges():
         np.testing.assert_array_equal(r.fields["tail"], g.edges()[0])
 
 
+@pytest.mark.compile
 @pytest.mark.compile_all  # nvcc: .ci/run runs it with the compile matrix
-def test_generated_cuda_compiles():
+def test_generated_cuda_compiles(nvcc):
     """Every operator stage lowers to CUDA that nvcc compiles (one launch: the stages of
     edge_betweenness are weighted_betweenness's; tests/test_compile.py has the matrix)."""
     launch = "persistent"
-    nvcc = find_nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
     for name in NAMES[:1]:
         spec = get_registry().algorithm(name)
         cfg = gs.Config({"launch": launch, **spec.config_defaults})

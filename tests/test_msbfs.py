@@ -16,7 +16,7 @@ import gswitch.expr as ex
 from gswitch.codegen import generate_source, lower_expr
 from gswitch.generators import grid2d, rmat, uniform_random
 from gswitch.plugins import get_registry
-from gswitch.testing.nvcc import compile_source, find_nvcc
+from gswitch.testing.nvcc import compile_source
 from gswitch.testing.zoo import zoo_graph
 
 SPEC = get_registry().algorithm("msbfs")
@@ -152,12 +152,10 @@ def test_docstring_example_runs():
     assert test.examples and runner.failures == 0
 
 
-def test_generated_cuda_compiles():
+@pytest.mark.compile
+def test_generated_cuda_compiles(nvcc):
     """The node operator's 31 plane updates and the uint64 atomic OR compile (every
     strategy pair: tests/test_compile.py)."""
-    nvcc = find_nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
     gen = generate_source(SPEC, gs.Config(SPEC.config_defaults), weighted=False)
     assert "unsigned long long" in gen.source
     ok, out = compile_source(gen.source, nvcc=nvcc)

@@ -16,7 +16,7 @@ from gswitch.generators import path, rmat
 from gswitch.plugins import get_registry
 from gswitch.runner import check_combination
 from gswitch.staging import stage_config
-from gswitch.testing.nvcc import compile_source, find_nvcc
+from gswitch.testing.nvcc import compile_source
 from gswitch.testing.reference import compare, reference
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
 
@@ -198,10 +198,7 @@ def _stage_sources(launch, only=None):
     return out
 
 
-def _compiles(launch, only=None):
-    nvcc = find_nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
+def _compiles(nvcc, launch, only=None):
     sources = _stage_sources(launch, only)
     assert sources
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -211,19 +208,20 @@ def _compiles(launch, only=None):
         assert ok, f"{name} {launch}:\n{out[-3000:]}"
 
 
-def test_partition_trimming_compiles():
+@pytest.mark.compile
+def test_partition_trimming_compiles(nvcc):
     """The partition-guarded trimming (an indirect max into the edge's source, a node
     operator after the edges) compiles with nvcc; every stage of both formulations under
     every launch is below, and in tests/test_compile.py's matrix."""
-    _compiles("host_loop", {"forward_backward:trimming"})
+    _compiles(nvcc, "host_loop", {"forward_backward:trimming"})
 
 
 @pytest.mark.compile_all
 @pytest.mark.parametrize("launch", ["host_loop", "persistent", "cuda_graph"])
-def test_every_stage_compiles_under_every_launch(launch):
+def test_every_stage_compiles_under_every_launch(launch, nvcc):
     """Each operator stage of both formulations compiles under each launch (run by
     .ci/run with the compile matrix: nvcc takes seconds a module)."""
-    _compiles(launch)
+    _compiles(nvcc, launch)
 
 
 def test_the_tuner_searches_it_and_checks_every_trial(tmp_path):

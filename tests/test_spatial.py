@@ -18,7 +18,7 @@ from gswitch.errors import InvalidConfig, InvalidInput
 from gswitch.generators import clique_chain, road
 from gswitch.plugins import get_registry
 from gswitch.strategy import StepMode
-from gswitch.testing.nvcc import compile_source, find_nvcc
+from gswitch.testing.nvcc import compile_source
 from gswitch.testing.reference import compare, reference
 from gswitch.testing.user_algorithms import USER_ALGORITHMS
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
@@ -234,13 +234,11 @@ def test_clique_chain_is_cliques_joined_in_a_line():
         clique_chain(3, -1)
 
 
-def test_generated_cuda_compiles():
+@pytest.mark.compile
+def test_generated_cuda_compiles(nvcc):
     """Spatial in the persistent kernel (its phases between grid barriers; the host loop
     and CUDA-graph launches run the same phase functions, and the compile matrix has
     them all), and unrolling with a block-cooperative load balancer."""
-    nvcc = find_nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
     reg = get_registry()
     cases = [("sssp", {"driving": "spatial", "launch": "persistent", "worklist": "bitmap"}),
              ("bfs", {"driving": "topology", "driving.unroll": 4, "load_balance": "twc"})]
