@@ -127,6 +127,7 @@ def test_processes_opening_a_fresh_database_at_once_all_succeed(fresh_db):
     assert open_storage(fresh_db).get_all_studies() == []
 
 
+@pytest.mark.slow  # the journal two-process study runs in the test command; .ci/run runs this
 def test_two_tune_processes_share_one_study_on_a_fresh_database(fresh_db, tmp_path):
     """Two ``gswitch tune`` started together on an empty database both finish; the study
     holds every trial once, ``gswitch report`` reads it, and no output shows the password.
