@@ -361,6 +361,13 @@ class WorklistStrategy(Strategy):
       a fault). With a load balancer that defines ``GS_LB_FIRST_ITEM``, kernels then
       load each thread's first item while the step's size is still in flight.
 
+    - optionally ``#define GS_WL_BUFFERED 1`` with ``__device__ void
+      gs_wl_begin(GsStep& st)`` and ``__device__ void gs_wl_flush(GsStep& st)``: a
+      worklist that buffers pushes (shared memory, per-thread slots) gets ``begin``
+      before and ``flush`` after every phase, from every thread of every block in
+      block-uniform code, so both may hold ``__syncthreads``; ``flush`` lands the
+      buffered pushes before the phase's barrier. Other worklists get no-ops.
+
     Activations of topology steps and, under ``GS_COUNT_FRONTIER_EDGES``, the out-edges
     of activated nodes are counted by the skeleton in registers and flushed once per
     warp and phase; a worklist counts only its own pushes.
