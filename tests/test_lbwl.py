@@ -101,8 +101,9 @@ def test_shared_push_buffer_must_fit(name):
 def test_buffered_worklists_flush_after_every_phase(name):
     """A buffering worklist's begin and flush hooks surround every phase; the others
     get the skeleton's no-ops."""
-    spec = get_registry().algorithm("pagerank")
-    src = generate_source(spec, gs.Config({"worklist": name}), False).source
+    spec = get_registry().algorithm("pagerank", "residual_push")
+    src = generate_source(spec, gs.Config({"worklist": name, "variant": "residual_push"}),
+                          False).source
     run = src.split("void gs_run_phase(int phase, GsStep& st) {", 1)[1].split("\n}\n", 1)[0]
     assert run.index("gs_wl_begin(st)") < run.index("switch") < run.index("gs_wl_flush(st)")
     assert "#define GS_WL_BUFFERED 1" in src
@@ -175,8 +176,9 @@ def nvcc():
 
 
 # each strategy under each launch, on an algorithm with a node operator or weights in
-# turn; block sizes at both ends of the range
+# turn (the formulations that push); block sizes at both ends of the range
 _ALGS = ["sssp", "pagerank", "bfs"]
+CLASSIC = {"sssp": "bellman_ford", "pagerank": "residual_push", "bfs": "default"}
 COMPILE = [(axis, name, launch, _ALGS[(i + j) % 3])
            for i, (axis, name) in enumerate(NEW) for j, launch in enumerate(LAUNCHES)]
 
@@ -186,8 +188,9 @@ COMPILE = [(axis, name, launch, _ALGS[(i + j) % 3])
                          ids=[f"{c[1]}-{c[2]}-{c[3]}" for c in COMPILE])
 def test_compiles_under_every_launch(axis, name, launch, alg, nvcc):
     """The module compiles with nvcc for sm_90 (cuda_graph with a bounded worklist)."""
-    spec = get_registry().algorithm(alg)
-    cfg = {axis: name, "launch": launch, "block_size": 1024 if launch == "persistent" else 64}
+    spec = get_registry().algorithm(alg, CLASSIC[alg])
+    cfg = {axis: name, "launch": launch, "block_size": 1024 if launch == "persistent" else 64,
+           "variant": CLASSIC[alg]}
     if launch == "cuda_graph" and axis == "load_balance":
         cfg["worklist"] = "bitmap"
     if launch == "cuda_graph" and name in BUFFERED:
