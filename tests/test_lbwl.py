@@ -202,3 +202,21 @@ def test_compiles_under_every_launch(axis, name, launch, alg, nvcc):
     ok, out = compile_source(generate_source(spec, config, weighted=alg == "sssp").source,
                              nvcc=nvcc)
     assert ok, out[-3000:]
+
+
+@pytest.mark.parametrize("axis,name", NEW)
+def test_buffers_and_arguments_have_host_types(axis, name):
+    """Every buffer's element type and runtime argument's type is one the engine can
+    allocate and pack (a missing one would fail only on a device)."""
+    from gswitch.codegen import _NP_OF_C
+    from gswitch.engine.memory import _NP_CTYPES
+
+    spec = get_registry().algorithm("bfs")
+    graph = grid2d(5, 5)
+    cfg = gs.Config({axis: name})
+    strat = cfg.strategy(axis)
+    for b in strat.buffers(spec, graph, cfg):
+        assert b.ctype in _NP_CTYPES, (b.name, b.ctype)
+        assert b.size >= 1
+    for arg, (ctype, _v) in strat.runtime_args(graph, cfg).items():
+        assert ctype in _NP_OF_C, (arg, ctype)
