@@ -50,6 +50,12 @@ __all__ = [
 ]
 
 
+#: Static shared memory one block may declare (48 KiB: more needs a dynamic allocation).
+SHARED_BYTES_LIMIT = 48 * 1024
+#: What the core's own device code declares at most (block sums, scans, the last-block
+#: flag), kept out of the strategies' share.
+SHARED_BYTES_CORE = 512
+
 #: The five strategy axes, in the order the engine composes them; each has its base class
 #: below (:data:`AXIS_BASES` in :mod:`gswitch.testing.conformance` maps them).
 AXES = ("worklist", "load_balance", "driving", "direction", "launch")
@@ -321,6 +327,16 @@ class Strategy:
     def phases(self, spec: AlgorithmSpec, config: Config) -> list[Phase]:
         """Phases this strategy adds to every step (see :class:`Phase`)."""
         return []
+
+    def shared_bytes(self, spec: AlgorithmSpec, config: Config) -> int:
+        """Static shared memory its fragment declares per block (bytes, an upper bound)
+        at ``config["block_size"]``.
+
+        Every phase of a module lives in one kernel, so the strategies' shared memory adds
+        up; the runner refuses a combination whose total passes what a block can declare
+        (:data:`SHARED_BYTES_LIMIT`, less the core's :data:`SHARED_BYTES_CORE`).
+        """
+        return 0
 
     @classmethod
     def cuda_source(cls) -> str:

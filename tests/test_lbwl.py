@@ -88,13 +88,33 @@ def test_values_outside_the_declared_spaces_are_refused():
 
 @pytest.mark.parametrize("name", BUFFERED)
 def test_shared_push_buffer_must_fit(name):
-    """slots * block_size over the shared-memory budget is refused with the fix."""
+    """A push buffer that, with the other strategies' shared memory, passes what a block
+    can declare is refused with the sizes and the fix."""
     spec = get_registry().algorithm("bfs")
     ok = gs.Config({"worklist": name, "worklist.slots": 4, "block_size": 1024})
     assert check_combination(spec, None, ok, "gpu") is None
-    big = ok.replace(**{"worklist.slots": 8})
+    big = ok.replace(**{"worklist.slots": 16})
     reason = check_combination(spec, None, big, "gpu")
-    assert reason and "worklist.slots * block_size" in reason and "8 * 1024" in reason
+    assert reason and f"worklist={name} " in reason and "lower block_size" in reason
+    # the CPU engine ignores the buffer
+    assert check_combination(spec, None, big, "cpu") is None
+
+
+def test_shared_memory_of_all_axes_adds_up():
+    """Strategies that fit alone may not fit together: a full-size merge-path pull tile,
+    TWC's bins and a push buffer at 1024 threads are refused, each named with its bytes."""
+    spec = get_registry().algorithm("cc", "label_propagation")
+    base = {"variant": "label_propagation", "direction": "pull", "driving": "temporal",
+            "direction.gather": "edges", "block_size": 1024}
+    assert check_combination(spec, None, gs.Config({**base, "load_balance": "thread"}),
+                             "gpu") is None
+    reason = check_combination(spec, None, gs.Config(
+        {**base, "load_balance": "work_donation", "worklist": "block_aggregated"}), "gpu")
+    assert reason and "direction=pull" in reason and "load_balance=work_donation" in reason
+    assert "worklist=block_aggregated" in reason
+    assert check_combination(spec, None, gs.Config(
+        {**base, "block_size": 256, "load_balance": "work_donation",
+         "worklist": "block_aggregated"}), "gpu") is None
 
 
 @pytest.mark.parametrize("name", BUFFERED)

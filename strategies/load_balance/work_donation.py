@@ -26,6 +26,9 @@ class WorkDonationLoadBalancer(LoadBalanceStrategy):
     cuda_files = ("work_donation.cuh",)
     validated = False
 
+    def shared_bytes(self, spec, config):
+        return 8 * int(config["block_size"]) + 8  # the box's nodes and starts, two counters
+
     def runtime_args(self, graph, config):
         return {"chunk": ("int", int(self.options["chunk"]))}
 

@@ -24,6 +24,11 @@ class HierarchicalWorklist(BufferedQueueWorklist):
     name = "hierarchical"
     cuda_files = ("queue.cuh", "hierarchical.cuh")
 
+    def shared_bytes(self, spec, config):
+        b = int(config["block_size"])
+        # the warps' queues, their lengths, the block base
+        return 4 * int(self.options["slots"]) * b + 4 * (b // 32) + 4
+
 
 @hookimpl
 def gswitch_strategies():
