@@ -176,7 +176,9 @@ def model_version(algorithms: Any = None) -> str:
     variants of ``algorithms`` (default: every registered one) with what they support:
     what a stored configuration needs to mean the same thing. Defaults do not count, so
     re-choosing one keeps the model; nor do algorithms the model does not cover, so
-    adding one keeps it too.
+    adding one keeps it too. Strategies not yet validated on a GPU do not count either:
+    the tuner's GPU search, which the model is trained from, leaves them out, so they
+    join the hash (and the model goes stale) when they are validated.
     """
     from .plugins import AXES, get_registry
 
@@ -186,7 +188,7 @@ def model_version(algorithms: Any = None) -> str:
     for axis in AXES:
         data[axis] = {name: {"backends": list(cls.backends),
                              "params": {p: repr(s) for p, s in sorted(cls.params.items())}}
-                      for name, cls in sorted(reg.strategies[axis].items())}
+                      for name, cls in sorted(reg.strategies[axis].items()) if cls.validated}
     data["variants"] = {name: {v: {k: list(x) for k, x in sorted(s.supports.items())}
                                for v, s in sorted(fam.items())}
                         for name, fam in sorted(reg.variants.items()) if name in names}

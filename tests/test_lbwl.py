@@ -240,3 +240,13 @@ def test_buffers_and_arguments_have_host_types(axis, name):
         assert b.size >= 1
     for arg, (ctype, _v) in strat.runtime_args(graph, cfg).items():
         assert ctype in _NP_OF_C, (arg, ctype)
+
+
+def test_selector_model_ignores_them_until_validated(monkeypatch):
+    """The shipped selector model stays current with these strategies installed (its
+    training search leaves them out) and goes stale once one is validated."""
+    from gswitch import selector
+
+    before = selector.model_version()
+    monkeypatch.setattr(_cls("worklist", "prefix_sum"), "validated", True)
+    assert selector.model_version() != before
