@@ -250,3 +250,31 @@ def test_selector_model_ignores_them_until_validated(monkeypatch):
     before = selector.model_version()
     monkeypatch.setattr(_cls("worklist", "prefix_sum"), "validated", True)
     assert selector.model_version() != before
+
+
+NEAR_LIMIT = [
+    # a merge-path pull tile, TWC's bins and a block push buffer: 45.6 KB declared
+    ("cc", "label_propagation", {"worklist": "block_aggregated", "direction": "pull",
+                                 "direction.gather": "edges", "driving": "temporal",
+                                 "launch": "persistent", "block_size": 512,
+                                 "load_balance": "twc"}),
+    # priority driving's refill phases with the atomic-free worklist and the scans
+    ("sssp", "delta_stepping", {"driving": "priority", "worklist": "prefix_sum",
+                                "load_balance": "edge_balanced", "launch": "persistent"}),
+    ("sssp", "delta_stepping", {"driving": "priority", "worklist": "hierarchical",
+                                "worklist.dedup": True, "load_balance": "dynamic_chunks",
+                                "launch": "cuda_graph"}),
+]
+
+
+@pytest.mark.compile_all
+@pytest.mark.parametrize("alg,variant,cfg", NEAR_LIMIT,
+                         ids=[f"{a}-{v}-{c['worklist']}" for a, v, c in NEAR_LIMIT])
+def test_accepted_combinations_near_the_shared_memory_limit_compile(alg, variant, cfg, nvcc):
+    """What the shared-memory check accepts near its limit, and with priority driving's
+    own phases, compiles."""
+    spec = get_registry().algorithm(alg, variant)
+    config = gs.Config({**cfg, "variant": variant})
+    assert check_combination(spec, None, config, "gpu") is None
+    ok, out = compile_source(generate_source(spec, config, weighted=True).source, nvcc=nvcc)
+    assert ok, out[-3000:]
