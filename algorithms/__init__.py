@@ -8,9 +8,11 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.triangles",
     "gswitch.algorithms.ppr",
     "gswitch.algorithms.betweenness",
+    "gswitch.algorithms.betweenness_weighted",
     "gswitch.algorithms.kcore",
     "gswitch.algorithms.mis",
     "gswitch.algorithms.lpa",
     "gswitch.algorithms.scc",
     "gswitch.algorithms.msf",
+    "gswitch.algorithms.msbfs",
 )

@@ -1,6 +1,7 @@
 """Where the gswitch networkx backend stops losing to networkx: the should_run thresholds.
 
-Random graphs of mean degree 6 from 100 to 10,000 nodes; each function timed (median)
+Random graphs of mean degree 6 from 100 to 10,000 nodes (weights uniform in [0, 1) for
+the spanning tree); each function timed (median)
 through networkx's dispatch with ``backend="networkx"`` and ``backend="gswitch"`` on an
 already converted graph, answers compared. The sizes (nodes plus edges) where gswitch
 starts to win are ``gswitch.nxbackend._dispatch.SMALL_GRAPH``.
@@ -31,11 +32,17 @@ def main():
     print("engine:", "gpu" if gpu_available() else "cpu", "; times in ms, networkx / gswitch")
     for n in (100, 300, 1000, 3000, 10000):
         G = nx.gnm_random_graph(n, 3 * n, seed=1)
+        W = G.copy()  # random weights for the spanning tree
+        for (_, _, d), x in zip(W.edges(data=True), np.random.default_rng(1).random(3 * n)):
+            d["weight"] = float(x)
         calls = {
             "sssp_length": lambda G=G, **k: nx.single_source_shortest_path_length(G, 0, **k),
             "dijkstra": lambda G=G, **k: nx.single_source_dijkstra_path_length(G, 0, **k),
             "components": lambda G=G, **k: list(nx.connected_components(G, **k)),
             "pagerank": lambda G=G, **k: nx.pagerank(G, **k),
+            "mst": lambda W=W, **k: nx.minimum_spanning_tree(W, **k)._adj,
+            "mst_edges": lambda W=W, **k: list(nx.minimum_spanning_edges(W, data=False,
+                                                                         **k)),
         }
         cells = []
         for name, f in calls.items():

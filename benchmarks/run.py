@@ -58,9 +58,20 @@ BENCHES: dict[str, Bench] = {
     "new-algorithms": Bench("bench_new_algorithms.py", "cpu|gpu",
                             "core_number, MIS, triangles, personalised PageRank, "
                             "betweenness (k=64) on ~100k-edge graphs", "networkx"),
+    "betweenness-weighted": Bench("bench_betweenness_weighted.py", "cpu|gpu",
+                                  "weighted and edge betweenness (k sources) on a road grid "
+                                  "and an integer-weighted RMAT",
+                                  "networkx betweenness_centrality(weight), "
+                                  "edge_betweenness_centrality"),
     "scc": Bench("bench_scc.py", "cpu|gpu", "strongly connected components on ~100k-edge "
                  "directed RMAT and one-way road graphs",
                  "scipy connected_components(strong), networkx"),
+    "msf": Bench("bench_msf.py", "cpu|gpu", "minimum spanning forest (Boruvka) on ~100k-edge "
+                 "road and simple RMAT graphs; the networkx backend's call beside",
+                 "scipy minimum_spanning_tree, networkx minimum_spanning_tree"),
+    "apsp": Bench("bench_apsp.py", "cpu|gpu", "all-pairs shortest path lengths: hops by "
+                  "multi-source BFS on 2000 nodes, blocked Floyd-Warshall on 800",
+                  "scipy shortest_path / floyd_warshall, networkx"),
     "renumber": Bench("bench_renumber.py", "cpu|gpu",
                       "BFS, SSSP, CC under each renumbering on shuffled road and RMAT",
                       "renumber=none in the same run; scipy.sparse.csgraph"),
@@ -70,6 +81,10 @@ BENCHES: dict[str, Bench] = {
     "lpa": Bench("bench_lpa.py", "cpu|gpu",
                  "label propagation, both variants, ~100k-edge planted partition",
                  "networkx label_propagation_communities, asyn_lpa_communities"),
+    "spatial": Bench("bench_spatial.py", "cpu|gpu",
+                     "spatial driving and topology unrolling vs data/topology driving, "
+                     "BFS/SSSP/CC on a clique chain and a road grid",
+                     "scipy.sparse.csgraph, networkx; data/topology driving in the same run"),
     "stages": Bench("profile_stages.py", "gpu", "where a default run's time goes, per stage",
                     "-"),
 }

@@ -24,6 +24,8 @@ from .declare import (
     MAX_STEP_TOTALS,
     NODE_ID,
     ActiveSet,
+    EdgeField,
+    HostEdges,
     HostStep,
     Input,
     NodeField,
@@ -51,6 +53,8 @@ __all__ = [
     "INF",
     "NODE_ID",
     "NodeField",
+    "EdgeField",
+    "HostEdges",
     "Param",
     "StepTotal",
     "ActiveSet",
@@ -422,6 +426,10 @@ class AlgorithmSpec:
     #: a stage of a staged algorithm: its name and the config values it always runs with
     stage_name: str = ""
     stage_config: dict[str, Any] = field(default_factory=dict)
+    #: a stage that runs on the reverse graph (its edges turned around)
+    stage_reverse: bool = False
+    #: per-edge values of a staged algorithm, kept by its host steps (:class:`EdgeField`)
+    edge_fields: dict[str, EdgeField] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -473,6 +481,9 @@ class AlgorithmSpec:
                       n_nodes: int, dtype: str) -> np.ndarray:
         if spec.prepare is not None:
             value = spec.prepare(value, params)
+        if isinstance(value, np.ndarray) and value.dtype.kind in "iu" \
+                and np.dtype(dtype).kind in "iu" and value.shape == (n_nodes,):
+            return value.astype(dtype)  # exact: a float64 round trip drops bits of a uint64
         try:
             arr = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError):
@@ -522,6 +533,8 @@ class AlgorithmSpec:
         for name, f in self.fields.items():
             src = f", at_source={f.at_source}" if f.at_source is not None else ""
             lines.append(f"  field {name}: {f.dtype} init={f.init!r}{src}")
+        for name, f in self.edge_fields.items():
+            lines.append(f"  edge field {name}: {f.dtype} init={f.init!r} (host steps)")
         for name, p in self.params.items():
             lines.append(f"  param {name}: {p.dtype} = {p.default}")
         lines.append(f"  start: {self.start.kind}")
@@ -825,10 +838,17 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         params: dict[str, Param] = {}
         steps: list[Any] = []
         totals: list[str] = []
+        edge_fields: dict[str, EdgeField] = {}
+        declared: list[tuple[str, bool]] = []  # outputs in declaration order
         for attr, value in vars(c).items():
             if isinstance(value, NodeField):
                 value.name = attr
                 fields[attr] = value
+                declared.append((attr, value.output))
+            elif isinstance(value, EdgeField):
+                value.name = attr
+                edge_fields[attr] = value
+                declared.append((attr, value.output))
             elif isinstance(value, Param):
                 value.name = attr
                 params[attr] = value
@@ -840,7 +860,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         if not fields:
             raise AlgorithmError(f"{c.__name__} declares no NodeField")
         _add_buffers(fields)
-        clash = set(fields) & set(params)
+        clash = (set(fields) | set(edge_fields)) & set(params) | set(fields) & set(edge_fields)
         if clash:
             raise AlgorithmError(f"{sorted(clash)[0]!r} is both a field and a parameter")
         if len(totals) > MAX_STEP_TOTALS:
@@ -864,6 +884,10 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             backend_defaults={str(k): dict(v) for k, v in (backend_defaults or {}).items()})
         allowed = {str(k): tuple(v) for k, v in (supports or {}).items()}
         own_defaults = dict(defaults or {})
+        if edge_fields and not steps:
+            raise AlgorithmError(f"{c.__name__} declares EdgeField "
+                                 f"{next(iter(edge_fields))!r}, which only host steps "
+                                 "write: declare stages and host steps")
         if not steps:
             return AlgorithmSpec(
                 **common, **_operators(c, fields, params, node_after_edges, converge_below,
@@ -888,7 +912,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
                                        None, priority, tuple(totals)),
                 outputs=list(fields),  # a stage hands every field to the next
                 supports={str(k): tuple(v) for k, v in opts["supports"].items()},
-                stage_name=attr, stage_config=opts["config"]))
+                stage_name=attr, stage_config=opts["config"],
+                stage_reverse=opts["reverse"]))
         first = next((st for st in stages if isinstance(st, AlgorithmSpec)), None)
         if first is None:
             raise AlgorithmError(f"{c.__name__} has host steps but no operator stage")
@@ -896,8 +921,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             **common, start=first.start, edge=first.edge, node=first.node,
             node_after_edges=first.node_after_edges, priority=first.priority,
             finalize=fin, finalize_on_device=bool(finalize_on_device and fin is not None),
-            outputs=[n for n, f in fields.items() if f.output],
-            supports=allowed,
+            outputs=[n for n, out in declared if out],
+            supports=allowed, edge_fields=edge_fields,
             config_defaults=own_defaults, stages=stages)
 
     if cls is not None:

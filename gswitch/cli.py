@@ -1,4 +1,5 @@
-"""The ``gswitch`` command line: ``run``, ``info``, ``convert``, ``strategies``, ``algorithms``.
+"""The ``gswitch`` command line: ``run``, ``profile``, ``info``, ``convert``, ``strategies``,
+``algorithms``.
 
 Every problem with the input ends as one line on stderr and exit status 2 (``--debug``,
 anywhere on the line, shows the traceback instead). Errors raised by the library inside a
@@ -25,7 +26,7 @@ import numpy as np
 from ._hints import cli_names
 from ._version import __version__
 from .declare import Input
-from .errors import GswitchError, InvalidInput
+from .errors import GswitchError, InvalidConfig, InvalidInput
 
 __all__ = ["main", "build_parser"]
 
@@ -60,6 +61,25 @@ def _add_graph_args(p: argparse.ArgumentParser, positional: bool = True) -> None
                    help="edge lists: number the ids that occur 0..k-1 (for sparse or huge ids)")
 
 
+def _add_run_args(p: argparse.ArgumentParser) -> None:
+    """The algorithm, graph and configuration flags ``run`` and ``profile`` share."""
+    p.add_argument("algorithm", help="bfs, sssp, cc, pagerank, or a plugin's algorithm")
+    _add_graph_args(p)
+    p.add_argument("--source", type=int, metavar="NODE",
+                   help="source node for bfs/sssp (0-based, also for 1-based files)")
+    p.add_argument("--backend", default="auto", choices=["auto", "cpu", "gpu"],
+                   help="auto uses the GPU when CuPy sees one (default)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="strategy config, e.g. --set driving=temporal --set block_size=128")
+    p.add_argument("--config", metavar="FILE.json",
+                   help="strategy config file (JSON); 'default' for the algorithm's "
+                   "default; 'tuned' for a study's best, 'auto' for that or else the "
+                   "selector (without --config or --set, a GPU run takes the selector's "
+                   "pick for the graph)")
+    p.add_argument("--param", dest="params", action="append", default=[],
+                   metavar="NAME=VALUE", help="algorithm parameter, e.g. --param alpha=0.9")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     parser = _Parser(
@@ -72,26 +92,28 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = sub.add_parser("run", help="run an algorithm on a graph")
-    run.add_argument("algorithm", help="bfs, sssp, cc, pagerank, or a plugin's algorithm")
-    _add_graph_args(run)
-    run.add_argument("--source", type=int, metavar="NODE",
-                     help="source node for bfs/sssp (0-based, also for 1-based files)")
-    run.add_argument("--backend", default="auto", choices=["auto", "cpu", "gpu"],
-                     help="auto uses the GPU when CuPy sees one (default)")
-    run.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                     help="strategy config, e.g. --set driving=temporal --set block_size=128")
-    run.add_argument("--config", metavar="FILE.json",
-                     help="strategy config file (JSON); 'default' for the algorithm's "
-                     "default; 'tuned' for a study's best, 'auto' for that or else the "
-                     "selector (without --config or --set, a GPU run takes the selector's "
-                     "pick for the graph)")
-    run.add_argument("--param", dest="params", action="append", default=[],
-                     metavar="NAME=VALUE", help="algorithm parameter, e.g. --param alpha=0.9")
+    _add_run_args(run)
     run.add_argument("--output", metavar="FILE", help="save results: .npy (main field) or .npz "
                      "(every field); checked before the run, written atomically")
     run.add_argument("--json", action="store_true", help="machine-readable output")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_debug(run)
+
+    prof = sub.add_parser(
+        "profile", help="time each phase of one run, with bytes moved and bandwidth",
+        description="Run an algorithm once (after a warm-up run) with the configuration "
+        "gswitch run would take, and report per phase and stage: time in total and per "
+        "call, calls, an estimate of the bytes moved, the bandwidth achieved and its "
+        "fraction of the machine's peak; on the GPU also Nsight Compute's control-flow "
+        "and memory-access irregularity when ncu is on PATH. Example: gswitch profile "
+        "bfs --generate rmat:16 --source 0 --plot bfs.png")
+    _add_run_args(prof)
+    prof.add_argument("--json", action="store_true", help="machine-readable output")
+    prof.add_argument("--plot", metavar="FILE", help="write a bar chart of time per phase "
+                      "with its bandwidth (.png, .svg or .pdf; needs matplotlib)")
+    prof.add_argument("--no-ncu", action="store_true",
+                      help="skip Nsight Compute even when ncu is on PATH")
+    _add_debug(prof)
 
     expl = sub.add_parser("explain", help="show the selector's features and pick for a graph",
                           description="The features the configuration selector computes "
@@ -308,9 +330,26 @@ def _cpu_relevant(config) -> dict[str, Any]:
     return {k: v for k, v in config.items() if k.split(".", 1)[0] in keep}
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
+def _naming_set(message: str, sets: dict[str, Any]) -> str:
+    """``message`` led by the ``--set KEY=VALUE`` it is about, when one is."""
+    if "--set" in message:
+        return message
+    for key, value in sets.items():
+        if key in message or repr(str(value)) in message:
+            return f"--set {key}={_number(value)}: {message}"
+    return message
+
+
+def _run_inputs(args: argparse.Namespace, before_load: Callable[[], None] | None = None
+                ) -> tuple[Any, str, Any, dict[str, Any]]:
+    """What ``run`` and ``profile`` run: the graph, the backend, the configuration as
+    :func:`gswitch.run` takes it (``None`` lets the GPU take the selector's pick) and the
+    algorithm parameters, from the shared flags (``--set``, ``--config``, ``--param``,
+    ``--backend`` and the graph's). ``before_load`` checks what must be refused before
+    any work.
+    """
     from .config import Config, parse_set_options
-    from .runner import resolve_backend, run
+    from .runner import resolve_backend
 
     values: dict[str, Any] = {}
     given: dict[str, Any] = {}  # what the user chose, for the note on GPU-only settings
@@ -330,14 +369,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
         else None
     values.update(sets)
     given.update(sets)
-    config = Config(values)
+    try:
+        config = Config(values)
+    except InvalidConfig as exc:
+        raise InvalidConfig(_naming_set(str(exc), sets)) from None
     if chosen is not None:
         from .runner import with_variant_defaults
 
         # the variant's own defaults for the keys neither --set nor the file chose
         config = with_variant_defaults(chosen, values)
-    if args.output:
-        _check_output(args.output)  # refuse before running, not after
+    if before_load is not None:
+        before_load()
     backend = resolve_backend(args.backend)
     if backend == "cpu":
         ignored = _gpu_only_settings(config, given)
@@ -360,6 +402,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
         config = tuned.replace(**sets)
         print(f"config {tuned_mode}: {where}", file=sys.stderr)
     params = _parse_params(args.params)
+    # no file and no --set: the selector's pick on the GPU (gswitch.run), else the default
+    chosen_config: Any = config
+    if not sets and not tuned_mode and (not args.config or default_mode):
+        chosen_config = "default" if default_mode else None
+    return graph, backend, chosen_config, params
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .runner import run
+
+    def refuse_output() -> None:
+        if args.output:
+            _check_output(args.output)  # refuse before running, not after
+
+    graph, backend, chosen_config, params = _run_inputs(args, refuse_output)
     bar = None
     progress = None
     if not args.json and not args.no_progress and sys.stderr.isatty():
@@ -371,10 +428,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
             bar.update(1)
             bar.set_postfix(activated=active)
 
-    # no file and no --set: the selector's pick on the GPU (gswitch.run), else the default
-    chosen_config: Any = config
-    if not sets and not tuned_mode and (not args.config or default_mode):
-        chosen_config = "default" if default_mode else None
     try:
         result = run(args.algorithm, graph, source=args.source, backend=backend,
                      config=chosen_config, progress=progress, **params)
@@ -413,6 +466,85 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"{key}: {_describe_summary(desc)}")
     if args.output:
         print(f"saved to {args.output}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- profile
+_PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def _run_argv(args: argparse.Namespace) -> list[str]:
+    """``gswitch run`` arguments that repeat this command's run on the GPU (for ncu)."""
+    out = [args.algorithm]
+    if args.graph:
+        out.append(str(Path(args.graph).resolve()))
+    for flag, value in (("--generate", args.generate), ("--format", args.fmt),
+                        ("--source", args.source), ("--config", args.config)):
+        if value is not None:
+            if flag == "--config" and Path(str(value)).exists():
+                value = str(Path(str(value)).resolve())
+            out += [flag, str(value)]
+    for flag, given in (("--undirected", args.undirected), ("--no-weights", args.no_weights),
+                        ("--renumber", args.renumber)):
+        if given:
+            out.append(flag)
+    for item in args.sets:
+        out += ["--set", item]
+    for item in args.params:
+        out += ["--param", item]
+    return out + ["--backend", "gpu", "--json", "--no-progress"]
+
+
+def _irregularity(args: argparse.Namespace, backend: str) -> dict[str, Any]:
+    """Nsight Compute's irregularity metrics of the same run, or why there are none."""
+    from .ncu import find_ncu, run_under_ncu
+
+    if args.no_ncu:
+        return {"available": False, "note": "irregularity not measured (--no-ncu)"}
+    ncu = find_ncu()
+    if ncu is None:
+        return {"available": False, "note": "ncu (Nsight Compute) is not on PATH: no "
+                "irregularity metrics; put its bin directory on PATH to measure them"}
+    if backend != "gpu":
+        return {"available": False, "note": "the cpu backend launches no kernels: "
+                "irregularity metrics need --backend gpu"}
+    return run_under_ncu([sys.executable, "-m", "gswitch", "run", *_run_argv(args)], ncu)
+
+
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from .plugins import get_registry
+    from .profile import format_profile, plot_profile, profile
+
+    get_registry().algorithm(args.algorithm)  # an unknown name: one line naming the known
+
+    def refuse_plot() -> None:
+        if args.plot:
+            _check_output(args.plot, suffixes=_PLOT_SUFFIXES, flag="--plot")
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                raise InvalidInput("--plot needs matplotlib: pip install matplotlib") \
+                    from None
+
+    graph, backend, chosen_config, params = _run_inputs(args, refuse_plot)
+    data = profile(args.algorithm, graph, backend=backend, config=chosen_config,
+                   source=args.source, **params)
+    data["irregularity"] = irr = _irregularity(args, backend)
+    if args.plot:
+        plot_profile(data, args.plot)
+    if args.json:
+        print(json.dumps(data, indent=2, default=str))
+    else:
+        print(format_profile(data))
+        if irr["available"]:
+            print(f"irregularity ({irr['note']}): control flow "
+                  f"{_number(irr['control_flow'])} divergent branches per instruction, "
+                  f"memory access {_number(irr['memory_access'])} replayed per issued "
+                  "memory instruction")
+        if args.plot:
+            print(f"plot written to {args.plot}")
+    if not irr["available"]:
+        print(f"note: {irr['note']}", file=sys.stderr)
     return 0
 
 
@@ -684,6 +816,7 @@ def _variant_spec(algorithm: str, variant: str):
 # ---------------------------------------------------------------------------- entry point
 _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _cmd_run,
+    "profile": _cmd_profile,
     "info": _cmd_info,
     "explain": _cmd_explain,
     "compile": _cmd_compile,

@@ -41,6 +41,7 @@ CUDA_TYPES = {
     "int32": "int",
     "uint32": "unsigned",
     "int64": "long long",
+    "uint64": "unsigned long long",
     "float32": "float",
     "float64": "double",
 }
@@ -67,6 +68,8 @@ def _literal(value: Any, dtype: str) -> str:
         return f"{int(value)}LL"
     if dtype == "uint32":
         return f"{int(value)}u"
+    if dtype == "uint64":
+        return f"{int(value)}ULL"
     return str(int(value))
 
 
@@ -576,7 +579,7 @@ def mode_table(driving: Any) -> str:
     lines = [f"#define GS_MODE_{m.name.upper()} {i}\n" for i, m in enumerate(modes)]
     for fn, pred in (("worklist", lambda m: m.items == "worklist"),
                      ("pushes", lambda m: m.pushes),
-                     ("operators", lambda m: m.operators)):
+                     ("operators", lambda m: m.core_operators)):
         lines.append(f"#define gs_mode_{fn}(mode) ((0x{mask(pred):x}u >> gs_mode_id(mode)) & 1u)\n")
     return "".join(lines)
 
@@ -700,6 +703,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         "GS_DEBUG": "1" if os.environ.get("GSWITCH_CUDA_DEBUG") == "1" else "0",
         "GS_CONVERGE": "0" if spec.converge_below is None else "1",
         "GS_N_SUMS": str(len(spec.step_totals)),
+        "GS_UNROLL": "0",  # a driving strategy's per-thread queue of activations
     }
     if spec.converge_below is not None:
         defines["GS_CONVERGE_BELOW"] = f"((double)gs.P_{spec.converge_below})"

@@ -24,6 +24,8 @@ __all__ = [
     "Input",
     "per_node_input",
     "NodeField",
+    "EdgeField",
+    "HostEdges",
     "Param",
     "StepTotal",
     "ActiveSet",
@@ -122,7 +124,8 @@ class NodeField:
     Parameters
     ----------
     dtype : str
-        One of ``int32``, ``uint32``, ``int64``, ``float32``, ``float64``.
+        One of ``int32``, ``uint32``, ``int64``, ``uint64``, ``float32``, ``float64``
+        (``uint64``: a set of up to 64 members, one bit each, combined by ``reduce_or``).
     init : number, INF, NODE_ID, callable or Input
         Initial value of every node; a callable receives the resolved parameters
         (a mapping that also holds ``n_nodes``) and returns a number; an
@@ -160,7 +163,8 @@ class NodeField:
     def __post_init__(self) -> None:
         if self.dtype not in ex.DTYPES or self.dtype == "bool":
             raise AlgorithmError(
-                f"NodeField dtype must be one of int32, uint32, int64, float32, float64; "
+                f"NodeField dtype must be one of int32, uint32, int64, uint64, float32, "
+                f"float64; "
                 f"got {self.dtype!r}"
             )
         if self.ids not in (None, "", "node", "min_label"):
@@ -215,6 +219,88 @@ class NodeField:
                                                                                  "float64"):
             return int_inf(self.dtype) if value > 0 else -int_inf(self.dtype)
         return value
+
+
+@dataclass
+class EdgeField:
+    """A per-edge value of a staged algorithm, read and written by its host steps only.
+
+    One value per stored edge of the graph the algorithm runs on (after symmetrisation
+    and, for ``simple`` algorithms, without self loops and parallel edges), in that
+    graph's CSR order: the order of :class:`HostEdges`. Operators do not see it; a host
+    step declared with ``host_step(edges=True)`` computes it from the node fields and
+    the edges, with array operations (Brandes' edge dependencies after each source).
+    A run on a renumbered graph returns it in the caller's edge order.
+
+    Parameters
+    ----------
+    dtype : str
+        One of ``int32``, ``uint32``, ``int64``, ``float32``, ``float64``.
+    init : number
+        Initial value of every edge.
+    output : bool
+        Whether the field is part of the result.
+    doc : str
+        What the value means.
+    ids : {"", "node"}
+        ``"node"`` when the value is a node id (an edge's endpoint), mapped back to the
+        caller's ids after a renumbered run.
+
+    """
+
+    dtype: str
+    init: Any = 0
+    output: bool = True
+    doc: str = ""
+    ids: str = ""
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.dtype not in ex.DTYPES or self.dtype == "bool":
+            raise AlgorithmError(
+                f"EdgeField dtype must be one of int32, uint32, int64, float32, float64; "
+                f"got {self.dtype!r}")
+        if self.ids not in ("", "node"):
+            raise AlgorithmError(f"EdgeField ids must be '' or 'node'; got {self.ids!r}")
+
+    @property
+    def id_kind(self) -> str:
+        """What the field holds: ``""`` a value, ``"node"`` a node id."""
+        return self.ids
+
+
+class HostEdges(tuple):
+    """The edges a host step declared with ``host_step(edges=True)`` receives:
+    ``(src, dst, weight)`` arrays of the array module (int32, int32, float32; every
+    weight 1 on an unweighted graph), one item per stored edge in CSR order, and
+    ``directed``: ``False`` when every edge is stored both ways with one weight (an
+    undirected graph), so a node's out-edges are also its in-edges.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, src: Any, dst: Any, weight: Any, directed: bool = True) -> HostEdges:
+        return super().__new__(cls, (src, dst, weight, bool(directed)))
+
+    @property
+    def directed(self) -> bool:
+        """Whether the graph is directed."""
+        return self[3]
+
+    @property
+    def src(self) -> Any:
+        """Source node of each edge."""
+        return self[0]
+
+    @property
+    def dst(self) -> Any:
+        """Destination node of each edge."""
+        return self[1]
+
+    @property
+    def weight(self) -> Any:
+        """Weight of each edge."""
+        return self[2]
 
 
 @dataclass
@@ -326,16 +412,31 @@ class HostStep:
     under their names to replace them, and ``"repeat"``: the name of a stage (or host
     step) to go back to, which loops the stages from there until a condition the host
     step tests holds. It must be array-module agnostic (``xp.unique``, fancy indexing,
-    no Python loop over nodes).
+    no Python loop over nodes). ``fields`` holds the :class:`EdgeField` arrays too. With
+    ``edges`` set the function is called as ``func(fields, params, xp, edges)``, where
+    ``edges`` is the run's :class:`HostEdges`.
     """
 
     name: str
     func: Callable
+    edges: bool = False
 
 
-def host_step(func: Callable) -> HostStep:
-    """Mark ``func(fields, params, xp)`` as a host step of a staged algorithm."""
-    return HostStep(func.__name__, func)
+def host_step(func: Callable | None = None, *, edges: bool = False) -> Any:
+    """Mark ``func(fields, params, xp)`` as a host step of a staged algorithm.
+
+    Parameters
+    ----------
+    func : callable
+        The step (``@gs.host_step``), or ``None`` with options
+        (``@gs.host_step(edges=True)``).
+    edges : bool
+        Call it as ``func(fields, params, xp, edges)`` with the graph's
+        :class:`HostEdges`, to compute :class:`EdgeField` values.
+    """
+    if func is None:
+        return lambda f: HostStep(f.__name__, f, edges)
+    return HostStep(func.__name__, func, edges)
 
 
 @dataclass
@@ -345,7 +446,8 @@ class _StageMarker:
 
 
 def stage(cls: type | None = None, *, config: Mapping[str, Any] | None = None,
-          node_after_edges: bool = False, supports: Mapping[str, Any] | None = None) -> Any:
+          node_after_edges: bool = False, supports: Mapping[str, Any] | None = None,
+          reverse: bool = False) -> Any:
     """Class decorator for one operator stage of a staged algorithm.
 
     The class holds what a one-stage algorithm holds but its fields and parameters: a
@@ -364,9 +466,14 @@ def stage(cls: type | None = None, *, config: Mapping[str, Any] | None = None,
         As for :func:`algorithm`.
     supports : mapping, optional
         As for :func:`algorithm`, for this stage.
+    reverse : bool
+        Run the stage on the reverse graph (every edge turned around): ``e.src`` is
+        then the head of an edge of the caller's graph and ``e.dst`` its tail, so a push
+        walks in-edges (a backward search). The same operators lower to both engines;
+        only the graph they run on changes.
     """
     opts = {"config": dict(config or {}), "node_after_edges": node_after_edges,
-            "supports": dict(supports or {})}
+            "supports": dict(supports or {}), "reverse": bool(reverse)}
 
     def wrap(c: type) -> _StageMarker:
         return _StageMarker(c, opts)

@@ -53,15 +53,16 @@ __all__ = [
 ]
 
 #: Supported scalar types, by their NumPy name.
-DTYPES = ("bool", "int32", "uint32", "int64", "float32", "float64")
+DTYPES = ("bool", "int32", "uint32", "int64", "uint64", "float32", "float64")
 
-_RANK = {"bool": 0, "int32": 1, "uint32": 2, "int64": 3, "float32": 4, "float64": 5}
+_RANK = {"bool": 0, "int32": 1, "uint32": 2, "int64": 3, "uint64": 4, "float32": 5,
+         "float64": 6}
 
 
 def _promote(a: str, b: str) -> str:
     if a == b:
         return a
-    if {a, b} == {"int64", "float32"}:
+    if {a, b} & {"int64", "uint64"} and "float32" in (a, b):
         return "float64"
     return a if _RANK[a] > _RANK[b] else b
 
@@ -71,7 +72,7 @@ def _is_float(dtype: str) -> bool:
 
 
 def _is_int(dtype: str) -> bool:
-    return dtype in ("int32", "uint32", "int64")
+    return dtype in ("int32", "uint32", "int64", "uint64")
 
 
 def _lift(value: Any, like: str | None = None) -> Expr:
@@ -86,7 +87,7 @@ def _lift(value: Any, like: str | None = None) -> Expr:
             dtype = "int64"  # a literal beyond int32 with nothing to follow: int64, not a wrap
         return Const(int(value), dtype)
     if isinstance(value, (float, np.floating)):
-        if np.isinf(value) and like in ("int32", "uint32", "int64"):
+        if np.isinf(value) and _is_int(like or ""):
             # INF next to an integer stays an integer: the headroom infinity that
             # gswitch.algorithm.int_inf gives integer fields (never float32's inf, which
             # converts to the most negative integer)
@@ -355,7 +356,9 @@ class BinOp(Expr):
     which must lie in ``0 .. bits - 1`` of the result type (C leaves other counts
     undefined). On ``uint32`` both engines agree bit for bit, multiplication wrapping
     modulo 2**32 included, which is what an integer hash needs; ``>>`` of a negative
-    signed value shifts in sign bits on both.
+    signed value shifts in sign bits on both. ``uint64`` holds 64-bit sets (one bit per
+    member, e.g. the sources of a multi-source BFS): ``& | ^ << >>`` and ``reduce_or``
+    act on all 64 bits on both engines.
     """
 
     op: str

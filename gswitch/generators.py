@@ -25,6 +25,7 @@ __all__ = [
     "road",
     "star",
     "path",
+    "clique_chain",
     "parse_generator_spec",
     "GENERATORS",
     "WEIGHT_LOW",
@@ -377,6 +378,61 @@ def path(n: int, directed: bool = False, *, weighted: bool = False, seed: int = 
     src = np.arange(max(n - 1, 0), dtype=np.int64)
     w = _weights(np.random.default_rng(seed), src.size) if weighted else None
     return Graph.from_edges(src, src + 1, w, n_nodes=n, directed=directed, name=f"path-{n}")
+
+
+def clique_chain(n_cliques: int, size: int, *, weighted: bool = False,
+                 seed: int = 0) -> Graph:
+    """Undirected chain of cliques: ``n_cliques`` cliques of ``size`` consecutive ids,
+    the last node of each joined to the first of the next.
+
+    Dense local clusters in a long line: a traversal crosses each clique in one or two
+    hops but needs about two steps per clique, and clique ``k`` holds exactly the ids
+    ``[k * size, (k + 1) * size)``, so partitions of ``size`` ids are the cliques.
+
+    Parameters
+    ----------
+    n_cliques : int
+        Number of cliques.
+    size : int
+        Nodes per clique (``size * (size - 1) / 2`` undirected edges each).
+    weighted : bool
+        Add integer weights in ``[1, 64)`` as float32.
+    seed : int
+        Seed for the weights.
+
+    Returns
+    -------
+    Graph
+
+    Raises
+    ------
+    InvalidInput
+        If ``n_cliques`` or ``size`` is negative.
+
+    Examples
+    --------
+    >>> clique_chain(3, 4).n_nodes
+    12
+
+    """
+    n_cliques = _check_count("clique_chain n_cliques", n_cliques)
+    size = _check_count("clique_chain size", size)
+    n = n_cliques * size
+    per = size * (size - 1) // 2
+    links = max(n_cliques - 1, 0) if size else 0
+    _require(f"a chain of {n_cliques:,} cliques of {size:,} nodes", n,
+             2 * (n_cliques * per + links), weighted, 16)
+    a, b = np.triu_indices(size, 1)
+    base = (np.arange(n_cliques, dtype=np.int64) * size)[:, None]
+    src = (base + a).ravel()
+    dst = (base + b).ravel()
+    if links:
+        ends = np.arange(links, dtype=np.int64) * size
+        src = np.concatenate([src, ends + size - 1])
+        dst = np.concatenate([dst, ends + size])
+    w = _weights(np.random.default_rng(seed), src.size) if weighted else None
+    return Graph.from_edges(src, dst, w, n_nodes=n, directed=False,
+                            name=f"clique-chain-{n_cliques}x{size}")
 
 
 # ---------------------------------------------------------------------------- specs

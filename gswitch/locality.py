@@ -31,7 +31,7 @@ import numpy as np
 from ._memory import check_memory
 from .errors import InvalidConfig
 
-__all__ = ["METHODS", "order", "renumbered", "to_caller", "ID_KINDS"]
+__all__ = ["METHODS", "order", "renumbered", "to_caller", "edges_to_caller", "ID_KINDS"]
 
 #: The values of the ``renumber`` key.
 METHODS = ("none", "rcm", "bfs", "degree")
@@ -118,6 +118,19 @@ def order(graph: Any, method: str) -> np.ndarray | None:
     return _kept(graph, method, lambda: _BUILDERS[method](graph))
 
 
+def _edge_pick(graph: Any, perm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The renumbered graph's row offsets, and ``pick``: its edge ``i`` is the caller's
+    edge ``pick[i]`` (rows move whole, each row's edges keep their order).
+    """
+    indptr = np.asarray(graph.indptr, dtype=np.int64)
+    deg = np.diff(indptr)[perm]
+    new_ptr = np.zeros(perm.size + 1, dtype=np.int64)
+    np.cumsum(deg, out=new_ptr[1:])
+    pick = np.arange(int(new_ptr[-1]), dtype=np.int64) - np.repeat(new_ptr[:-1] - indptr[perm],
+                                                                   deg)
+    return new_ptr, pick
+
+
 def renumbered(graph: Any, method: str) -> tuple[Any, np.ndarray | None, float]:
     """``graph`` with its nodes renumbered by ``method``, the permutation, and the seconds
     this call spent building them (0 when both were kept from an earlier call).
@@ -138,11 +151,7 @@ def renumbered(graph: Any, method: str) -> tuple[Any, np.ndarray | None, float]:
     perm = order(graph, method)
     inv = np.empty(n, dtype=np.int64)
     inv[perm] = np.arange(n)
-    indptr = np.asarray(graph.indptr, dtype=np.int64)
-    deg = np.diff(indptr)[perm]
-    new_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(deg, out=new_ptr[1:])
-    pick = np.arange(m, dtype=np.int64) - np.repeat(new_ptr[:-1] - indptr[perm], deg)
+    new_ptr, pick = _edge_pick(graph, perm)
     weights = None if graph.weights is None else np.asarray(graph.weights)[pick]
     from .graph import Graph
 
@@ -197,4 +206,38 @@ def to_caller(fields: dict[str, Any], perm: np.ndarray, kinds: dict[str, str]) -
             out[name] = cupy.asarray(host)
         else:
             out[name] = host
+    return out
+
+
+def edges_to_caller(fields: dict[str, Any], graph: Any, perm: np.ndarray,
+                    kinds: dict[str, str]) -> dict:
+    """Per-edge result fields (:class:`~gswitch.declare.EdgeField`) of a run on
+    ``graph`` renumbered by ``perm``, in ``graph``'s edge order and node ids.
+
+    Parameters
+    ----------
+    fields : dict
+        Edge arrays in the renumbered graph's CSR order (NumPy or CuPy).
+    graph : Graph
+        The graph before renumbering.
+    perm : ndarray
+        ``perm[new id] = caller id``.
+    kinds : dict
+        Field name -> ``""`` (a value) or ``"node"`` (a node id, mapped).
+
+    """
+    _, pick = _edge_pick(graph, perm)
+    out = {}
+    for name, arr in fields.items():
+        on_device = type(arr).__module__.split(".")[0] == "cupy"
+        host = arr.get() if on_device else np.asarray(arr)
+        back = np.empty_like(host)
+        back[pick] = host
+        if kinds.get(name, "") == "node":
+            back = perm[back.astype(np.int64)].astype(host.dtype)
+        if on_device:
+            import cupy
+
+            back = cupy.asarray(back)
+        out[name] = back
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,10 +13,13 @@ from .algorithm import AlgorithmSpec
 from .config import Config
 from .errors import DeviceError, GswitchError, InvalidConfig, InvalidGraph, InvalidInput
 from .graph import Graph
-from .locality import renumbered, to_caller
+from .locality import edges_to_caller, renumbered, to_caller
 from .plugins import get_registry
 from .result import Result
 from .strategy import AXES, SHARED_BYTES_CORE, SHARED_BYTES_LIMIT
+
+if TYPE_CHECKING:  # the engine package is imported on first use only
+    from .engine.timing import PhaseTimer
 
 __all__ = ["run", "prepare", "as_graph", "gpu_available", "resolve_backend",
            "check_combination", "DEFAULT_MAX_ITERATIONS"]
@@ -353,7 +356,7 @@ def _renumber_inputs(spec: AlgorithmSpec, perm: np.ndarray, sources: Any,
 def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = None,
         backend: str = "auto", config: Config | Mapping[str, Any] | str | None = None,
         progress: Callable[[int, int], None] | None = None, deadline_s: float | None = None,
-        arrays: str = "numpy", **params: Any) -> Result:
+        arrays: str = "numpy", timer: PhaseTimer | None = None, **params: Any) -> Result:
     """Run an algorithm on a graph.
 
     Parameters
@@ -389,6 +392,9 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         on the device as fresh CuPy arrays, for further GPU work: no copy to the host,
         and ``finalize`` runs on the device when the algorithm declares
         ``finalize_on_device`` (otherwise on the host, and its result goes up again).
+    timer : PhaseTimer, optional
+        Collects the time of each phase (and stage) of the run, as ``gswitch profile``
+        reports it; see :mod:`gswitch.engine.timing`.
     **params
         Algorithm parameters (e.g. ``alpha=0.9`` for PageRank).
 
@@ -423,6 +429,7 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
                            "arrays='numpy' on the CPU")
     graph, sources = prepare(spec, graph, source)
     resolved = spec.resolve_params(params, graph.n_nodes)
+    caller_graph = graph
     graph, perm, renumber_s = renumbered(graph, str(cfg.get("renumber", "none")))
     if perm is not None:
         sources, resolved = _renumber_inputs(spec, perm, sources, resolved)
@@ -450,8 +457,10 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
             from .staging import run_stages
 
             result = run_stages(spec, graph, resolved, sources, cfg, backend, engine, max_it,
-                                progress=progress, deadline_s=deadline_s)
+                                progress=progress, deadline_s=deadline_s, timer=timer)
         else:
+            if timer is not None:
+                extra["timer"] = timer
             result = engine.run(spec, graph, resolved, sources, cfg, max_it,
                                 progress=progress, deadline_s=deadline_s, **extra)
     if spec.finalize is not None and "finalized_on" not in result.stats:
@@ -459,8 +468,12 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         result.stats["finalized_on"] = "host"
     result.fields = {k: v for k, v in result.fields.items() if k in spec.outputs}
     if perm is not None:
-        result.fields = to_caller(result.fields, perm, {
-            k: f.id_kind for k, f in spec.fields.items() if k in result.fields})
+        per_edge = {k: v for k, v in result.fields.items() if k in spec.edge_fields}
+        result.fields = to_caller(
+            {k: v for k, v in result.fields.items() if k not in per_edge}, perm,
+            {k: f.id_kind for k, f in spec.fields.items() if k in result.fields})
+        result.fields.update(edges_to_caller(per_edge, caller_graph, perm, {
+            k: f.id_kind for k, f in spec.edge_fields.items()}))
         result.stats["renumber"] = cfg.get("renumber")
         result.stats["renumber_s"] = renumber_s
     result.stats["variant"] = spec.variant

@@ -172,7 +172,8 @@ def feature_distance(a: dict[str, float], b: dict[str, float]) -> float:
 
 
 def model_version(algorithms: Any = None) -> str:
-    """Short hash of the strategies (names, backends, parameter spaces) and of the
+    """Short hash of the strategies validated on a device (names, backends, parameter
+    spaces) and of the
     variants of ``algorithms`` (default: every registered one) with what they support:
     what a stored configuration needs to mean the same thing. Defaults do not count, so
     re-choosing one keeps the model; nor do algorithms the model does not cover, so
@@ -185,9 +186,12 @@ def model_version(algorithms: Any = None) -> str:
     reg = get_registry()
     names = set(reg.variants) if algorithms is None else set(algorithms)
     data: dict[str, Any] = {"schema": MODEL_SCHEMA}
+    # strategies and parameters not yet validated on a device are left out: the tuner's
+    # GPU search the model is trained from leaves them out too
     for axis in AXES:
         data[axis] = {name: {"backends": list(cls.backends),
-                             "params": {p: repr(s) for p, s in sorted(cls.params.items())}}
+                             "params": {p: repr(s) for p, s in sorted(cls.params.items())
+                                        if p not in cls.unvalidated_params}}
                       for name, cls in sorted(reg.strategies[axis].items()) if cls.validated}
     data["variants"] = {name: {v: {k: list(x) for k, x in sorted(s.supports.items())}
                                for v, s in sorted(fam.items())}

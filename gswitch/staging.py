@@ -7,7 +7,9 @@ read the fields (on the device under the GPU engine), set parameters, choose the
 set of the next stage, and loop: ``{"repeat": "stage_name"}`` runs the stages from that
 one on again, until a host step no longer asks (at most the run's iteration limit).
 Afforest (sample, find the largest component, finish) is written this way, and so can
-Brandes' betweenness (forward, backward) be.
+Brandes' betweenness (forward, backward) be. A stage declared with ``reverse=True`` runs
+on the reverse graph (:attr:`Graph.reverse`): its pushes walk the caller's in-edges, as
+a backward search does (strong components).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .algorithm import AlgorithmSpec, HostStep
+from .algorithm import AlgorithmSpec, HostEdges, HostStep
 from .config import Config
+from .engine.timing import PhaseTimer
 from .errors import AlgorithmError, DeadlineExceeded
 from .graph import Graph
 from .result import Result
@@ -43,7 +46,8 @@ def check_stages(spec: AlgorithmSpec, graph: Graph | None, config: Config, backe
     """First reason any operator stage of ``spec`` cannot run with ``config``."""
     for st in spec.stages:
         if isinstance(st, AlgorithmSpec):
-            reason = check(st, graph, stage_config(st, config), backend)
+            on = graph.reverse if graph is not None and st.stage_reverse else graph
+            reason = check(st, on, stage_config(st, config), backend)
             if reason:
                 return f"stage {st.stage_name}: {reason}"
     return None
@@ -71,6 +75,14 @@ def _apply(step: HostStep, spec: AlgorithmSpec, out: Any, fields: dict[str, Any]
                 start = xp.unique(value.astype(xp.int32))
         elif key in spec.fields:
             fields[key] = xp.asarray(value, dtype=spec.fields[key].dtype)
+        elif key in spec.edge_fields:
+            arr = xp.asarray(value, dtype=spec.edge_fields[key].dtype)
+            if arr.shape != fields[key].shape:
+                raise AlgorithmError(
+                    f"host step {step.name} of {spec.label} returned edge field {key!r} "
+                    f"of shape {arr.shape}; it holds one value per edge "
+                    f"{fields[key].shape}")
+            fields[key] = arr
         elif key in spec.params:
             params[key] = spec.params[key].validate(
                 value.item() if hasattr(value, "item") else value)
@@ -81,12 +93,22 @@ def _apply(step: HostStep, spec: AlgorithmSpec, out: Any, fields: dict[str, Any]
     return start
 
 
+def _host_edges(graph: Graph, xp: Any) -> HostEdges:
+    """The graph's edges for host steps, as ``xp`` arrays (weights 1 when unweighted)."""
+    src, dst = graph.edges()
+    w = (np.ones(graph.n_edges, dtype=np.float32) if graph.weights is None
+         else np.asarray(graph.weights, dtype=np.float32))
+    return HostEdges(xp.asarray(src, dtype=xp.int32), xp.asarray(dst, dtype=xp.int32),
+                     xp.asarray(w), graph.directed)
+
+
 def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                sources: np.ndarray | None, config: Config, backend: str, engine: Any,
                max_iterations: int, progress: Any = None,
-               deadline_s: float | None = None) -> Result:
+               deadline_s: float | None = None, timer: PhaseTimer | None = None) -> Result:
     """Run the stages of ``spec`` in order on ``engine``; fields stay where the engine
-    keeps them (CuPy arrays between GPU stages).
+    keeps them (CuPy arrays between GPU stages). A ``timer`` gets each stage's phases
+    under the stage's name, and each host step's time.
     """
     t0 = time.perf_counter()
     if backend == "gpu":
@@ -95,12 +117,20 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
         xp = np
     params = dict(params)
     fields: dict[str, Any] | None = None
+    # per-edge values live beside the node fields, which the engine runs the stages on
+    edge_fields = {k: xp.full(graph.n_edges, f.init, dtype=f.dtype)
+                   for k, f in spec.edge_fields.items()}
+    edges = None
     chosen = None
     stats: dict[str, Any] = {"active": [], "modes": [], "directions": [], "stages": [],
                              "edges_processed": 0, "iterations": 0}
     host_s = 0.0
     converged = True
     names = [getattr(st, "stage_name", "") or getattr(st, "name", "") for st in spec.stages]
+    # each stage's config once per run: a loop of host step and stages (Boruvka's rounds)
+    # would otherwise rebuild and revalidate it, and its strategies, on every lap
+    configs = [stage_config(st, config) if isinstance(st, AlgorithmSpec) else None
+               for st in spec.stages]
     pos, laps = 0, 0
     while pos < len(spec.stages):
         st = spec.stages[pos]
@@ -110,8 +140,15 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                 fields = {k: xp.asarray(v) for k, v in
                           spec.initial_fields(graph.n_nodes, params, sources).items()}
             ts = time.perf_counter()
-            out = st.func(fields, params, xp)
-            chosen = _apply(st, spec, out, fields, params, xp)
+            seen = {**fields, **edge_fields}
+            if st.edges:
+                edges = _host_edges(graph, xp) if edges is None else edges
+                out = st.func(seen, params, xp, edges)
+            else:
+                out = st.func(seen, params, xp)
+            chosen = _apply(st, spec, out, seen, params, xp)
+            fields = {k: seen[k] for k in fields}
+            edge_fields = {k: seen[k] for k in edge_fields}
             again = out.get("repeat") if isinstance(out, dict) else None
             if again is not None:  # loop: run the stages from `again` on once more
                 if again not in names:
@@ -129,6 +166,9 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                 xp.cuda.get_current_stream().synchronize()
             took = time.perf_counter() - ts
             host_s += took
+            if timer is not None:
+                timer.stage = st.name
+                timer.add("host step", took)
             stats["stages"].append({"stage": st.name, "host_s": took})
             continue
         kind = st.start.kind
@@ -145,8 +185,12 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                     f"{spec.label} passed its deadline of {deadline_s:.3g} s before stage "
                     f"{st.stage_name} ({elapsed:.3g} s)", elapsed_s=elapsed,
                     iterations=int(stats["iterations"]))
-        extra = {"device_arrays": True} if backend == "gpu" else {}
-        r = engine.run(st, graph, params, src, stage_config(st, config), max_iterations,
+        extra: dict[str, Any] = {"device_arrays": True} if backend == "gpu" else {}
+        if timer is not None:
+            timer.stage = st.stage_name
+            extra["timer"] = timer
+        on = graph.reverse if st.stage_reverse else graph
+        r = engine.run(st, on, params, src, configs[pos - 1], max_iterations,
                        progress=progress, deadline_s=left, fields_in=fields, **extra)
         fields = {k: xp.asarray(v) for k, v in r.fields.items()}
         for k in ("active", "modes", "directions"):
@@ -162,6 +206,7 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
             if k not in stats and k not in ("time_s", "converged", "totals"):
                 stats[k] = v
     assert fields is not None  # a staged spec has an operator stage
+    fields = {**fields, **edge_fields}
     if backend == "gpu":
         fields = {k: v.get() for k, v in fields.items()}
     if "device_time_s" in stats:

@@ -237,6 +237,12 @@ class StepMode:
     pushes: bool
     operators: bool = True
     keeps: bool = False
+    own_operators: bool = False
+
+    @property
+    def core_operators(self) -> bool:
+        """Whether the core's node and expansion phases run in a step of this mode."""
+        return self.operators and not self.own_operators
 
     def __post_init__(self) -> None:
         if self.items not in ("worklist", "nodes"):
@@ -245,6 +251,8 @@ class StepMode:
         if self.keeps and (self.pushes or self.items != "worklist"):
             raise ValueError(f"StepMode {self.name}: keeps needs items='worklist' and "
                              "pushes=False")
+        if self.own_operators and not self.operators:
+            raise ValueError(f"StepMode {self.name}: own_operators needs operators=True")
         if not self.name.isidentifier():
             raise ValueError(f"StepMode name {self.name!r} is not an identifier")
 
@@ -276,6 +284,10 @@ class Strategy:
         ``False`` while the strategy's device code has not passed the GPU suite on a
         device. The tuner leaves such a strategy out of its GPU search (saying why), and
         ``gswitch strategies`` marks it; a user may still choose it explicitly.
+    unvalidated_params : tuple[str, ...]
+        Parameters whose values other than the default select device code that has not
+        yet passed the GPU suite on a device; the tuner's GPU search keeps them at their
+        default (a user may still set them).
     """
 
     axis: ClassVar[str] = ""
@@ -285,6 +297,7 @@ class Strategy:
     cuda_files: ClassVar[tuple[str, ...]] = ()
     kernels: ClassVar[tuple[str, ...]] = ()
     validated: ClassVar[bool] = True
+    unvalidated_params: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = {**self.default_options(), **options}
@@ -477,7 +490,9 @@ class DrivingStrategy(Strategy):
     strategy, only the work does.
 
     The CPU engine uses :meth:`initial_mode`, :meth:`next_mode` and, for strategies
-    that keep nodes back, :meth:`begin`, :meth:`admit` and :meth:`refill`.
+    that keep nodes back, :meth:`begin`, :meth:`admit` and :meth:`refill`; a strategy
+    that widens a step's items or iterates inside a step answers :meth:`items` and
+    :meth:`local_rounds`.
     """
 
     axis = "driving"
@@ -543,6 +558,23 @@ class DrivingStrategy(Strategy):
         """
         raise NotImplementedError(f"driving {self.name} declares mode {mode!r} without "
                                   "operators but no refill")
+
+    def items(self, nodes: Any, n_nodes: int) -> Any:
+        """CPU engine: the items of a worklist step from its activated nodes ``nodes``
+        (sorted ids); whole partitions for a strategy that activates partitions.
+        """
+        return nodes
+
+    def local_rounds(self, graph: Graph, mode: str) -> tuple[Any, int] | None:
+        """CPU engine: iterate inside a step of ``mode``, or ``None`` (one pass).
+
+        Returns ``(size, rounds)``: nodes form groups of ``size`` consecutive ids
+        (``None``: one group of every node). A node activated along an edge inside its
+        group is processed again in the same step, up to ``rounds`` more passes; an
+        activation along an edge between groups, or one left after the last pass, goes
+        to the next step.
+        """
+        return None
 
     def atomic_free(self) -> bool:
         """Whether topology sweeps may use the non-atomic form of monotone reductions."""

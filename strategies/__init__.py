@@ -22,6 +22,7 @@ BUILTIN_MODULES = (
     "gswitch.strategies.driving.temporal",
     "gswitch.strategies.driving.priority",
     "gswitch.strategies.driving.subset",
+    "gswitch.strategies.driving.spatial",
     "gswitch.strategies.direction.push",
     "gswitch.strategies.direction.pull",
     "gswitch.strategies.direction.direction_optimizing",

@@ -7,6 +7,7 @@ after the README's test command, which deselects it to stay under five minutes;
 ``python -m pytest -m compile_all`` runs it locally. The quick checks below always run.
 """
 
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,40 +18,57 @@ from gswitch.codegen import generate_source
 from gswitch.combinations import pairwise_configs
 from gswitch.plugins import get_registry
 from gswitch.staging import stage_config
-from gswitch.testing.nvcc import compile_source, find_nvcc
+from gswitch.testing.nvcc import compile_source
 from gswitch.testing.user_algorithms import USER_ALGORITHMS, USER_CONFIGS
 from gswitch.testing.zoo import sweep_configs
 
 ALGORITHMS = ["bfs", "sssp", "cc", "pagerank", "core_number", "maximal_independent_set",
-              "label_propagation", "scc", "minimum_spanning_forest"]
+              "label_propagation", "scc", "minimum_spanning_forest", "weighted_betweenness",
+              "msbfs"]
 SPECS = {a: get_registry().algorithm(a) for a in ALGORITHMS}
 SPECS.update({u.name: u for u in USER_ALGORITHMS})
-# the user-operator algorithms test the lowering, not the strategies: the GPU suite's
-# five configurations of them, one per launch and direction
-CASES = [(a, c) for a in ALGORITHMS for c in pairwise_configs(SPECS[a])]
-CASES += [(u.name, gs.Config(c)) for u in USER_ALGORITHMS for c in USER_CONFIGS]
-# the global compile-time switch, with each launch (the GPU suite runs the same ones)
-CASES += [(a, gs.Config({"read_before_atomic": False, "launch": launch}))
-          for a in ALGORITHMS for launch in ("host_loop", "persistent")]
-CASES += [(a, gs.Config({"l2_prefetch": True, "launch": launch}))
-          for a in ALGORITHMS for launch in ("host_loop", "persistent")]
-CASES += [(u.name, gs.Config({"l2_prefetch": True, "launch": "persistent"}))
-          for u in USER_ALGORITHMS]
-# the GPU sweep's drawn configurations (every parameter drawn, block_size included)
-CASES += [(a, c) for a in ALGORITHMS for c in sweep_configs(SPECS[a])]
-# every other formulation of each algorithm: all pairs of the strategies it supports
-for _a in ALGORITHMS:
-    for _v in get_registry().variants[_a].values():
-        _pairs = pairwise_configs(_v) if (_v is not SPECS[_a] or _v.stages) else []
-        if _v is not SPECS[_a] and not _v.stages:
-            SPECS[_v.label] = _v
-            CASES += [(_v.label, c.replace(variant=_v.variant)) for c in _pairs]
-        for _st in _v.stages:  # a staged formulation: each operator stage's own module
-            if isinstance(_st, gs.AlgorithmSpec):
-                SPECS[f"{_v.label}:{_st.stage_name}"] = _st
-                CASES += [(f"{_v.label}:{_st.stage_name}",
-                           stage_config(_st, c.replace(variant=_v.variant)))
-                          for c in _pairs]
+
+
+@functools.cache
+def _cases() -> list:
+    """The whole matrix (many seconds to enumerate: only where it is selected). Fills
+    ``SPECS`` with each other formulation and stage it names."""
+    # the user-operator algorithms test the lowering, not the strategies: the GPU suite's
+    # five configurations of them, one per launch and direction
+    cases = [(a, c) for a in ALGORITHMS for c in pairwise_configs(SPECS[a])]
+    cases += [(u.name, gs.Config(c)) for u in USER_ALGORITHMS for c in USER_CONFIGS]
+    # the global compile-time switch, with each launch (the GPU suite runs the same ones)
+    cases += [(a, gs.Config({"read_before_atomic": False, "launch": launch}))
+              for a in ALGORITHMS for launch in ("host_loop", "persistent")]
+    cases += [(a, gs.Config({"l2_prefetch": True, "launch": launch}))
+              for a in ALGORITHMS for launch in ("host_loop", "persistent")]
+    cases += [(u.name, gs.Config({"l2_prefetch": True, "launch": "persistent"}))
+              for u in USER_ALGORITHMS]
+    # the GPU sweep's drawn configurations (every parameter drawn, block_size included)
+    cases += [(a, c) for a in ALGORITHMS for c in sweep_configs(SPECS[a])]
+    # every other formulation of each algorithm: all pairs of the strategies it supports
+    for alg in ALGORITHMS:
+        for var in get_registry().variants[alg].values():
+            pairs = pairwise_configs(var) if (var is not SPECS[alg] or var.stages) else []
+            if var is not SPECS[alg] and not var.stages:
+                SPECS[var.label] = var
+                cases += [(var.label, c.replace(variant=var.variant)) for c in pairs]
+            for st in var.stages:  # a staged formulation: each operator stage's own module
+                if isinstance(st, gs.AlgorithmSpec):
+                    SPECS[f"{var.label}:{st.stage_name}"] = st
+                    cases += [(f"{var.label}:{st.stage_name}",
+                               stage_config(st, c.replace(variant=var.variant)))
+                              for c in pairs]
+    # topology kernel unrolling (a compile-time queue length; pairs keep it at 0) with each
+    # launch and a thread- and a block-cooperative load balancer
+    cases += [(a, gs.Config({"variant": a[3:-1] if a.startswith("cc") else "default",
+                             "driving": "topology", "driving.unroll": k, "direction": "push",
+                             "launch": launch, "load_balance": lb}))
+              for a in ("bfs", "sssp", "cc[label_propagation]")
+              for launch in ("host_loop", "persistent") for k, lb in ((1, "thread"), (8, "twc"))]
+    return cases
+
+
 # weighted matters only for weight-reading operators
 WEIGHTED = {"sssp", "widest", "dist64"}
 
@@ -70,17 +88,14 @@ def _case_id(case):
 
 
 @pytest.fixture(scope="module")
-def compiled():
+def compiled(nvcc):
     """Compile every distinct generated source once, in parallel."""
-    nvcc = find_nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
     sources = {}
-    for alg, cfg in CASES:
+    for alg, cfg in _cases():
         gen = generate_source(SPECS[alg], cfg, weighted=alg in WEIGHTED)
         sources[(alg, cfg.key())] = gen
     unique = {g.key: g.source for g in sources.values()}
-    print(f"\ncompile suite: {len(CASES)} configurations, {len(unique)} distinct modules")
+    print(f"\ncompile suite: {len(_cases())} configurations, {len(unique)} distinct modules")
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
         results = dict(zip(unique, pool.map(lambda s: compile_source(s, nvcc=nvcc),
                                             unique.values())))
@@ -88,7 +103,7 @@ def compiled():
 
 
 @pytest.mark.compile_all
-@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+@pytest.mark.cases("case", _cases, ids=_case_id)
 def test_combination_compiles(case, compiled):
     """The composed module compiles without errors."""
     alg, cfg = case
@@ -150,6 +165,7 @@ def test_sampled_configs_are_valid_distinct_deterministic_and_drawn_widely():
     assert any(c["worklist_capacity"] == 0 for c in draw)
 
 
+@pytest.mark.compile_all
 def test_enumeration_covers_every_strategy():
     """Each registered GPU strategy appears in at least one compiled combination."""
     reg = get_registry()
@@ -157,7 +173,7 @@ def test_enumeration_covers_every_strategy():
         for name, cls in strategies.items():
             if "gpu" not in cls.backends:
                 continue
-            assert any(c[axis] == name for _, c in CASES), (axis, name)
+            assert any(c[axis] == name for _, c in _cases()), (axis, name)
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -221,21 +237,15 @@ def test_core_names_no_builtin_strategy():
     assert not offenders, offenders
 
 
-def test_compile_error_is_reported():
+def test_compile_error_is_reported(nvcc):
     """Broken source fails to compile with the compiler's message."""
-    if find_nvcc() is None:
-        pytest.skip("nvcc not found")
     ok, out = compile_source("__global__ void k() { undefined_symbol(); }")
     assert not ok and "undefined_symbol" in out
 
 
-def test_raw_operator_with_documented_names_compiles():
+def test_raw_operator_with_documented_names_compiles(nvcc):
     """A raw operator written with the names its docstring gives compiles."""
     import numpy as np
-
-    nvcc = find_nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
 
     def numpy_impl(fields, src, dst, w, params):
         d = fields["depth"]
@@ -297,6 +307,7 @@ def test_edge_gather_phases_only_in_sweeps():
     assert "pull_edges" not in own and own["pull"].modes == ()
 
 
+@pytest.mark.compile
 @pytest.mark.parametrize("case", [
     ("power_pull", {"block_size": 64, "direction.ipt": 11}),
     ("power_pull", {"block_size": 1024, "launch": "persistent"}),
@@ -304,11 +315,8 @@ def test_edge_gather_phases_only_in_sweeps():
     ("cc", {"driving": "temporal", "direction": "direction_optimizing"}),
     ("sssp", {"driving": "topology", "direction": "pull", "direction.group": 8}),
 ], ids=lambda c: f"{c[0]}-" + "-".join(f"{k}={v}" for k, v in c[1].items()))
-def test_edge_gather_compiles(case):
+def test_edge_gather_compiles(case, nvcc):
     """The edge-balanced pull compiles with every value type, block size and launch."""
-    nvcc = find_nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
     name, extra = case
     reg = get_registry()
     if name == "power_pull":
@@ -324,17 +332,15 @@ def test_edge_gather_compiles(case):
     assert ok, out[-3000:]
 
 
+@pytest.mark.compile
 @pytest.mark.parametrize("launch,worklist", [("host_loop", "atomic"), ("persistent", "bitmap"),
                                              ("cuda_graph", "bitmap")])
-def test_staged_and_buffered_test_algorithms_compile(launch, worklist):
+def test_staged_and_buffered_test_algorithms_compile(launch, worklist, nvcc):
     """What the GPU suite runs of the staged example (each stage's module), of the
     buffered-field example, of the step-total example and of the edge-limit example
     under each load balancer compiles."""
     from gswitch.testing.staged_algorithms import DoubleSweep, FirstEdgesDepth, StepSums, Walks
 
-    nvcc = find_nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
     cfg = gs.Config({"launch": launch, "worklist": worklist})
     specs = [st for st in DoubleSweep.stages if isinstance(st, gs.AlgorithmSpec)]
     jobs = [(st, stage_config(st, cfg)) for st in specs]

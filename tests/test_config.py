@@ -287,9 +287,14 @@ def _expected_valid_count(spec, backend):
     # that declares it
     driving -= 0 if spec.priority is not None else 2
     driving -= 0 if "subset" in spec.supports.get("driving", ()) else 1
+    # spatial is counted apart: it takes push only, and only an order-free operator
+    driving -= 1
+    spatial = get_registry().strategy("driving", "spatial")({})
+    spatial_ok = spatial.check(spec, None, gs.Config({"driving": "spatial"}), backend) is None
     rest = per["load_balance"] * driving * per["direction"]
+    rest_spatial = per["load_balance"] * 1 if spatial_ok else 0
     if backend != "gpu":
-        return per["worklist"] * rest * per["launch"], total
+        return per["worklist"] * (rest + rest_spatial) * per["launch"], total
     # on the GPU cuda_graph needs a worklist that never grows: one bounded by itself
     # (bitmap, prefix_sum, a dedup queue), or for a level-synchronous algorithm
     # (first_hit_final) any queue in data-driven steps
@@ -297,18 +302,19 @@ def _expected_valid_count(spec, backend):
     bounded = sum(1 for c in options if c.strategy("worklist").bounded(None, c))
     growing = len(options) - bounded
     valid = per["worklist"] * rest * (per["launch"] - 1) + bounded * rest
+    valid += per["worklist"] * rest_spatial * (per["launch"] - 1) + bounded * rest_spatial
     if spec.first_hit_final:
         valid += growing * per["load_balance"] * per["direction"]  # data driving only
     return valid, total
 
 
 def test_option_counts_by_hand():
-    """The categorical search space is as declared: 12 x 12 x 7 x 17 x 3 combinations."""
+    """The categorical search space is as declared: 12 x 12 x 8 x 17 x 3 combinations."""
     counts = _option_counts()
     assert {a: sum(c.values()) for a, c in counts.items()} == {
         "worklist": 2 + 2 + 1 + 2 + 2 + 2 + 1, "load_balance": 1 + 5 + 1 + 5,
-        "driving": 1 + 2 + 1 + 2 + 1, "direction": 1 + 8 + 8, "launch": 3}
-    assert len(list(iter_configs())) == 12 * 12 * 7 * 17 * 3
+        "driving": 1 + 2 + 1 + 2 + 1 + 1, "direction": 1 + 8 + 8, "launch": 3}
+    assert len(list(iter_configs())) == 12 * 12 * 8 * 17 * 3
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -334,7 +340,8 @@ def test_valid_configs_by_hand():
     """Hand counts: cuda_graph needs one of the 7 bounded worklist options (bitmap,
     prefix_sum, five dedup queues); pagerank refuses atomic_free (add is not monotone)."""
     assert len(valid_configs(_classic("bfs"), "gpu")) == (
-        12 * 12 * 4 * 17 * 2 + 7 * 12 * 4 * 17 + 5 * 12 * 1 * 17)  # + plain queues, data
+        12 * 12 * 4 * 17 * 2 + 7 * 12 * 4 * 17 + 5 * 12 * 1 * 17  # + plain queues, data
+        + 12 * 12 * 1 * 1 * 2 + 7 * 12 * 1 * 1)  # spatial: push only
     assert len(valid_configs(_classic("pagerank"), "gpu")) == (
         12 * 12 * 3 * 17 * 2 + 7 * 12 * 3 * 17)
     assert len(valid_configs(_classic("pagerank"), "cpu")) == 12 * 12 * 3 * 17 * 3

@@ -63,21 +63,18 @@ GPU_STRATEGIES = [c for c in REGISTERED if "gpu" in c.backends]
 
 
 @pytest.fixture(scope="module")
-def compiled_fragments():
+def compiled_fragments(nvcc):
     """Each GPU strategy composed into a real module and compiled, in parallel."""
     from concurrent.futures import ThreadPoolExecutor
 
     from gswitch.testing.conformance import compile_problems
-    from gswitch.testing.nvcc import find_nvcc
 
-    nvcc = find_nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = pool.map(lambda c: compile_problems(c, nvcc=nvcc), GPU_STRATEGIES)
         return dict(zip(GPU_STRATEGIES, results))
 
 
+@pytest.mark.compile
 @pytest.mark.parametrize("cls", GPU_STRATEGIES, ids=[f"{c.axis}.{c.name}" for c in GPU_STRATEGIES])
 def test_fragment_compiles_through_the_pipeline(cls, compiled_fragments):
     """The strategy's fragment compiles inside a real composed module."""

@@ -15,7 +15,6 @@ from gswitch.errors import AlgorithmError, InvalidConfig
 from gswitch.generators import road
 from gswitch.plugins import get_registry, reset_registry
 from gswitch.testing.conformance import compile_problems, strategy_problems
-from gswitch.testing.nvcc import find_nvcc
 from gswitch.testing.reference import compare, reference
 from gswitch.testing.user_strategies import PLUGIN_MODULE
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
@@ -112,8 +111,6 @@ def test_a_plugin_adds_a_driving_mode_without_touching_the_core(alternating):
 
 
 @pytest.mark.compile
-def test_plugin_driving_mode_compiles(alternating):
+def test_plugin_driving_mode_compiles(alternating, nvcc):
     """The plugin's fragment and mode table compile inside a real module."""
-    if find_nvcc() is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
     assert compile_problems(alternating) == []

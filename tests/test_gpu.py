@@ -23,7 +23,9 @@ CLASSIC = {"bfs": "default", "sssp": "bellman_ford", "cc": "label_propagation",
            "pagerank": "residual_push"}
 OUTPUT = {"bfs": "depth", "sssp": "dist", "cc": "comp", "pagerank": "rank"}
 # all pairs: every option of every axis meets every option of every other axis
-CASES = [(a, c) for a in ALGORITHMS for c in pairwise_configs(get_registry().algorithm(a))]
+def _cases():
+    return [(a, c) for a in ALGORITHMS
+            for c in pairwise_configs(get_registry().algorithm(a))]
 
 
 @functools.cache
@@ -62,7 +64,7 @@ def _assert_zoo_matches(algorithm, cfg):
     assert not failures, "; ".join(failures)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+@pytest.mark.cases("case", _cases, ids=_id)
 def test_combination_matches_reference(case):
     """This strategy combination gives the reference answer on every zoo graph."""
     algorithm, cfg = case

@@ -30,11 +30,14 @@ NEW = {"load_balance": ["block", "dynamic_virtual_warp", "dynamic_chunks", "edge
 #: the formulations that run under every strategy (the defaults of cc and pagerank pull)
 CLASSIC = {"bfs": "default", "sssp": "bellman_ford", "cc": "label_propagation",
            "pagerank": "residual_push"}
-# building the all-pairs cases takes a minute: only where they can run
-CASES = [(a, c.replace(variant=CLASSIC[a])) for a in ALGORITHMS
-         for c in pairwise_configs(get_registry().algorithm(a, CLASSIC[a]))
-         if any(c[axis] in names for axis, names in NEW.items())] if gs.gpu_available() else []
 LAUNCHES = ["host_loop", "persistent", "cuda_graph"]
+
+
+def _cases():
+    """The all-pairs cases with a new strategy (a minute to build: only where they run)."""
+    return [(a, c.replace(variant=CLASSIC[a])) for a in ALGORITHMS
+            for c in pairwise_configs(get_registry().algorithm(a, CLASSIC[a]))
+            if any(c[axis] in names for axis, names in NEW.items())]
 
 
 def _kwargs(algorithm):
@@ -77,7 +80,7 @@ def _id(case):
                        if "." in k and isinstance(v, bool)])
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+@pytest.mark.cases("case", _cases, ids=_id)
 def test_pairs_match_reference_on_the_zoo(case):
     """This all-pairs configuration gives the reference answer on every zoo graph."""
     algorithm, cfg = case

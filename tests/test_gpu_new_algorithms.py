@@ -19,8 +19,11 @@ pytestmark = [
 ]
 
 OUTPUT = {"core_number": "core", "maximal_independent_set": "in_set"}
-CASES = [(spec, c.replace(variant=spec.variant)) for name in OUTPUT
-         for spec in get_registry().variants[name].values() for c in pairwise_configs(spec)]
+
+
+def _cases():
+    return [(spec, c.replace(variant=spec.variant)) for name in OUTPUT
+            for spec in get_registry().variants[name].values() for c in pairwise_configs(spec)]
 
 
 @functools.cache
@@ -42,7 +45,7 @@ def _id(case):
                                                           "driving", "direction", "launch")])
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+@pytest.mark.cases("case", _cases, ids=_id)
 def test_combination_matches_reference(case):
     """This formulation under this strategy combination gives the reference on every zoo
     graph; the independent set is the one the CPU engine finds (a function of the seed)."""

@@ -33,9 +33,12 @@ ALGORITHMS = ["bfs", "sssp", "cc", "pagerank"]
 OUTPUT = {"bfs": "depth", "sssp": "dist", "cc": "comp", "pagerank": "rank"}
 SPECS = {a: get_registry().algorithm(a) for a in ALGORITHMS}
 SEED = os.environ.get("GSWITCH_SWEEP_SEED")
-CASES = [(a, c) for a in ALGORITHMS for c in (
-    sweep_configs(SPECS[a]) if SEED is None else
-    sampled_configs(SPECS[a], SWEEP_CONFIGS, seed=int(SEED)))]
+
+
+def _cases():
+    return [(a, c) for a in ALGORITHMS for c in (
+        sweep_configs(SPECS[a]) if SEED is None else
+        sampled_configs(SPECS[a], SWEEP_CONFIGS, seed=int(SEED)))]
 
 
 @functools.cache
@@ -56,7 +59,7 @@ def _id(case):
         "worklist", "load_balance", "driving", "direction", "launch"))
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+@pytest.mark.cases("case", _cases, ids=_id)
 def test_drawn_configuration_matches_reference(case):
     """This drawn configuration gives the reference answer on every sweep graph."""
     algorithm, cfg = case

@@ -20,8 +20,11 @@ pytestmark = [
 OUTPUT = {"bfs": "depth", "sssp": "dist", "cc": "comp", "pagerank": "rank"}
 VARIANTS = [spec for name in OUTPUT for spec in get_registry().variants[name].values()
             if not spec.default_variant]
-CASES = [(spec, c.replace(variant=spec.variant)) for spec in VARIANTS
-         for c in pairwise_configs(spec)]
+
+
+def _cases():
+    return [(spec, c.replace(variant=spec.variant)) for spec in VARIANTS
+            for c in pairwise_configs(spec)]
 
 
 @functools.cache
@@ -41,7 +44,7 @@ def _id(case):
                                                           "driving", "direction", "launch")])
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
+@pytest.mark.cases("case", _cases, ids=_id)
 def test_variant_combination_matches_reference(case):
     """This formulation under this strategy combination gives the reference on every zoo
     graph."""

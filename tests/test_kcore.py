@@ -12,7 +12,7 @@ from gswitch.codegen import generate_source
 from gswitch.generators import grid2d, path, rmat, road, star
 from gswitch.plugins import get_registry
 from gswitch.staging import stage_config
-from gswitch.testing.nvcc import compile_source, find_nvcc
+from gswitch.testing.nvcc import compile_source
 from gswitch.testing.reference import compare, reference
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
 
@@ -129,12 +129,10 @@ def test_reference_and_comparison_are_declared():
     assert "nodes differ" in compare(NAME, want + 1, want)
 
 
+@pytest.mark.compile
 @pytest.mark.parametrize("launch", ["host_loop", "persistent", "cuda_graph"])
-def test_every_stage_compiles(launch):
+def test_every_stage_compiles(launch, nvcc):
     """Each formulation's modules (each stage of peel_levels) compile with each launch."""
-    nvcc = find_nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
     for spec in get_registry().variants[NAME].values():
         cfg = gs.Config({"variant": spec.variant, "launch": launch,
                          **spec.config_defaults})

@@ -17,7 +17,7 @@ from gswitch.generators import grid2d
 from gswitch.plugins import get_registry
 from gswitch.runner import check_combination
 from gswitch.testing.conformance import strategy_problems
-from gswitch.testing.nvcc import compile_source, find_nvcc
+from gswitch.testing.nvcc import compile_source
 
 LOAD_BALANCERS = ["block", "dynamic_virtual_warp", "dynamic_chunks", "edge_balanced",
                   "work_donation"]
@@ -185,14 +185,6 @@ def test_all_pairs_pair_each_with_every_option_of_the_other_axes():
                     want = m | dict(opt)
                     hit = any(all(c.get(k) == v for k, v in want.items()) for c in configs)
                     assert hit or check_combination(spec, None, gs.Config(want), "gpu"), want
-
-
-@pytest.fixture(scope="module")
-def nvcc():
-    path = find_nvcc()
-    if path is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
-    return path
 
 
 # each strategy under each launch, on an algorithm with a node operator or weights in

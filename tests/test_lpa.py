@@ -17,7 +17,7 @@ from gswitch.codegen import generate_source
 from gswitch.engine.cpu_intrinsics import label_frequency
 from gswitch.plugins import get_registry
 from gswitch.staging import stage_config
-from gswitch.testing.nvcc import compile_source, find_nvcc
+from gswitch.testing.nvcc import compile_source
 from gswitch.testing.reference import compare, reference
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
 
@@ -224,13 +224,12 @@ def test_docstring_examples_run(variant):
     assert test.examples and runner.failures == 0
 
 
+@pytest.mark.compile
+@pytest.mark.compile_all  # nvcc: .ci/run runs it with the compile matrix
 @pytest.mark.parametrize("launch", ["persistent"])
-def test_every_stage_compiles(launch):
+def test_every_stage_compiles(launch, nvcc):
     """Each operator stage of each formulation compiles (tests/test_compile.py covers
     the other launches and strategies)."""
-    nvcc = find_nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
     for spec in get_registry().variants[NAME].values():
         cfg = gs.Config({"variant": spec.variant, "launch": launch, **spec.config_defaults})
         for st in [s for s in spec.stages if isinstance(s, gs.AlgorithmSpec)] or [spec]:

@@ -12,7 +12,7 @@ import gswitch as gs
 from gswitch.codegen import generate_source
 from gswitch.generators import grid2d, path, rmat, road, star
 from gswitch.plugins import get_registry
-from gswitch.testing.nvcc import compile_source, find_nvcc
+from gswitch.testing.nvcc import compile_source
 from gswitch.testing.reference import compare, reference
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
 
@@ -160,16 +160,14 @@ def test_docstring_example_runs():
     assert test.examples and runner.failures == 0
 
 
+@pytest.mark.compile
 @pytest.mark.parametrize("cfg", [
     {"launch": "host_loop", "driving": "data", "worklist": "atomic"},
     {"launch": "persistent", "driving": "temporal", "worklist": "bitmap"},
     {"launch": "cuda_graph", "driving": "topology", "load_balance": "twc"},
 ], ids=lambda c: c["launch"])
-def test_compiles(cfg):
+def test_compiles(cfg, nvcc):
     """The Luby module compiles with each launch (and the hash test algorithm too)."""
-    nvcc = find_nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
     for spec in (get_registry().algorithm(NAME), _HashedIds):
         gen = generate_source(spec, gs.Config(cfg), weighted=False)
         ok, out = compile_source(gen.source, nvcc=nvcc)

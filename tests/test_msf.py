@@ -14,7 +14,7 @@ from gswitch.codegen import generate_source
 from gswitch.generators import grid2d, rmat, road
 from gswitch.plugins import get_registry
 from gswitch.staging import stage_config
-from gswitch.testing.nvcc import compile_source, find_nvcc
+from gswitch.testing.nvcc import compile_source
 from gswitch.testing.reference import compare, reference
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
 
@@ -110,11 +110,10 @@ def test_distinct_weights_give_networkxs_edges():
 
 # one launch here; the compile matrix (tests/test_compile.py, -m compile_all) covers
 # every launch with every strategy
+@pytest.mark.compile
+@pytest.mark.compile_all  # nvcc: .ci/run runs it with the compile matrix
 @pytest.mark.parametrize("launch", ["persistent"])
-def test_every_stage_compiles(launch):
-    nvcc = find_nvcc()
-    if nvcc is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
+def test_every_stage_compiles(launch, nvcc):
     spec = get_registry().algorithm(NAME)
     cfg = gs.Config({"launch": launch, **spec.config_defaults})
     for st in [s for s in spec.stages if isinstance(s, gs.AlgorithmSpec)]:

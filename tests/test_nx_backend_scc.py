@@ -29,12 +29,23 @@ def test_components_equal_networkx(name):
     assert nx.is_strongly_connected(G, backend="gswitch") == nx.is_strongly_connected(G)
 
 
-def test_components_come_by_their_first_node():
-    G = GRAPHS["named"]()
-    order = {v: i for i, v in enumerate(G)}
-    firsts = [min(order[v] for v in c)
-              for c in nx.strongly_connected_components(G, backend="gswitch")]
-    assert firsts == sorted(firsts)
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_components_come_sinks_first(name):
+    """A component comes after every component it reaches (networkx's order, on which
+    condensation() numbering relies)."""
+    G = GRAPHS[name]()
+    comps = list(nx.strongly_connected_components(G, backend="gswitch"))
+    at = {v: i for i, c in enumerate(comps) for v in c}
+    assert all(at[u] >= at[v] for u, v in G.edges())
+
+
+def test_condensation_numbers_the_sink_first():
+    """networkx's own condensation over the backend: the sink component is number 0."""
+    G = nx.DiGraph([(1, 2), (1, 3), (1, 4), (4, 2), (3, 4), (2, 3)])
+    comps = list(nx.strongly_connected_components(G, backend="gswitch"))
+    assert comps == [{2, 3, 4}, {1}]
+    cG = nx.condensation(G, scc=comps)
+    assert cG.graph["mapping"] == {2: 0, 3: 0, 4: 0, 1: 1}
 
 
 def test_undirected_and_empty_graphs_raise_networkx_errors():

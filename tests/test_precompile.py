@@ -14,7 +14,7 @@ from gswitch.errors import InvalidInput
 from gswitch.plugins import get_registry
 from gswitch.precompile import compile_modules, planned_modules
 from gswitch.selector import load_model
-from gswitch.testing.nvcc import compile_source, find_nvcc
+from gswitch.testing.nvcc import compile_source
 
 
 def _keys(modules):
@@ -74,9 +74,8 @@ def test_cli_lists_and_refuses_cleanly(capsys):
 
 
 @pytest.mark.compile
-def test_every_planned_module_compiles_with_nvcc():
-    if find_nvcc() is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
+@pytest.mark.compile_all  # minutes of nvcc: .ci/run runs it with the compile matrix
+def test_every_planned_module_compiles_with_nvcc(nvcc):
     for m in planned_modules():
         ok, log = compile_source(generate_source(m.spec, m.config, m.weighted).source)
         assert ok, f"{m.label}: {log[-2000:]}"
@@ -91,7 +90,6 @@ g = rmat(12, 8, seed=1)
 r = gs.run("bfs", g, source=0, backend="gpu")
 print(time.perf_counter() - t)
 """
-
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU")

@@ -12,7 +12,7 @@ from gswitch.errors import AlgorithmError
 from gswitch.generators import grid2d, rmat, road, star
 from gswitch.plugins import get_registry
 from gswitch.runner import check_combination
-from gswitch.testing.nvcc import compile_source, find_nvcc
+from gswitch.testing.nvcc import compile_source
 from gswitch.testing.reference import compare, reference
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
 
@@ -95,9 +95,7 @@ def test_language_checks():
 
 @pytest.mark.compile
 @pytest.mark.parametrize("variant", ["merge", "search"])
-def test_triangle_modules_compile(variant):
-    if find_nvcc() is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit (CI installs it in .ci/run)")
+def test_triangle_modules_compile(variant, nvcc):
     spec = get_registry().algorithm("triangles", variant)
     for cfg in (gs.Config({"driving": "topology", "launch": "host_loop"}),
                 gs.Config({"driving": "data", "launch": "persistent",

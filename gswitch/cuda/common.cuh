@@ -53,6 +53,9 @@ __device__ __forceinline__ long long gs_atomic_min(long long* p, long long v) { 
 __device__ __forceinline__ int gs_atomic_max(int* p, int v) { return atomicMax(p, v); }
 __device__ __forceinline__ unsigned gs_atomic_max(unsigned* p, unsigned v) { return atomicMax(p, v); }
 __device__ __forceinline__ long long gs_atomic_max(long long* p, long long v) { return atomicMax(p, v); }
+typedef unsigned long long gs_u64;
+__device__ __forceinline__ gs_u64 gs_atomic_min(gs_u64* p, gs_u64 v) { return atomicMin(p, v); }
+__device__ __forceinline__ gs_u64 gs_atomic_max(gs_u64* p, gs_u64 v) { return atomicMax(p, v); }
 
 __device__ __forceinline__ float gs_atomic_min(float* p, float v) {
   int old = __float_as_int(gs_ld(p));
@@ -101,7 +104,9 @@ __device__ __forceinline__ double gs_atomic_add(double* p, double v) { return at
 __device__ __forceinline__ long long gs_atomic_add(long long* p, long long v) {
   return (long long)atomicAdd((unsigned long long*)p, (unsigned long long)v);
 }
+__device__ __forceinline__ gs_u64 gs_atomic_add(gs_u64* p, gs_u64 v) { return atomicAdd(p, v); }
 __device__ __forceinline__ int gs_atomic_or(int* p, int v) { return atomicOr(p, v); }
+__device__ __forceinline__ gs_u64 gs_atomic_or(gs_u64* p, gs_u64 v) { return atomicOr(p, v); }
 __device__ __forceinline__ unsigned gs_atomic_or(unsigned* p, unsigned v) { return atomicOr(p, v); }
 __device__ __forceinline__ long long gs_atomic_or(long long* p, long long v) {
   return (long long)atomicOr((unsigned long long*)p, (unsigned long long)v);
@@ -109,6 +114,7 @@ __device__ __forceinline__ long long gs_atomic_or(long long* p, long long v) {
 __device__ __forceinline__ int gs_atomic_exch(int* p, int v) { return atomicExch(p, v); }
 __device__ __forceinline__ unsigned gs_atomic_exch(unsigned* p, unsigned v) { return atomicExch(p, v); }
 __device__ __forceinline__ float gs_atomic_exch(float* p, float v) { return atomicExch(p, v); }
+__device__ __forceinline__ gs_u64 gs_atomic_exch(gs_u64* p, gs_u64 v) { return atomicExch(p, v); }
 __device__ __forceinline__ long long gs_atomic_exch(long long* p, long long v) {
   return (long long)atomicExch((unsigned long long*)p, (unsigned long long)v);
 }
@@ -162,6 +168,8 @@ template <> __device__ __forceinline__ unsigned gs_type_max<unsigned>() { return
 template <> __device__ __forceinline__ unsigned gs_type_lowest<unsigned>() { return 0u; }
 template <> __device__ __forceinline__ long long gs_type_max<long long>() { return 0x7fffffffffffffffLL; }
 template <> __device__ __forceinline__ long long gs_type_lowest<long long>() { return (long long)0x8000000000000000ULL; }
+template <> __device__ __forceinline__ gs_u64 gs_type_max<gs_u64>() { return ~0ULL; }
+template <> __device__ __forceinline__ gs_u64 gs_type_lowest<gs_u64>() { return 0ULL; }
 template <> __device__ __forceinline__ float gs_type_max<float>() { return __int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ float gs_type_lowest<float>() { return -__int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ double gs_type_max<double>() { return __longlong_as_double(0x7ff0000000000000LL); }

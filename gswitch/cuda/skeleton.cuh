@@ -21,6 +21,10 @@ struct GsStep {
 #if GS_N_SUMS
   double sums[GS_N_SUMS];    // its n.total(x, into=...) sums (flushed per phase)
 #endif
+#if GS_UNROLL
+  gs_vid uq[GS_UNROLL];      // kernel unrolling: nodes this thread activated, queued
+  unsigned uq_n;             // for this step (gs_unroll_drain)
+#endif
 };
 
 // The counters step `it` wrote: size, activations, overflow, frontier edges.
@@ -47,6 +51,9 @@ __device__ __forceinline__ GsStep gs_blank_step(int it, int mode, int pull, unsi
 #endif
 #if GS_N_SUMS
   for (int k = 0; k < GS_N_SUMS; ++k) st.sums[k] = 0.0;
+#endif
+#if GS_UNROLL
+  st.uq_n = 0;
 #endif
   st.n_items = 0;
   return st;
@@ -106,6 +113,12 @@ __device__ __forceinline__ void gs_activate(GsStep& st, gs_vid u) {
   st.fedges += gs_out_degree(u);
 #endif
   if (!gs_mode_pushes(st.mode)) {
+#if GS_UNROLL
+    if (st.uq_n < GS_UNROLL) {  // processed later in this step by this thread
+      st.uq[st.uq_n++] = u;
+      return;
+    }
+#endif
     st.acts += 1;
   } else {
 #if GS_DRIVE_ADMIT
@@ -267,7 +280,32 @@ __device__ __forceinline__ void gs_phase_node(GsStep& st) {
 #endif
 }
 
-__device__ __forceinline__ void gs_phase_expand(GsStep& st) { gs_lb_expand(st); }
+#if GS_UNROLL
+// Kernel unrolling (a driving strategy's GS_UNROLL = k): after its share of the sweep a
+// thread processes the nodes it queued, and what those activate while the queue has
+// room, at most k nodes; what is left is counted for the next sweep.
+__device__ __forceinline__ void gs_unroll_drain(GsStep& st) {
+  unsigned budget = GS_UNROLL;
+  while (st.uq_n) {
+    const gs_vid v = st.uq[--st.uq_n];
+    if (budget == 0u) {
+      st.acts += 1;
+      continue;
+    }
+    --budget;
+    const GsSrc s = gs_load_src(v);
+    const gs_eid end = gs_row_end(v);
+    for (gs_eid e = __ldg(gs.row + v); e < end; ++e) gs_visit(st, v, s, e);
+  }
+}
+#endif
+
+__device__ __forceinline__ void gs_phase_expand(GsStep& st) {
+  gs_lb_expand(st);
+#if GS_UNROLL
+  gs_unroll_drain(st);
+#endif
+}
 
 // A mode that keeps its items (StepMode.keeps): the step's items are pushed again, so
 // the next step has the same ones (topology-driven over a fixed set).

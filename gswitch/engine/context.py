@@ -36,6 +36,7 @@ from .memory import (
     _Resident,
     _slot,
 )
+from .timing import EVERY_PHASE, PhaseTimer
 
 if TYPE_CHECKING:
     from .gpu import GpuEngine, _Plan
@@ -83,7 +84,7 @@ class LaunchContext:
 
     def __init__(self, engine: GpuEngine, plan: _Plan, config: Config, res: _Resident,
                  spec: AlgorithmSpec, graph: Graph, max_it: int, deadline_s: float | None,
-                 progress: Any, stream: Any) -> None:
+                 progress: Any, stream: Any, timer: PhaseTimer | None = None) -> None:
         self.cp = engine.cp
         self.engine = engine
         self.plan = plan
@@ -119,6 +120,10 @@ class LaunchContext:
         self.done = False
         self.overflows = 0
         self._events: list[tuple[Any, Any]] = []
+        #: with a timer (``gswitch profile``): what each timed launch ran, a
+        #: :class:`~gswitch.strategy.Phase` or a kernel's name, beside ``_events``
+        self._timer = timer
+        self._labels: list[Any] | None = None if timer is None else []
         self._ev_pool = engine.event_pool
         self._functions = plan.functions
         self._rt = engine.runtime
@@ -327,12 +332,14 @@ class LaunchContext:
             ptr = self._functions[key] = int(self.function(name).kernel.ptr)
         return ptr
 
-    def _timed(self, call: Any) -> None:
+    def _timed(self, call: Any, label: str, every_phase: bool) -> None:
         start, end = self._ev_pool.take()
         start.record(self.stream)
         call()
         end.record(self.stream)
         self._events.append((start, end))
+        if self._labels is not None:
+            self._labels.append((label, EVERY_PHASE if every_phase else None))
         self.engine.work += 1
 
     def launch_kernel(self, name: str, grid: int, args: tuple) -> None:
@@ -344,17 +351,20 @@ class LaunchContext:
         """
         f = self.function(name)
         grid = max(1, grid)
+        # the launch strategy's own kernel loops over whole steps (told only to a profile)
+        every = self._labels is not None and name in self.strategies["launch"].kernels
         if self.gen.cooperative:  # every block that fits: the cap is co-residency
             grid = min(grid, self.engine.persistent_grid(f, self.block, 0))
         if not args:  # no argument array for the driver: skip CuPy's packing
             drv, b, sp, fp = self.engine.driver, self.block, self._sp, self._function_ptr(name)
             if self.gen.cooperative:
                 self._timed(lambda: drv.launchCooperativeKernel(fp, grid, 1, 1, b, 1, 1, 0, sp,
-                                                                0))
+                                                                0), name, every)
             else:
-                self._timed(lambda: drv.launchKernel(fp, grid, 1, 1, b, 1, 1, 0, sp, 0, 0))
+                self._timed(lambda: drv.launchKernel(fp, grid, 1, 1, b, 1, 1, 0, sp, 0, 0),
+                            name, every)
         else:
-            self._timed(lambda: f((grid,), (self.block,), args))
+            self._timed(lambda: f((grid,), (self.block,), args), name, every)
 
     def nodes_grid(self) -> int:
         """Blocks for a grid-stride loop over all nodes."""
@@ -365,7 +375,7 @@ class LaunchContext:
         mode = self.step_mode()
         if p.modes and mode.name not in p.modes:
             return False
-        if p.runs_in != "all" and not mode.operators:
+        if p.runs_in != "all" and not mode.core_operators:
             return False
         if p.runs_in == "frontier" and mode.items != "worklist":
             return False
@@ -425,6 +435,7 @@ class LaunchContext:
         fptr = self._function_ptr("gs_phase_kernel") if raw else 0
         record = self._rt.eventRecord
         block = self.block
+        labels = self._labels
         for p, args, packed in self._step_phases(fixed_grid is not None):
             grid = fixed_grid or self.phase_grid(p)
             if timed:
@@ -437,13 +448,17 @@ class LaunchContext:
             if timed:
                 record(end.ptr, sp)
                 self._events.append((start, end))
+                if labels is not None:
+                    labels.append(p)
         self.engine.work += 1
         if self._polls and fixed_grid is None:  # the last phase writes the decision here
             self._poll_at, self._poll_want = self.engine.work, self.it + 1
 
-    def record(self, call: Any) -> None:
-        """Run ``call`` (which enqueues device work) between two timing events."""
-        self._timed(call)
+    def record(self, call: Any, label: str = "recorded steps") -> None:
+        """Run ``call`` (which enqueues whole steps: a CUDA graph's replay) between two
+        timing events; ``label`` names it in a profile (``gswitch profile``).
+        """
+        self._timed(call, label, True)
 
     def cooperative_grid(self, kernel: str) -> int:
         """Blocks for a cooperative launch of ``kernel``: all co-resident at the module's
@@ -495,7 +510,21 @@ class LaunchContext:
         if self._synced_at != self.engine.work:  # else every event has happened
             self._events[-1][1].synchronize()
         elapsed = self._rt.eventElapsedTime
-        total = sum(elapsed(a.ptr, b.ptr) for a, b in self._events)
+        times = [elapsed(a.ptr, b.ptr) for a, b in self._events]
+        if self._labels is not None:
+            self._charge(times)
         self._ev_pool.give_back(self._events)
         self._events = []
-        return total / 1000.0
+        return sum(times) / 1000.0
+
+    def _charge(self, times_ms: list[float]) -> None:
+        """Give the timer each timed launch's time, under its phase's or kernel's name."""
+        timer, labels = self._timer, self._labels
+        assert timer is not None and labels is not None
+        for label, ms in zip(labels, times_ms, strict=True):
+            if isinstance(label, Phase):
+                timer.add(label.name, ms / 1000.0, kind="kernel", phase=label)
+            else:
+                name, phase = label
+                timer.add(name, ms / 1000.0, kind="kernel", phase=phase)
+        self._labels = []

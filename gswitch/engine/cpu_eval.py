@@ -52,6 +52,7 @@ class Env:
         #: what ``n.total(value, into=name)`` statements added up, by StepTotal name
         self.sums: dict[str, float] = {}
         self._gathered: dict[tuple[str, str], np.ndarray] = {}
+        self._ids32: dict[str, np.ndarray] = {}
         #: the value of each compound expression evaluated so far and the fields it reads:
         #: an operator's statements share subexpressions (``new`` in ``n.rank = new`` and
         #: ``n.total(abs(new - n.rank))``), evaluated once until a field they read is written
@@ -69,10 +70,14 @@ class Env:
         return self._gathered[key]
 
     def node_ids(self, role: str) -> np.ndarray:
-        ids = self.ids[role]
-        if ids is ALL:
-            return np.arange(self.graph.n_nodes, dtype=np.int32)
-        return ids.astype(np.int32, copy=False)
+        # once per role: an operator often reads e.src.id and e.dst.id several times,
+        # and the engine's edge ids are intp, so each read would convert them again
+        hit = self._ids32.get(role)
+        if hit is None:
+            ids = self.ids[role]
+            hit = self._ids32[role] = (np.arange(self.graph.n_nodes, dtype=np.int32)
+                                       if ids is ALL else ids.astype(np.int32, copy=False))
+        return hit
 
     def degree(self, kind: str, role: str) -> np.ndarray:
         ids = self.ids[role]

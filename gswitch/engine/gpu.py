@@ -59,6 +59,7 @@ from .memory import (
     _slot,
     estimate_bytes,
 )
+from .timing import PhaseTimer
 
 __all__ = ["GpuEngine", "LaunchContext", "estimate_bytes"]
 
@@ -370,11 +371,12 @@ class GpuEngine:
     def run(self, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
             sources: np.ndarray | None, config: Config, max_iterations: int,
             progress: Any = None, deadline_s: float | None = None,
-            device_arrays: bool = False, fields_in: dict[str, Any] | None = None
-            ) -> Result:
+            device_arrays: bool = False, fields_in: dict[str, Any] | None = None,
+            timer: PhaseTimer | None = None) -> Result:
         """Run ``spec`` on ``graph``; with ``device_arrays`` the output fields stay on the
         device as fresh CuPy arrays (finalised there when the algorithm allows it; else
-        they come back for the host's ``finalize``).
+        they come back for the host's ``finalize``). With ``timer`` every timed launch's
+        event time is charged to its phase (:mod:`gswitch.engine.timing`).
         """
         cp = self.cp
         t_start = time.perf_counter()
@@ -429,7 +431,7 @@ class GpuEngine:
                         res.plans.pop(next(iter(res.plans)))
                     res.plans[key] = plan
                 ctx = LaunchContext(self, plan, config, res, spec, graph, max_iterations,
-                                    deadline_s, progress, self.stream)
+                                    deadline_s, progress, self.stream, timer)
                 self._setup(ctx, plan, params, uniq, n_start, fields_in)
                 ctx.strategies["launch"].drive(ctx)
                 fbytes = plan.field_bytes
@@ -467,6 +469,8 @@ class GpuEngine:
         stats["device_time_s"] = ctx.device_time_s()
         stats["kernel_time_s"] = stats["device_time_s"]
         stats["time_s"] = time.perf_counter() - t_start
+        if timer is not None:
+            timer.note_run(spec, stats)
         return Result(spec.name, out, stats, backend="gpu", config=config)
 
     def _setup(self, ctx: LaunchContext, plan: _Plan, params: dict[str, Any],

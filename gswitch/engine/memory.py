@@ -36,7 +36,7 @@ _TRACE_CAP = 1 << 16
 _H2D, _D2H = 1, 2  # cudaMemcpyKind
 _NP_CTYPES = {"int": np.int32, "gs_vid": np.int32, "unsigned": np.uint32,
               "unsigned char": np.uint8, "float": np.float32, "long long": np.int64,
-              "gs_eid": np.int32, "double": np.float64, "unsigned long long": np.uint64}
+              "unsigned long long": np.uint64, "gs_eid": np.int32, "double": np.float64}
 
 
 def _slot(it: int) -> int:

@@ -74,20 +74,31 @@ def single_source_shortest_path_length(G: NxGraph, source: Hashable,
 
 
 def _lengths(G: NxGraph, s: int, cutoff: float | None) -> dict:
-    depth = depths(G, [s])
+    return _ordered(G.names, depths(G, [s]), cutoff)
+
+
+def _ordered(names: np.ndarray, depth: np.ndarray, cutoff: float | None) -> dict:
+    """``{name: hops}`` of the reached nodes, level by level, each level in graph order."""
     reached = depth >= 0
     if cutoff is not None:
         reached &= depth <= cutoff
     ids = np.flatnonzero(reached)
     ids = ids[np.argsort(depth[ids], kind="stable")]
-    return dict(zip(G.names[ids].tolist(), depth[ids].tolist()))
+    return dict(zip(names[ids].tolist(), depth[ids].tolist()))
 
 
 def all_pairs_shortest_path_length(G: NxGraph, cutoff: float | None = None
                                    ) -> Iterator[tuple[Hashable, dict]]:
-    """Networkx's ``all_pairs_shortest_path_length``: yields ``(node, lengths)`` lazily."""
-    for i, node in enumerate(G.nodes):
-        yield node, _lengths(G, i, cutoff)
+    """Networkx's ``all_pairs_shortest_path_length``: yields ``(node, lengths)`` lazily,
+    from multi-source BFS batches of 64 nodes (a batch runs when its first node is asked
+    for); each dict lists nodes level by level, each level in graph order.
+    """
+    from ._apsp import hop_batches
+
+    names = G.names
+    for part, hops in hop_batches(G.gswitch_graph(), np.arange(len(G))):
+        for i, depth in zip(part.tolist(), hops):
+            yield G.nodes[i], _ordered(names, depth, cutoff)
 
 
 def bfs_layers(G: NxGraph, sources: Any) -> Iterator[list]:

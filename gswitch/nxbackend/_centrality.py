@@ -9,17 +9,51 @@ import numpy as np
 from ._graph import NxGraph
 from ._run import run_algorithm
 
-__all__ = ["betweenness_centrality", "core_number"]
+__all__ = ["betweenness_centrality", "edge_betweenness_centrality", "core_number"]
+
+
+def _weighted(G: NxGraph, weight: Any):
+    """The graph a weighted Brandes run takes: weights ``weight`` (``None``: unweighted),
+    a multigraph's parallel edges merged to the lightest (networkx's rule).
+
+    Raises
+    ------
+    NotImplementedError
+        A weight that is not positive, or not exact in float32 (the engine's weights:
+        networkx's float64 sums would tie other paths); networkx then runs.
+
+    """
+    graph = G.gswitch_graph(weight)
+    w = G.weighted_by(weight)
+    if w is None:
+        return graph
+    if w.size and not bool((w > 0).all()):
+        raise NotImplementedError("gswitch's weighted betweenness needs positive weights")
+    if not np.array_equal(w.astype(np.float32).astype(np.float64), w.astype(np.float64)):
+        raise NotImplementedError("weights not exact in float32 would change which paths "
+                                  "tie in gswitch's weighted betweenness")
+    if G.is_multigraph():
+        graph = graph.remove_self_loops().deduplicate("min")
+    return graph
+
+
+def _sample(G: NxGraph, k: int | None, seed: Any) -> np.ndarray | None:
+    """The ids of ``k`` nodes sampled exactly as networkx samples them, or ``None``."""
+    import networkx as nx
+
+    if k is None:
+        return None
+    rng = nx.utils.create_py_random_state(seed)
+    return np.array([G.node_id(v) for v in rng.sample(list(G.nodes), k)], dtype=np.int64)
 
 
 def betweenness_centrality(G: NxGraph, k: int | None = None, normalized: bool = True,
                            weight: Any = None, endpoints: bool = False,
                            seed: Any = None) -> dict:
-    """Networkx's unweighted ``betweenness_centrality``, exact or from ``k`` sources
-    sampled exactly as networkx samples them (``seed``), so the values are networkx's.
+    """Networkx's ``betweenness_centrality``, exact or from ``k`` sources sampled exactly
+    as networkx samples them (``seed``), so the values are networkx's. Unweighted by
+    gswitch's ``betweenness``; with ``weight`` by ``weighted_betweenness``.
     """
-    import networkx as nx
-
     from gswitch.algorithms.betweenness import rescale
 
     n = len(G)
@@ -27,16 +61,90 @@ def betweenness_centrality(G: NxGraph, k: int | None = None, normalized: bool = 
         return {}
     if k == n:  # networkx's own shortcut: every node
         k = None
-    ids = None
-    if k is not None:
-        rng = nx.utils.create_py_random_state(seed)
-        ids = np.array([G.node_id(v) for v in rng.sample(list(G.nodes), k)], dtype=np.int64)
+    ids = _sample(G, k, seed)
     kwargs = {} if ids is None else {"sources": ids}
-    raw = run_algorithm("betweenness", G.gswitch_graph(), endpoints=int(bool(endpoints)),
+    if weight is None:
+        name, graph = "betweenness", G.gswitch_graph()
+    else:
+        name, graph = "weighted_betweenness", _weighted(G, weight)
+    raw = run_algorithm(name, graph, endpoints=int(bool(endpoints)),
                         **kwargs).fields["betweenness"]
     values = rescale(np.asarray(raw), directed=G.is_directed(), normalized=normalized,
                      endpoints=endpoints, sources=ids)
     return dict(zip(G.nodes, values.tolist()))
+
+
+def edge_betweenness_centrality(G: NxGraph, k: int | None = None, normalized: bool = True,
+                                weight: Any = None, seed: Any = None) -> dict:
+    """Networkx's ``edge_betweenness_centrality`` by gswitch's ``edge_betweenness``:
+    exact or from ``k`` sources sampled as networkx samples them, keyed by ``G.edges``
+    in networkx's order.
+
+    Raises
+    ------
+    NotImplementedError
+        A multigraph converted without its edge keys; networkx then runs.
+
+    """
+    if G.is_multigraph() and G.edge_keys is None:
+        raise NotImplementedError("this multigraph was converted without its edge keys")
+    from gswitch.algorithms.betweenness_weighted import rescale_edges
+
+    n = len(G)
+    if n == 0:
+        return {}
+    ids = _sample(G, k, seed)
+    kwargs = {} if ids is None else {"sources": ids}
+    graph = G.gswitch_graph() if weight is None else _weighted(G, weight)
+    raw = np.asarray(run_algorithm("edge_betweenness", graph, **kwargs)
+                     .fields["edge_betweenness"])
+    simple = graph.simple()
+    src, dst = simple.edges()
+    if not G.is_directed():  # an undirected edge: both directions, once
+        lo, hi = np.minimum(src, dst), np.maximum(src, dst)
+        src, dst = lo, hi
+    pair = src.astype(np.int64) * n + dst
+    keys, where = np.unique(pair, return_inverse=True)
+    summed = np.zeros(keys.size)
+    np.add.at(summed, where, raw)
+    summed = rescale_edges(summed, n, directed=G.is_directed(), normalized=normalized,
+                           k=None if ids is None else len(ids))
+    value = dict(zip(keys.tolist(), summed.tolist()))
+    # networkx's G.edges: every CSR entry in order, an undirected edge from its first
+    # node only (a self loop once); a self loop is on no shortest path
+    a, b = G.gswitch_graph().edges()
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    first = slice(None) if G.is_directed() else a <= b
+    a, b = a[first], b[first]
+    names = G.nodes
+    if not G.is_multigraph():
+        return {(names[u], names[v]): value.get(u * n + v, 0.0)
+                for u, v in zip(a.tolist(), b.tolist())}
+    return _split_over_keys(G, a, b, first, value, weight)
+
+
+def _split_over_keys(G: NxGraph, a: np.ndarray, b: np.ndarray, first: Any, value: dict,
+                     weight: Any) -> dict:
+    """A multigraph's answer per ``(u, v, key)``, as networkx's ``_add_edge_keys``: each
+    node pair's value split evenly over its lightest parallel edges, 0 for the others.
+    """
+    n = len(G)
+    keys = np.asarray(G.edge_keys, dtype=object)[first]
+    w = G.weighted_by(weight)
+    w = np.ones(len(G.edge_keys)) if w is None else np.asarray(w, dtype=np.float64)
+    w = w[first]
+    pair = a * n + b
+    lightest: dict = {}
+    ties: dict = {}
+    for p, x in zip(pair.tolist(), w.tolist()):
+        if x < lightest.get(p, np.inf):
+            lightest[p], ties[p] = x, 0
+        ties[p] += x == lightest[p]
+    names = G.nodes
+    return {(names[u], names[v], k): (value.get(p, 0.0) / ties[p] if x == lightest[p]
+                                      else 0.0)
+            for u, v, k, p, x in zip(a.tolist(), b.tolist(), keys.tolist(), pair.tolist(),
+                                     w.tolist())}
 
 
 def core_number(G: NxGraph) -> dict:

@@ -40,10 +40,18 @@ SMALL_GRAPH: dict[str, int] = {
     "pagerank": 1_500,
     # networkx intersects Python sets per edge; a gswitch call costs a few milliseconds
     "betweenness_centrality": 300,
+    "edge_betweenness_centrality": 300,
     "core_number": 5_000,
     "k_core": 5_000,
     "label_propagation_communities": 2_000,
     "asyn_lpa_communities": 2_000,
+    # networkx's Kruskal in Python against a few Boruvka rounds; the tree's cost beyond
+    # the edges is networkx's own graph building on both sides
+    # (benchmarks/results/cpu_nx_should_run_msf.txt)
+    "minimum_spanning_edges": 5_000,
+    "maximum_spanning_edges": 5_000,
+    "minimum_spanning_tree": 8_000,
+    "maximum_spanning_tree": 8_000,
     "triangles": 2_000,
     "transitivity": 2_000,
     "clustering": 2_000,
@@ -90,8 +98,14 @@ def _clustering(args: Mapping[str, Any]) -> str | bool:
 
 
 def _betweenness(args: Mapping[str, Any]) -> str | bool:
-    if args.get("weight") is not None:
-        return "weighted betweenness is not supported by gswitch"
+    return _callable_weight(args)
+
+
+
+
+def _closeness(args: Mapping[str, Any]) -> str | bool:
+    if args.get("distance") is not None:
+        return "weighted closeness (distance=...) is not supported by gswitch"
     return True
 
 
@@ -126,6 +140,7 @@ _CHECKS: dict[str, Callable[[Mapping[str, Any]], str | bool]] = {
     "label_propagation_communities": _lpa,
     "k_core": _core_number,
     "betweenness_centrality": _betweenness,
+    "edge_betweenness_centrality": _betweenness,
     "core_number": _core_number,
     "clustering": _clustering,
     "average_clustering": _clustering,
@@ -134,6 +149,13 @@ _CHECKS: dict[str, Callable[[Mapping[str, Any]], str | bool]] = {
     "single_source_dijkstra_path_length": _callable_weight,
     "single_source_bellman_ford_path_length": _callable_weight,
     "pagerank": _pagerank,
+    "minimum_spanning_edges": _callable_weight,
+    "maximum_spanning_edges": _callable_weight,
+    "minimum_spanning_tree": _callable_weight,
+    "maximum_spanning_tree": _callable_weight,
+    "all_pairs_dijkstra_path_length": _callable_weight,
+    "floyd_warshall": _callable_weight,
+    "closeness_centrality": _closeness,
 }
 
 

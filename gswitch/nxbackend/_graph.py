@@ -62,11 +62,14 @@ class NxGraph:
         self.directed = directed
         self.multigraph = multigraph
         self.graph = dict(graph_attrs or {})
+        #: a multigraph's edge key of every CSR entry (``None`` for other graphs)
+        self.edge_keys: list | None = None
         self._index: dict[Hashable, int] | None = None
         self._names: np.ndarray | None = None
         self._graphs: dict[str | None, Graph] = {}
         #: the networkx graph itself, kept by a conversion for a function whose answer
-        #: is a subgraph of it with every attribute (``k_core``); ``None`` otherwise
+        #: is a subgraph of it with every attribute (``k_core``, spanning trees); ``None``
+        #: otherwise
         self.source: Any = None
 
     # networkx's decorators (not_implemented_for) and membership tests read these
@@ -234,8 +237,11 @@ def from_networkx(G: Any, edge_attrs: Mapping[str, Any] | None = None, *,
             datas = chain.from_iterable(nbrs.values() for nbrs in adj.values())
         values = [d.get(attr, default) for d in datas]
         weights[attr] = _numeric(attr, values, _edge_pairs(adj, multigraph))
-    return NxGraph(nodes, indptr, indices, weights, directed=bool(G.is_directed()),
-                   multigraph=multigraph, graph_attrs=G.graph if preserve_graph_attrs else None)
+    out = NxGraph(nodes, indptr, indices, weights, directed=bool(G.is_directed()),
+                  multigraph=multigraph, graph_attrs=G.graph if preserve_graph_attrs else None)
+    if multigraph:
+        out.edge_keys = [k for nbrs in adj.values() for keys in nbrs.values() for k in keys]
+    return out
 
 
 def to_networkx(graph: NxGraph) -> Any:

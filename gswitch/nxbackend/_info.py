@@ -21,9 +21,18 @@ _CC = ("Components come from gswitch's connected components; components and the 
        "they hold are yielded in networkx's order.")
 
 _SCC = ("Components come from gswitch's ``scc`` (trimming, then colouring by the smallest "
-        "id that reaches a node and a backward search from each colour's root). Directed "
-        "graphs only, as in networkx; components are yielded by their first node in graph "
-        "order.")
+        "id that reaches a node and a backward search from each colour's root, or "
+        "forward-backward searches). Directed graphs only, as in networkx; components are "
+        "yielded in a reverse topological order of the condensation, as networkx's are.")
+
+_MSF = ("The forest comes from gswitch's ``minimum_spanning_forest`` (Boruvka: each "
+        "component's lightest leaving edge by indirect ``min`` into its root, hooking and "
+        "pointer jumping), each edge weighted by its rank in Kruskal's order (weight, then "
+        "``G.edges`` order): exactly Kruskal's forest, edges and order, whatever "
+        "``algorithm`` names (networkx's Prim and Boruvka give one of the same weight). "
+        "``ignore_nan=True`` leaves NaN-weighted edges out; otherwise a NaN raises "
+        "networkx's ValueError. Edge data and multigraph keys come from the networkx graph. "
+        "Graphs of 2**24 edges or more and callable weights fall back to networkx.")
 
 _TRI = ("Triangles come from gswitch's ``triangles`` (one sweep of the "
         "``common_neighbours()`` intrinsic; on the CPU engine two sparse products over the "
@@ -37,7 +46,25 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
                                   "graph order (networkx lists a level in discovery order).",
     },
     "all_pairs_shortest_path_length": {
-        "additional_docs": _BFS + " One BFS per node, yielded lazily like networkx.",
+        "additional_docs": "Hop counts from gswitch's ``msbfs``: one traversal carries 64 "
+                           "sources, one bit each. Yielded lazily like networkx, a batch "
+                           "of 64 nodes at a time; each dict lists nodes level by level, "
+                           "each level in graph order.",
+    },
+    "all_pairs_dijkstra_path_length": {
+        "additional_docs": _SSSP + " One SSSP per node, yielded lazily like networkx.",
+    },
+    "floyd_warshall": {
+        "additional_docs": "Blocked Floyd-Warshall over the dense float64 matrix "
+                           "(``gswitch.algorithms.apsp``): array code on the host, not a "
+                           "graph operator. Every pair is listed; the inner mappings "
+                           "default to ``inf`` as networkx's do.",
+    },
+    "closeness_centrality": {
+        "additional_docs": "Incoming hop distances from gswitch's ``msbfs`` (64 nodes per "
+                           "traversal; the reverse graph for a directed one); "
+                           "``wf_improved`` as networkx. ``distance`` (weighted closeness) "
+                           "falls back to networkx.",
     },
     "bfs_layers": {
         "additional_docs": _BFS + " Layers are listed in networkx's exact discovery order.",
@@ -72,8 +99,19 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
             "Brandes' algorithm by gswitch's ``betweenness`` (a BFS, level-synchronous path "
             "counts and per-level dependency accumulation per source), exact or from ``k`` "
             "sources sampled as networkx samples them with ``seed``, then networkx's own "
-            "rescaling: the same values. Unweighted only; ``weight`` falls back to "
-            "networkx."),
+            "rescaling: the same values. With ``weight``, gswitch's "
+            "``weighted_betweenness`` (distances, then path counts and dependencies level "
+            "by level over the shortest-path DAG); weights must be positive and exact in "
+            "float32 (integers below 2**24, say), else the call falls back to networkx; a "
+            "multigraph uses the lightest of parallel edges."),
+    },
+    "edge_betweenness_centrality": {
+        "additional_docs": (
+            "By gswitch's ``edge_betweenness`` (the passes of weighted betweenness, each "
+            "edge's dependency summed by a host step), exact or sampled as networkx "
+            "samples, networkx's rescaling. Weights as for betweenness_centrality; a "
+            "multigraph's value is split over the lightest parallel edges, as networkx "
+            "splits it."),
     },
     "core_number": {
         "additional_docs": (
@@ -84,6 +122,10 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
     "strongly_connected_components": {"additional_docs": _SCC},
     "number_strongly_connected_components": {"additional_docs": _SCC},
     "is_strongly_connected": {"additional_docs": _SCC},
+    "minimum_spanning_edges": {"additional_docs": _MSF},
+    "maximum_spanning_edges": {"additional_docs": _MSF + " The heaviest edges first."},
+    "minimum_spanning_tree": {"additional_docs": _MSF},
+    "maximum_spanning_tree": {"additional_docs": _MSF + " The heaviest edges first."},
     "k_core": {
         "additional_docs": (
             "Core numbers by gswitch's ``core_number`` (unless ``core_number`` is given), "
@@ -120,8 +162,10 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
 }
 
 #: Functions whose answer is a subgraph of their networkx input with every attribute:
-#: their conversion keeps the networkx graph instead of refusing to copy all attributes.
-SUBGRAPH_FUNCTIONS = frozenset({"k_core"})
+#: their conversion keeps the networkx graph instead of refusing to copy all attributes
+#: (and keeps it beside the converted weights, for multigraph keys).
+SUBGRAPH_FUNCTIONS = frozenset({"k_core", "minimum_spanning_edges", "maximum_spanning_edges",
+                                "minimum_spanning_tree", "maximum_spanning_tree"})
 
 #: ``nx.config.backends.gswitch``'s keys and their defaults.
 DEFAULT_CONFIG: dict[str, Any] = {

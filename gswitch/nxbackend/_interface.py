@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _bfs, _cc, _centrality, _dispatch, _lpa, _pagerank, _scc, _sssp, _triangles
+from . import (
+    _apsp,
+    _bfs,
+    _cc,
+    _centrality,
+    _dispatch,
+    _lpa,
+    _msf,
+    _pagerank,
+    _scc,
+    _sssp,
+    _triangles,
+)
 from ._graph import NxGraph, from_networkx, to_networkx
 from ._info import FUNCTIONS, SUBGRAPH_FUNCTIONS
 
@@ -12,7 +24,8 @@ __all__ = ["BackendInterface"]
 
 _FUNCTIONS = {
     name: getattr(module, name)
-    for module in (_bfs, _cc, _centrality, _lpa, _pagerank, _scc, _sssp, _triangles)
+    for module in (_apsp, _bfs, _cc, _centrality, _lpa, _msf, _pagerank, _scc, _sssp,
+                   _triangles)
     for name in module.__all__
     if name in FUNCTIONS
 }
@@ -50,7 +63,10 @@ class BackendInterface:
             raise NotImplementedError("gswitch converts named numeric edge attributes only")
         attrs = edge_attrs if isinstance(edge_attrs, dict) else (
             {edge_attrs: 1} if isinstance(edge_attrs, str) else None)
-        return from_networkx(G, attrs, preserve_graph_attrs=bool(preserve_graph_attrs))
+        out = from_networkx(G, attrs, preserve_graph_attrs=bool(preserve_graph_attrs))
+        if name in SUBGRAPH_FUNCTIONS:
+            out.source = G
+        return out
 
     @staticmethod
     def convert_to_nx(obj: Any, *, name: str | None = None) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator
 
 import numpy as np
@@ -30,9 +31,10 @@ def _labels(G: NxGraph) -> np.ndarray:
 def strongly_connected_components(G: NxGraph) -> Iterator[set]:
     """Networkx's ``strongly_connected_components``: a generator of node sets.
 
-    Components come by their first node in graph order (networkx yields them in the
-    order its depth-first search closes them; both are valid, and networkx documents no
-    order).
+    Components come in a reverse topological order of the condensation, as networkx's
+    depth-first search closes them (a component after every component it reaches, which
+    ``condensation`` numbering relies on); among those ready, the one whose first node
+    comes first in graph order.
     """
     _directed(G)
     return _components(G)
@@ -42,9 +44,38 @@ def _components(G: NxGraph) -> Iterator[set]:
     label = _labels(G)  # the smallest id of each component: its first node
     order = np.argsort(label, kind="stable")
     cuts = np.flatnonzero(np.diff(label[order])) + 1
+    groups = np.split(order, cuts) if order.size else []
     names = G.names
-    for members in np.split(order, cuts) if order.size else ():
-        yield set(names[members].tolist())
+    for c in _sinks_first(G, label, len(groups)):
+        yield set(names[groups[c]].tolist())
+
+
+def _sinks_first(G: NxGraph, label: np.ndarray, count: int) -> list[int]:
+    """Component numbers (by first node) in a reverse topological order of the
+    condensation: Kahn's algorithm from the sinks, the smallest number first.
+    """
+    if count < 2:
+        return list(range(count))
+    comp = np.searchsorted(np.unique(label), label)
+    src, dst = G.gswitch_graph().edges()
+    a, b = comp[src], comp[dst]
+    cross = a != b
+    pairs = np.unique(a[cross].astype(np.int64) * count + b[cross])
+    a, b = pairs // count, pairs % count
+    waiting = np.bincount(a, minlength=count).tolist()  # successors not yet yielded
+    by_dst = np.argsort(b, kind="stable")
+    preds = a[by_dst].tolist()
+    starts = np.searchsorted(b[by_dst], np.arange(count + 1)).tolist()
+    ready = [c for c in range(count) if waiting[c] == 0]  # sorted: a heap already
+    out = []
+    while ready:
+        c = heapq.heappop(ready)
+        out.append(c)
+        for p in preds[starts[c]:starts[c + 1]]:
+            waiting[p] -= 1
+            if waiting[p] == 0:
+                heapq.heappush(ready, p)
+    return out
 
 
 def number_strongly_connected_components(G: NxGraph) -> int:

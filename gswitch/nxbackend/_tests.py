@@ -10,14 +10,9 @@ from typing import Any
 
 __all__ = ["KNOWN_DIFFERENCES", "mark_known_differences"]
 
-#: test node id suffix -> why gswitch's answer differs (and is still right).
-KNOWN_DIFFERENCES: dict[str, str] = {
-    "test_strongly_connected.py::TestStronglyConnected::test_condensation_mapping_and_members":
-        "the test expects the largest strong component to be yielded first, as networkx's "
-        "depth-first search happens to close it on this graph; gswitch yields the same "
-        "components by their first node in graph order (networkx documents no order), so "
-        "condensation() numbers them differently",
-}
+#: test node id suffix -> why gswitch's answer differs (and is still right). Empty: with
+#: networkx 3.6.1 every test passes (benchmarks/results/cpu_networkx_suite_gswitch.log)
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
 def mark_known_differences(items: list[Any]) -> None:

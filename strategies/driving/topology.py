@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from gswitch import hookimpl
-from gswitch.strategy import Categorical, DrivingStrategy
+from gswitch.strategy import Categorical, DrivingStrategy, IntRange
 
+from ._local import local_problem, pulls
 from ._modes import TOPOLOGY
+
+#: Longest per-thread queue of kernel unrolling (registers and local memory per thread).
+MAX_UNROLL = 16
 
 
 class TopologyDriving(DrivingStrategy):
@@ -18,10 +22,27 @@ class TopologyDriving(DrivingStrategy):
     reduction (min/max/or) is applied with a plain read-compare-store: a lost update
     is repaired by the next sweep, which offers the value again (§IV-A), so the
     atomics disappear at the price of possibly one more sweep.
+
+    Kernel unrolling (§IV, ``unroll`` k > 0, compile-time): a thread that activates a
+    node keeps it in a bounded per-thread queue of k slots and, after its share of the
+    sweep, processes the queued nodes and what they activate in turn, at most k nodes,
+    within the same step; an activation that finds the queue full, or is left when the
+    k are spent, is counted for the next sweep as without unrolling. A wave then moves
+    up to k + 1 hops a sweep instead of one, which cuts the sweeps of high-diameter
+    graphs (roads, meshes) at the price of serial work per thread. It needs a fixed
+    point that does not depend on the order of updates (``check`` refuses otherwise:
+    min/max/or reductions into ``e.dst``, no node operator), push, and atomic updates
+    (``atomic_free`` could lose an update the queue already consumed). The CPU engine
+    honours it as k passes inside the sweep over what the previous pass activated
+    (bounded in depth, not per thread), so answers and the drop in sweeps are testable
+    there. The GPU queue has not yet run on a device: ``unroll`` is listed in
+    ``unvalidated_params``, so the tuner's GPU search keeps it at 0.
     """
 
     name = "topology"
-    params = {"atomic_free": Categorical((False, True), False, compile_time=True)}
+    params = {"atomic_free": Categorical((False, True), False, compile_time=True),
+              "unroll": IntRange(0, MAX_UNROLL, 0, compile_time=True)}
+    unvalidated_params = ("unroll",)
     cuda_files = ("topology.cuh",)
     modes = (TOPOLOGY,)
 
@@ -34,6 +55,15 @@ class TopologyDriving(DrivingStrategy):
             if algorithm.edge.raw is not None:
                 return ("atomic_free cannot rewrite a raw CUDA operator; "
                         "set driving.atomic_free=false")
+        if int(self.options.get("unroll", 0)):
+            if self.options.get("atomic_free"):
+                return ("unroll needs atomic updates (a plain store may lose an update "
+                        "its queue already consumed); set driving.atomic_free=false")
+            if pulls(config):
+                return "unroll queues the targets of pushes; set direction=push"
+            problem = local_problem(algorithm, "topology unroll")
+            if problem:
+                return problem + " (or set driving.unroll=0)"
         return None
 
     def initial_mode(self, n_active: int, n_nodes: int) -> str:
@@ -42,11 +72,16 @@ class TopologyDriving(DrivingStrategy):
     def next_mode(self, mode: str, n_next: int, n_nodes: int) -> str:
         return "topology"
 
+    def local_rounds(self, graph, mode):
+        k = int(self.options.get("unroll", 0))
+        return (None, k) if k else None
+
     def atomic_free(self) -> bool:
         return bool(self.options.get("atomic_free"))
 
     def defines(self) -> dict[str, str]:
-        return {"GS_ATOMIC_FREE": "1" if self.atomic_free() else "0"}
+        return {"GS_ATOMIC_FREE": "1" if self.atomic_free() else "0",
+                "GS_UNROLL": str(int(self.options.get("unroll", 0)))}
 
 
 @hookimpl

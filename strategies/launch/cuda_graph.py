@@ -70,7 +70,7 @@ class CudaGraphLaunch(LaunchStrategy):
                 graph = stream.end_capture()
             ctx.memo[key] = graph
         while not ctx.done and ctx.it < ctx.max_it:
-            ctx.record(lambda: graph.launch(stream))
+            ctx.record(lambda: graph.launch(stream), "CUDA graph replay")
             ctx.sync_state()
             ctx.report()
             ctx.check_deadline()

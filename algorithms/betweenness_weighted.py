@@ -1,0 +1,436 @@
+"""Weighted betweenness and edge betweenness by Brandes' algorithm over the shortest-path
+DAG of each source: distances, then path counts and dependencies level by level.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+from gswitch.algorithms.betweenness import compare_betweenness, source_mask
+
+import gswitch as gs
+from gswitch.verify import close
+
+#: a node's ``hop`` until the longest-hop stage reaches it (0: the source)
+_UNREACHED_HOP = 2**30
+
+
+def positive_weights_problem(graph: gs.Graph) -> str | None:
+    """Why ``graph`` has no weighted betweenness: a zero weight (a zero-length cycle has
+    no finite shortest-path DAG), or ``None``.
+    """
+    if graph.weights is None:
+        return None
+    zero = np.flatnonzero(np.asarray(graph.weights) == 0)
+    if zero.size == 0:
+        return None
+    src, dst = graph.edges()
+    i = int(zero[0])
+    return (f"weighted betweenness needs positive edge weights: edge ({int(src[i])}, "
+            f"{int(dst[i])}) has weight 0; give it a positive weight or drop the edge")
+
+
+def _networkx_passes(graph: gs.Graph, sources):
+    """The Dijkstra passes of networkx (``S, P, sigma``) per source on the simple graph, with
+    the weights the engine reads (float32, 1 when unweighted), and the DiGraph.
+    """
+    import networkx as nx
+    from networkx.algorithms.centrality.betweenness import _single_source_dijkstra_path_basic
+
+    simple = graph.simple()
+    src, dst = simple.edges()
+    w = (np.ones(simple.n_edges) if simple.weights is None
+         else np.asarray(simple.weights, dtype=np.float64))
+    g = nx.DiGraph()
+    g.add_nodes_from(range(graph.n_nodes))
+    g.add_weighted_edges_from(zip(src.tolist(), dst.tolist(), w.tolist()))
+    ids = range(graph.n_nodes) if sources is None else np.flatnonzero(sources).tolist()
+    return g, simple, ((s, _single_source_dijkstra_path_basic(g, s, "weight")) for s in ids)
+
+
+def expected_weighted_betweenness(graph: gs.Graph, source: int | None = None, *,
+                                  endpoints: int = 0, sources=None, **params) -> np.ndarray:
+    """Raw weighted Brandes sums by networkx (before its rescaling) over the given
+    sources (every node without them), on the simple graph.
+    """
+    from networkx.algorithms.centrality.betweenness import (
+        _accumulate_basic,
+        _accumulate_endpoints,
+    )
+
+    g, _, passes = _networkx_passes(graph, sources)
+    acc = dict.fromkeys(g, 0.0)
+    accumulate = _accumulate_endpoints if endpoints else _accumulate_basic
+    for s, (s_list, pred, sigma, _) in passes:
+        acc, _ = accumulate(acc, s_list, pred, sigma, s)
+    return np.array([acc[v] for v in range(graph.n_nodes)])
+
+
+def expected_edge_betweenness(graph: gs.Graph, source: int | None = None, *,
+                              sources=None, **params) -> np.ndarray:
+    """Raw edge dependencies by networkx (weighted by the graph's weights, 1 without
+    them) per stored edge of the simple graph, in its CSR order, ordered pairs.
+    """
+    from networkx.algorithms.centrality.betweenness import _accumulate_edges
+
+    g, simple, passes = _networkx_passes(graph, sources)
+    acc = dict.fromkeys(g, 0.0)
+    acc.update(dict.fromkeys(g.edges(), 0.0))
+    for s, (s_list, pred, sigma, _) in passes:
+        acc = _accumulate_edges(acc, s_list, pred, sigma, s)
+    src, dst = simple.edges()
+    return np.array([acc[(a, b)] for a, b in zip(src.tolist(), dst.tolist())])
+
+
+def compare_edge_betweenness(got: np.ndarray, expected: np.ndarray) -> str | None:
+    """Float64 sums of float64 path counts: ``rtol=1e-6, atol=1e-6``."""
+    return close(got, expected, rtol=1e-6, atol=1e-6, what="edge betweenness")
+
+
+def rescale_edges(raw: np.ndarray, n_nodes: int, *, directed: bool,
+                  normalized: bool = True, k: int | None = None) -> np.ndarray:
+    """Rescale summed edge dependencies as networkx's ``edge_betweenness_centrality``.
+
+    Parameters
+    ----------
+    raw : ndarray
+        One sum per edge (for an undirected graph, both directions of an edge added).
+    n_nodes : int
+        Nodes of the graph.
+    directed : bool
+        Whether the graph is directed (undirected pairs count once: halved unless
+        normalised).
+    normalized : bool
+        Divide by the number of (source, target) pairs.
+    k : int, optional
+        The number of sampled sources; ``None`` for exact.
+
+    Returns
+    -------
+    ndarray of float64
+    """
+    out = np.asarray(raw, dtype=np.float64).copy()
+    if n_nodes < 2:
+        return out
+    k_source = n_nodes if k is None else k
+    if normalized:
+        return out / (k_source * (n_nodes - 1))
+    return out * (n_nodes / (k_source * (1 if directed else 2)))
+
+
+def _on_dag(fields, edges, xp):
+    """Which edges lie on a shortest path from the source (``dist[u] + w == dist[v]``
+    from a reached ``u``), with the same float64 sums the operators compare.
+    """
+    dist = fields["dist"]
+    du = dist[edges.src]
+    return (du < xp.inf) & (du + edges.weight.astype(xp.float64) == dist[edges.dst])
+
+
+def _brandes(edge_output: bool) -> type:
+    """The class body shared by the node and edge algorithms (``edge_output``: the edge
+    dependencies are summed into the ``edge_betweenness`` edge field).
+    """
+
+    class Brandes:
+        if edge_output:
+            edge_betweenness = gs.EdgeField(
+                "float64", init=0.0,
+                doc="raw edge betweenness per stored edge of the simple graph")
+        dist = gs.NodeField("float64", init=gs.INF, output=False,
+                            doc="distance from the source")
+        hop = gs.NodeField("int32", init=0, output=False,
+                           doc="most edges on a shortest path from the source")
+        sigma = gs.NodeField("float64", init=0.0, output=False, doc="shortest paths")
+        delta = gs.NodeField("float64", init=0.0, output=False, doc="dependency")
+        if not edge_output:
+            betweenness = gs.NodeField("float64", init=0.0, doc="raw betweenness")
+        picked = gs.NodeField("int32", output=False, doc="1 at the sources",
+                              init=gs.per_node_input("sources", default=1,
+                                                     prepare=source_mask,
+                                                     doc="source node ids"))
+        preds = gs.NodeField("int32", init=0, output=False,
+                             doc="shortest-path predecessors")
+        arrived = gs.NodeField("int32", init=0, output=False,
+                               doc="predecessors that have sent their counts")
+        succs = gs.NodeField("int32", init=0, output=False,
+                             doc="shortest-path successors (undirected graphs)")
+        taken = gs.NodeField("int32", init=0, output=False,
+                             doc="successors whose dependency has been taken")
+        order = gs.NodeField("int32", init=0, output=False, doc="reached nodes by hop")
+        bound = gs.NodeField("int32", init=0, output=False,
+                             doc="where each hop level ends in order")
+        if not edge_output:
+            endpoints = gs.Param("int32", 0, low=0, high=1, doc="1: count the path ends")
+        done = gs.Param("int32", 0, low=0, high=2**31 - 1, doc="sources finished")
+        level = gs.Param("int32", 0, low=-1, high=2**31 - 1, doc="level a stage reads")
+        deepest = gs.Param("int32", 0, low=0, high=2**31 - 1, doc="deepest hop level")
+        undirected = gs.Param("int32", 0, low=0, high=1,
+                              doc="1: dependencies flow back along stored reverse edges")
+
+        @gs.host_step
+        def next_source(fields, params, xp):
+            ids = xp.flatnonzero(fields["picked"])
+            if params["done"] >= ids.size:  # no source (left): nothing to start from
+                return {"start": ids[:0]}
+            s = ids[params["done"]]
+            dist = xp.full_like(fields["dist"], xp.inf)
+            dist[s] = 0.0
+            sigma = xp.zeros_like(fields["sigma"])
+            sigma[s] = 1.0
+            return {"start": s.reshape(1), "dist": dist, "sigma": sigma,
+                    "hop": xp.zeros_like(fields["hop"]),
+                    "delta": xp.zeros_like(fields["delta"])}
+
+        @gs.stage
+        class forward:
+            """Distances from the source."""
+
+            start = gs.chosen_nodes()
+
+            @gs.edge_op
+            def relax(e):
+                e.dst.dist.reduce_min(e.src.dist + e.weight)
+
+        @gs.host_step(edges=True)
+        def from_the_source(fields, params, xp, edges):
+            if not edges.directed:  # the dependencies drain back without hop levels
+                return {"start": fields["sigma"][:0].astype(xp.int32)}
+            return {"start": xp.flatnonzero(fields["sigma"])}  # the source: sigma 1
+
+        @gs.stage(config={"driving": "data", "direction": "push"},
+                  supports={"driving": ("data",), "direction": ("push",)})
+        class longest:
+            """Each node's hop level: the most edges of a shortest path to it."""
+
+            start = gs.chosen_nodes()
+
+            @gs.edge_op
+            def deeper(e):
+                e.only_if(e.dst.dist.eq(e.src.dist + e.weight))
+                e.dst.hop.reduce_max(e.src.hop + 1)
+
+        @gs.host_step(edges=True)
+        def by_hop(fields, params, xp, edges):
+            reached = fields["dist"] < xp.inf
+            hop = xp.where(reached, fields["hop"], _UNREACHED_HOP)
+            deepest = int(hop[reached].max()) if bool(reached.any()) else 0
+            order = xp.argsort(hop).astype(xp.int32)
+            bound = xp.zeros_like(fields["bound"])
+            # bound[L]: where hop level L ends in order (deepest + 1 <= n entries)
+            bound[: deepest + 1] = xp.searchsorted(hop[order], xp.arange(1, deepest + 2))
+            n = fields["preds"].size
+            preds = xp.bincount(edges.dst[_on_dag(fields, edges, xp)], minlength=n)
+            preds = preds[:n]
+            return {"order": order, "bound": bound, "deepest": deepest, "preds": preds,
+                    "arrived": xp.zeros_like(fields["arrived"]),
+                    "start": reached & (preds == 0)}  # the source
+
+        @gs.stage(config={"driving": "data", "direction": "push"},
+                  supports={"driving": ("data",), "direction": ("push",)})
+        class count:
+            """Path counts in topological order: a node sends once its last shortest-path
+            predecessor has (its count is then complete).
+            """
+
+            start = gs.chosen_nodes()
+
+            @gs.edge_op
+            def paths(e):
+                e.only_if(e.dst.dist.eq(e.src.dist + e.weight))
+                e.dst.sigma.reduce_add(e.src.sigma, activate=False)
+                e.dst.arrived.reduce_add(1, activate_above=e.dst.preds)
+
+        @gs.host_step(edges=True)
+        def from_the_sinks(fields, params, xp, edges):
+            if edges.directed:  # no in-edges to send along: level by level instead
+                return {"undirected": 0, "start": fields["order"][:0]}
+            on = _on_dag(fields, edges, xp)
+            succs = xp.bincount(edges.src[on], minlength=fields["succs"].size)
+            succs = succs[: fields["succs"].size]
+            sinks = (fields["dist"] < xp.inf) & (succs == 0)
+            return {"undirected": 1, "succs": succs, "taken": xp.zeros_like(succs),
+                    "start": sinks}
+
+        @gs.stage(config={"driving": "data", "direction": "push"},
+                  supports={"driving": ("data",), "direction": ("push",)})
+        class drain:
+            """Dependencies in reverse topological order on an undirected graph: each
+            node gives its share back along the reverse of each shortest-path edge into
+            it, and a node sends once its last successor has given.
+            """
+
+            start = gs.chosen_nodes()
+
+            @gs.edge_op
+            def give(e):
+                e.only_if(e.src.dist.eq(e.dst.dist + e.weight))
+                e.dst.delta.reduce_add(e.dst.sigma / e.src.sigma * (1.0 + e.src.delta),
+                                       activate=False)
+                e.dst.taken.reduce_add(1, activate_above=e.dst.succs)
+
+        @gs.host_step
+        def deepest_first(fields, params, xp):
+            if params["undirected"]:  # drained: no level left to take
+                return {"level": -1, "start": fields["order"][:0]}
+            level = params["deepest"] - 1  # the deepest level with successors
+            lo = int(fields["bound"][level - 1]) if level >= 1 else 0
+            hi = int(fields["bound"][level]) if level >= 0 else 0
+            return {"level": max(level, -1), "start": fields["order"][lo:hi]}
+
+        @gs.stage(config={"driving": "data", "direction": "push"},
+                  supports={"driving": ("data",), "direction": ("push",)})
+        class backward:
+            """One hop level's dependencies, from its shortest-path successors."""
+
+            start = gs.chosen_nodes()
+
+            @gs.edge_op
+            def depend(e):
+                e.only_if(e.dst.dist.eq(e.src.dist + e.weight))
+                e.dst.delta.at(e.src.id).reduce_add(
+                    e.src.sigma / e.dst.sigma * (1.0 + e.dst.delta), activate=False)
+
+        @gs.host_step
+        def up_a_level(fields, params, xp):
+            level = params["level"] - 1
+            if level < 0:
+                return {"level": -1}
+            lo = int(fields["bound"][level - 1]) if level >= 1 else 0
+            hi = int(fields["bound"][level])
+            return {"level": level, "start": fields["order"][lo:hi], "repeat": "backward"}
+
+        if edge_output:
+            @gs.host_step(edges=True)
+            def accumulate(fields, params, xp, edges):
+                ids = xp.flatnonzero(fields["picked"])
+                out = {"done": params["done"] + 1}
+                if params["done"] < ids.size:
+                    on = _on_dag(fields, edges, xp)
+                    sigma, delta = fields["sigma"], fields["delta"]
+                    below = xp.where(on, sigma[edges.dst], 1.0)
+                    share = xp.where(on, sigma[edges.src] / below
+                                     * (1.0 + delta[edges.dst]), 0.0)
+                    out["edge_betweenness"] = fields["edge_betweenness"] + share
+                if params["done"] + 1 < ids.size:
+                    out["repeat"] = "next_source"
+                return out
+        else:
+            @gs.host_step
+            def accumulate(fields, params, xp):
+                ids = xp.flatnonzero(fields["picked"])
+                out = {"done": params["done"] + 1}
+                if params["done"] < ids.size:
+                    s = ids[params["done"]]
+                    delta = fields["delta"].copy()
+                    delta[s] = 0.0
+                    bc = fields["betweenness"] + delta
+                    if params["endpoints"]:
+                        reached = fields["dist"] < xp.inf
+                        bc = bc + reached  # every other reached node is a path's end ...
+                        bc[s] += float(reached.sum()) - 2.0  # ... the source starts each
+                    out["betweenness"] = bc
+                if params["done"] + 1 < ids.size:
+                    out["repeat"] = "next_source"
+                return out
+
+    return Brandes
+
+
+_NOTES = """
+    Per source, on the simple graph (self loops and parallel edges dropped; the first
+    weight of parallel edges kept), an edge ``u -> v`` lies on a shortest path when
+    ``dist[u] + w == dist[v]`` (float64 sums of the float32 weights, the same test on
+    both engines and in the host step):
+
+    1. ``forward``: distances from the source (Bellman-Ford relaxation, any strategy);
+    2. ``longest`` (directed graphs): each reached node's hop level, the most edges of a
+       shortest path to it (an activating max along shortest-path edges); a node's
+       successors on the shortest-path DAG all sit on deeper levels;
+    3. ``count``: one data-driven run from the source in topological order: every node
+       adds ``sigma[u]`` to each shortest-path successor and counts itself in at it
+       (``arrived``); a node becomes active when its last predecessor (``preds``, counted
+       by a host step over the edges) has sent, so its count is complete when it sends;
+    4. on an undirected graph, ``drain``: one data-driven run from the nodes without
+       shortest-path successors, each giving ``sigma[u] / sigma[v] * (1 + delta[v])``
+       back along the stored reverse of each shortest-path edge ``u -> v``, a node
+       sending once its last successor has given (``succs``, counted by a host step);
+       on a directed graph (no reverse edges to send along), ``backward``, once per hop
+       level from the deepest up: every node ``u`` takes that share from each
+       successor ``v``, with an indirect, non-activating add;
+    5. ``accumulate``: a host step sums the source's dependencies, then the next
+       source.
+
+    On an unweighted graph every edge weighs 1 and the answer is ``betweenness``'s.
+"""
+
+
+def _doc(summary: str, returns: str, extra: str) -> str:
+    return inspect.cleandoc(f"""{summary}
+
+    Parameters
+    ----------
+    sources : array of int, optional
+        Source nodes (a run argument): every node by default, exact; ``k`` sampled
+        nodes for the sampled estimate.
+{extra}
+    Returns
+    -------
+{returns}
+
+    Raises
+    ------
+    InvalidInput
+        A negative or zero edge weight.
+
+    Notes
+    -----
+{_NOTES}
+    References
+    ----------
+    .. [1] Brandes, "A faster algorithm for betweenness centrality", J. Math. Sociol.
+       25 (2001).
+    .. [2] Brandes, "On variants of shortest-path betweenness centrality and their
+       generic computation", Social Networks 30 (2008).
+    """)
+
+
+WeightedBetweenness = gs.algorithm(
+    name="weighted_betweenness", weights="nonnegative", simple=True,
+    reference="networkx.betweenness_centrality(weight=...) (unscaled)",
+    expected=expected_weighted_betweenness, compare=compare_betweenness,
+    check_graph=positive_weights_problem)(_brandes(edge_output=False))
+WeightedBetweenness.doc = _doc(
+    "Betweenness centrality with edge weights as lengths (Brandes over Dijkstra order).",
+    """    betweenness : ndarray of float64
+        For each node, the sum over sources ``s`` and targets ``t`` of the share of
+        shortest ``s``-``t`` paths through it (networkx's values before its rescaling;
+        :func:`gswitch.algorithms.betweenness.rescale` applies it).
+""",
+    """    endpoints : int
+        1: count the path ends too (networkx's ``endpoints=True``); default 0.
+""")
+
+EdgeBetweenness = gs.algorithm(
+    name="edge_betweenness", weights="nonnegative", simple=True,
+    reference="networkx.edge_betweenness_centrality (unscaled, per direction)",
+    expected=expected_edge_betweenness, compare=compare_edge_betweenness,
+    check_graph=positive_weights_problem)(_brandes(edge_output=True))
+EdgeBetweenness.doc = _doc(
+    "Edge betweenness centrality (weights as lengths; 1 on an unweighted graph).",
+    """    edge_betweenness : ndarray of float64
+        For each stored edge of the simple graph (its CSR order: ``graph.simple()``),
+        the sum over sources ``s`` and targets ``t`` of the share of shortest
+        ``s``-``t`` paths using it: ``sigma[u] / sigma[v] * (1 + delta[v])`` per source.
+        An undirected edge has one value per direction; networkx adds them
+        (:func:`rescale_edges` then applies networkx's scaling).
+""",
+    "")
+
+SPECS = [WeightedBetweenness, EdgeBetweenness]
+
+
+@gs.hookimpl
+def gswitch_algorithms():
+    return SPECS

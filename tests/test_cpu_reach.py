@@ -1,0 +1,151 @@
+"""The CPU engine's reach closure (``gswitch/engine/cpu_reach.py``): a guarded max/min
+label spread computed by one library call equals the super-step loop of every driving
+and an independent reachability reference (networkx), and shapes it must not take keep
+their super-steps.
+"""
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import gswitch as gs
+from gswitch.engine.cpu_reach import reach_path
+from gswitch.generators import rmat
+
+DRIVINGS = ["data", "topology", "temporal"]
+
+
+@gs.algorithm(name="guarded_max_spread")
+class GuardedMaxSpread:
+    """Each node's largest id among the nodes that reach it over edges inside a block."""
+
+    label = gs.NodeField("int32", init=gs.NODE_ID)
+    block = gs.NodeField("int32", init=gs.per_node_input("block", default=0))
+    start = gs.all_nodes()
+
+    @gs.edge_op
+    def spread(e):
+        e.only_if(e.src.block.eq(e.dst.block) & e.src.id.ne(e.dst.id))
+        e.dst.label.reduce_max(e.src.label)
+
+
+@gs.algorithm(name="guarded_min_from_source")
+class GuardedMinFromSource:
+    """The source's mark (7) on the nodes it reaches over edges into blocks other than 1."""
+
+    mark = gs.NodeField("int32", init=100, at_source=7)
+    block = gs.NodeField("int32", init=gs.per_node_input("block", default=0))
+    start = gs.from_source()
+
+    @gs.edge_op
+    def spread(e):
+        e.only_if(e.dst.block.ne(1))
+        e.dst.mark.reduce_min(e.src.mark)
+
+
+def _graph():
+    g = rmat(9, 3, seed=4)
+    block = np.random.default_rng(1).integers(0, 3, g.n_nodes).astype(np.int32)
+    return g, block
+
+
+def _kept(g, keep):
+    h = nx.DiGraph()
+    h.add_nodes_from(range(g.n_nodes))
+    h.add_edges_from((int(a), int(b)) for a, b in zip(*g.edges()) if keep(int(a), int(b)))
+    return h
+
+
+def _max_reference(g, block):
+    h = _kept(g, lambda a, b: block[a] == block[b] and a != b)
+    return np.array([max([v, *nx.ancestors(h, v)]) for v in range(g.n_nodes)])
+
+
+@pytest.mark.parametrize("driving", DRIVINGS)
+def test_max_spread_matches_reachability_and_super_steps(driving, monkeypatch):
+    """Largest reaching id per node: closure, super-steps and networkx agree."""
+    g, block = _graph()
+    closure = gs.run(GuardedMaxSpread, g, backend="cpu", block=block,
+                     config={"driving": driving})
+    assert closure.stats["formulation"].startswith("reach closure")
+    monkeypatch.setenv("GSWITCH_CPU_STEPS", "1")
+    steps = gs.run(GuardedMaxSpread, g, backend="cpu", block=block,
+                   config={"driving": driving})
+    assert "formulation" not in steps.stats and steps.stats["iterations"] > 1
+    want = _max_reference(g, block)
+    assert np.array_equal(closure.fields["label"], want)
+    assert np.array_equal(steps.fields["label"], want)
+
+
+@pytest.mark.parametrize("driving", DRIVINGS)
+def test_min_spread_from_a_source(driving, monkeypatch):
+    """A source's mark over the kept edges: the nodes networkx reaches, and only those."""
+    g, block = _graph()
+    src = int(np.argmax(g.out_degree))
+    closure = gs.run(GuardedMinFromSource, g, backend="cpu", source=src, block=block,
+                     config={"driving": driving}).fields["mark"]
+    monkeypatch.setenv("GSWITCH_CPU_STEPS", "1")
+    steps = gs.run(GuardedMinFromSource, g, backend="cpu", source=src, block=block,
+                   config={"driving": driving}).fields["mark"]
+    reached = nx.descendants(_kept(g, lambda a, b: block[b] != 1), src) | {src}
+    want = np.full(g.n_nodes, 100)
+    want[list(reached)] = 7
+    assert np.array_equal(closure, want) and np.array_equal(steps, want)
+
+
+def test_parallel_edges_and_self_loops_do_not_lengthen_paths():
+    """Many parallel edges along a long path still leave every node its best label."""
+    n = 400
+    src = np.repeat(np.arange(n - 1), 30)
+    g = gs.Graph.from_edges(np.concatenate([src, np.arange(n)]),
+                            np.concatenate([src + 1, np.arange(n)]), n_nodes=n)
+    block = np.zeros(n, dtype=np.int32)
+    got = gs.run(GuardedMaxSpread, g.reverse, backend="cpu", block=block).fields["label"]
+    assert got.tolist() == [n - 1] * n
+
+
+def test_shapes_the_closure_does_not_take():
+    """A guard that reads the spread field, or an added value, keeps the super-steps."""
+
+    @gs.algorithm(name="reads_itself")
+    class ReadsItself:
+        """The guard reads the field the operator writes."""
+
+        label = gs.NodeField("int32", init=gs.NODE_ID)
+        start = gs.all_nodes()
+
+        @gs.edge_op
+        def spread(e):
+            e.only_if(e.dst.label < 5)
+            e.dst.label.reduce_max(e.src.label)
+
+    @gs.algorithm(name="adds_one")
+    class AddsOne:
+        """A value other than the source's own label."""
+
+        label = gs.NodeField("int32", init=gs.NODE_ID)
+        start = gs.all_nodes()
+
+        @gs.edge_op
+        def spread(e):
+            e.dst.label.reduce_max(e.src.label - 1)
+
+    for spec in (ReadsItself, AddsOne):
+        fields = spec.initial_fields(4, {}, None)
+        assert reach_path(spec, {}, fields, 1 << 30) is None
+    fields = GuardedMaxSpread.initial_fields(4, {}, None)
+    assert reach_path(GuardedMaxSpread, {}, fields, 1 << 30) is not None
+    assert reach_path(GuardedMaxSpread, {}, fields, 10) is None  # an iteration limit
+
+
+def test_a_better_value_outside_the_start_set_keeps_the_super_steps():
+    """Outside the start set a node holding more than the worst value would spread under
+    topology driving and not under data driving: the closure declines."""
+    g = gs.Graph.from_edges([0, 1], [1, 2], n_nodes=3)
+    spec = GuardedMinFromSource
+    reach = reach_path(spec, {}, spec.initial_fields(3, {}, np.array([0])), 1 << 30)
+    fields = {"mark": np.array([7, 3, 100], dtype=np.int32),
+              "block": np.zeros(3, dtype=np.int32)}
+    degrees = {"out": g.out_degree.astype(np.int32), "in": g.in_degree.astype(np.int32)}
+    assert reach.run(g, fields, {}, np.array([0]), degrees) is None
+    assert fields["mark"].tolist() == [7, 3, 100]  # untouched

@@ -1,0 +1,118 @@
+"""networkx's all-pairs path lengths, Floyd-Warshall and closeness through the gswitch
+backend, against networkx itself."""
+
+import itertools
+from unittest import mock
+
+import networkx as nx
+import pytest
+
+from gswitch.nxbackend import BackendInterface, _apsp
+
+# each test converts a graph once and calls several functions on the cached conversion
+pytestmark = pytest.mark.filterwarnings("ignore:Note. conversions to backend graphs")
+
+GRAPHS = {
+    "gnp-directed": lambda: nx.gnp_random_graph(150, 0.02, seed=3, directed=True),
+    "gnp": lambda: nx.gnp_random_graph(140, 0.02, seed=4),
+    "named": lambda: nx.relabel_nodes(nx.gnp_random_graph(80, 0.05, seed=5, directed=True),
+                                      {i: f"v{i}" for i in range(80)}),
+    "grid": lambda: nx.convert_node_labels_to_integers(nx.grid_2d_graph(9, 11)),
+    "multi": lambda: nx.MultiDiGraph([(0, 1), (0, 1), (1, 2), (3, 3), (2, 0), (4, 2)]),
+    "isolated": lambda: nx.empty_graph(3),
+}
+
+
+def _weighted(G, seed=1):
+    edges = G.edges(keys=True) if G.is_multigraph() else G.edges()
+    for k, e in enumerate(edges):
+        G.edges[e]["weight"] = 0.5 + (k * 7919 + seed) % 13 / 4
+    return G
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_all_pairs_shortest_path_length_equals_networkx(name):
+    """Same dicts, the same nodes in the same order of sources, with and without a
+    cutoff; each dict lists nodes level by level."""
+    G = GRAPHS[name]()
+    for cutoff in (None, 2):
+        got = list(nx.all_pairs_shortest_path_length(G, cutoff=cutoff, backend="gswitch"))
+        want = list(nx.all_pairs_shortest_path_length(G, cutoff=cutoff))
+        assert [s for s, _ in got] == [s for s, _ in want] and dict(got) == dict(want)
+        for _, lengths in got:
+            assert list(lengths.values()) == sorted(lengths.values())
+
+
+def test_all_pairs_shortest_path_length_is_lazy_by_batches():
+    """Taking the first pair runs one traversal of 64 sources, not one per node."""
+    G = GRAPHS["gnp-directed"]()
+    with mock.patch.object(_apsp, "run_algorithm", wraps=_apsp.run_algorithm) as run:
+        gen = nx.all_pairs_shortest_path_length(G, backend="gswitch")
+        assert run.call_count == 0
+        first = list(itertools.islice(gen, 64))
+        assert run.call_count == 1 and len(first) == 64
+        next(gen)
+        assert run.call_count == 2
+    assert run.call_args.kwargs["sources"].tolist() == list(range(64, 128))
+
+
+@pytest.mark.parametrize("graph", [
+    pytest.param(lambda: nx.gnp_random_graph(40, 0.08, seed=3, directed=True), id="directed"),
+    pytest.param(lambda: nx.gnp_random_graph(40, 0.08, seed=4), id="undirected"),
+    pytest.param(GRAPHS["multi"], id="multi")])
+def test_all_pairs_dijkstra_path_length_equals_networkx(graph):
+    """Weighted lengths equal networkx's, with and without a cutoff (one SSSP per node:
+    small graphs)."""
+    G = _weighted(graph())
+    for cutoff in (None, 3.0):
+        got = dict(nx.all_pairs_dijkstra_path_length(G, cutoff=cutoff, backend="gswitch"))
+        want = dict(nx.all_pairs_dijkstra_path_length(G, cutoff=cutoff))
+        assert got.keys() == want.keys()
+        for s in want:
+            assert got[s] == pytest.approx(want[s])
+
+
+@pytest.mark.parametrize("weight", ["weight", None])
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_floyd_warshall_equals_networkx(name, weight):
+    """Every pair, inf where unreachable, the inner defaults too."""
+    G = _weighted(GRAPHS[name]()) if weight else GRAPHS[name]()
+    got = nx.floyd_warshall(G, weight=weight or "missing", backend="gswitch")
+    want = nx.floyd_warshall(G, weight=weight or "missing")
+    assert got.keys() == want.keys()
+    for u in want:
+        assert dict(got[u]) == pytest.approx(dict(want[u]))
+    u = next(iter(G), None)
+    if u is not None:
+        assert got[u]["not a node"] == float("inf")
+
+
+@pytest.mark.parametrize("wf_improved", [True, False])
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_closeness_centrality_equals_networkx(name, wf_improved):
+    """Closeness of every node (incoming distances on a directed graph) and of one."""
+    G = GRAPHS[name]()
+    got = nx.closeness_centrality(G, wf_improved=wf_improved, backend="gswitch")
+    want = nx.closeness_centrality(G, wf_improved=wf_improved)
+    assert list(got) == list(want) and got == pytest.approx(want)
+    u = list(G)[-1]
+    assert nx.closeness_centrality(G, u=u, backend="gswitch") == \
+        pytest.approx(nx.closeness_centrality(G, u=u))
+
+
+def test_weighted_closeness_and_callable_weights_fall_back():
+    """distance= and a callable weight are left to networkx, with a reason."""
+    G = nx.path_graph(3)
+    assert "weighted closeness" in BackendInterface.can_run(
+        "closeness_centrality", (G,), {"distance": "weight"})
+    assert "callable weight" in BackendInterface.can_run(
+        "floyd_warshall", (G,), {"weight": lambda u, v, d: 1})
+    for name in ("all_pairs_shortest_path_length", "all_pairs_dijkstra_path_length",
+                 "floyd_warshall", "closeness_centrality"):
+        assert BackendInterface.can_run(name, (G,), {}) is True
+
+
+def test_missing_source_raises_networkx_error():
+    """closeness of a node not in G raises as networkx does (a KeyError)."""
+    with pytest.raises(KeyError):
+        nx.closeness_centrality(nx.path_graph(3), u=7, backend="gswitch")
