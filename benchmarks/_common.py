@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -53,6 +54,34 @@ def median_time(fn, repeats: int = 5, warmup: int = 1) -> tuple[float, list[floa
         fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times), times
+
+
+def timed(fn, repeats: int, warmup: int = 0) -> tuple[float, object]:
+    """Median wall time of ``repeats`` calls of ``fn`` after ``warmup`` untimed ones, and
+    the last call's answer (to verify)."""
+    out = None
+    for _ in range(warmup):
+        out = fn()
+    ts = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts), out
+
+
+def peer_parser(doc: str, repeats: int) -> argparse.ArgumentParser:
+    """The options of a benchmark against CPU peers: ``--backend``, ``--repeats``, ``--tag``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--backend", choices=("cpu", "gpu"), default="cpu")
+    ap.add_argument("--repeats", type=int, default=repeats)
+    ap.add_argument("--tag", default="", help="suffix of the JSON file name")
+    return ap
+
+
+def peer_ratios(t: float, scipy_s: float, nx_s: float) -> dict[str, float]:
+    """gswitch's time ``t`` over the fastest peer's and over networkx's."""
+    return {"ratio_to_fastest_peer": t / min(scipy_s, nx_s), "ratio_to_networkx": t / nx_s}
 
 
 def out_dir() -> Path:

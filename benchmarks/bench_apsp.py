@@ -16,26 +16,13 @@ Writes <backend>_apsp[_NAME].json to $OUT (or ./bench-results).
 
 from __future__ import annotations
 
-import argparse
-import statistics
-import time
-
 import networkx as nx
 import numpy as np
 import scipy.sparse.csgraph as csgraph
-from _common import require_gpu, write_json
+from _common import peer_parser, peer_ratios, require_gpu, timed, write_json
 from gswitch.algorithms.apsp import shortest_path_lengths
 
 from gswitch.generators import uniform_random
-
-
-def _median(fn, repeats):
-    ts, out = [], None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts), out
 
 
 def _digraph(g):
@@ -69,10 +56,7 @@ def _cases():
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", choices=("cpu", "gpu"), default="cpu")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--tag", default="")
+    ap = peer_parser(__doc__, repeats=3)
     args = ap.parse_args()
     if args.backend == "gpu":
         require_gpu("bench_apsp.py")
@@ -82,17 +66,17 @@ def main() -> None:
         a.sum_duplicates()
         assert a.nnz == g.n_edges, "the cases must have no parallel edges"
         G = _digraph(g)
-        scipy_s, want = _median(lambda f=scipy_fn, a=a: f(a), args.repeats)
-        nx_s, nx_d = _median(lambda f=nx_fn, G=G, n=g.n_nodes: f(G, n), args.repeats)
+        scipy_s, want = timed(lambda f=scipy_fn, a=a: f(a), args.repeats)
+        nx_s, nx_d = timed(lambda f=nx_fn, G=G, n=g.n_nodes: f(G, n), args.repeats)
         np.testing.assert_allclose(nx_d, want, rtol=1e-5)
-        t, got = _median(lambda g=g, m=method: shortest_path_lengths(
+        t, got = timed(lambda g=g, m=method: shortest_path_lengths(
             g, method=m, backend=args.backend), args.repeats)
         np.testing.assert_allclose(got, want, rtol=1e-5)
         best = min(scipy_s, nx_s)
         rows.append({"case": label, "method": method, "graph": g.name, "nodes": g.n_nodes,
                      "edges": g.n_edges, "backend": args.backend, "gswitch_s": t,
                      "scipy_s": scipy_s, "networkx_s": nx_s, "networkx_function": nx_name,
-                     "ratio_to_fastest_peer": t / best, "ratio_to_networkx": t / nx_s,
+                     **peer_ratios(t, scipy_s, nx_s),
                      "verified": True})
         print(f"{label} ({method}) on {g.name}: {g.n_nodes:,} nodes, {g.n_edges:,} edges: "
               f"gswitch {t:7.2f} s  scipy {scipy_s:7.2f} s  networkx {nx_s:7.2f} s  -> "

@@ -20,7 +20,6 @@ Writes <backend>_msf[_NAME].json to $OUT (or ./bench-results).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
@@ -28,7 +27,7 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
-from _common import require_gpu, write_json
+from _common import peer_parser, peer_ratios, require_gpu, timed, write_json
 from gswitch.algorithms.msf import forest_edges
 
 import gswitch as gs
@@ -39,15 +38,6 @@ def _graphs() -> list[gs.Graph]:
     return [road(180, 180, seed=1),
             rmat(14, 6, seed=2, weighted=True, directed=False, duplicates="min",
                  self_loops="drop")]
-
-
-def _median(fn, repeats):
-    ts, out = [], None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts), out
 
 
 def _check(g: gs.Graph, edges: list[tuple[int, int, float]], want: float) -> None:
@@ -64,10 +54,7 @@ def _check(g: gs.Graph, edges: list[tuple[int, int, float]], want: float) -> Non
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", choices=("cpu", "gpu"), default="cpu")
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--tag", default="")
+    ap = peer_parser(__doc__, repeats=5)
     args = ap.parse_args()
     if args.backend == "gpu":
         require_gpu("bench_msf.py")
@@ -81,10 +68,10 @@ def main() -> None:
         G.add_nodes_from(range(g.n_nodes))
         G.add_weighted_edges_from(zip(src[once].tolist(), dst[once].tolist(),
                                       g.weights[once].astype(float).tolist()))
-        scipy_s, tree = _median(lambda a=a: csgraph.minimum_spanning_tree(a), args.repeats)
+        scipy_s, tree = timed(lambda a=a: csgraph.minimum_spanning_tree(a), args.repeats)
         want = float(tree.sum())
-        nx_s, T = _median(lambda G=G: nx.minimum_spanning_tree(G, backend="networkx"),
-                          args.repeats)
+        nx_s, T = timed(lambda G=G: nx.minimum_spanning_tree(G, backend="networkx"),
+                        args.repeats)
         assert abs(T.size(weight="weight") - want) <= 1e-6 * want
         ts = []
         for _ in range(args.repeats):
@@ -100,13 +87,13 @@ def main() -> None:
             G.__networkx_cache__.clear()  # convert on every call, as a first call does
             return nx.minimum_spanning_tree(G, backend="gswitch")
 
-        backend_s, B = _median(via_backend, args.repeats)
+        backend_s, B = timed(via_backend, args.repeats)
         assert B._adj == T._adj  # the backend gives networkx's own (Kruskal's) tree
         best = min(scipy_s, nx_s)
         rows.append({"graph": g.name, "nodes": g.n_nodes, "edges": g.n_edges,
                      "forest_weight": want, "backend": args.backend, "gswitch_s": t,
                      "scipy_s": scipy_s, "networkx_s": nx_s, "nx_backend_s": backend_s,
-                     "ratio_to_fastest_peer": t / best, "ratio_to_networkx": t / nx_s,
+                     **peer_ratios(t, scipy_s, nx_s),
                      "iterations": r.stats["iterations"], "verified": True})
         print(f"{g.name}: {g.n_nodes:,} nodes, {g.n_edges:,} edges: gswitch "
               f"{t * 1e3:8.1f} ms ({r.stats['iterations']} steps)  scipy {scipy_s * 1e3:7.1f} "

@@ -13,14 +13,12 @@ Writes <backend>_renumber[_NAME].json to $OUT (or ./bench-results).
 
 from __future__ import annotations
 
-import argparse
-import statistics
 import time
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
-from _common import require_gpu, write_json
+from _common import peer_parser, require_gpu, timed, write_json
 
 import gswitch as gs
 from gswitch import locality
@@ -43,16 +41,6 @@ def _graphs(scale: int) -> list[gs.Graph]:
             rmat(14 + scale, 8, seed=2)]
 
 
-def _median(fn, repeats: int):
-    out = fn()
-    ts = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts), out
-
-
 def _scipy_peer(alg: str, g: gs.Graph):
     a = sp.csr_array((np.ones(g.n_edges) if g.weights is None else g.weights, g.indices,
                       g.indptr), shape=(g.n_nodes,) * 2)
@@ -64,11 +52,8 @@ def _scipy_peer(alg: str, g: gs.Graph):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", choices=("cpu", "gpu"), default="cpu")
-    ap.add_argument("--repeats", type=int, default=5)
+    ap = peer_parser(__doc__, repeats=5)
     ap.add_argument("--scale", type=int, default=1, help="road side 256*SCALE, RMAT 14+SCALE")
-    ap.add_argument("--tag", default="")
     args = ap.parse_args()
     if args.backend == "gpu":
         require_gpu("bench_renumber.py")
@@ -78,7 +63,7 @@ def main() -> None:
         for alg, field in (("bfs", "depth"), ("sssp", "dist"), ("cc", "comp")):
             kw = {"source": 0} if alg != "cc" else {}
             ref = reference(alg, g, **kw)
-            peer_s, _ = _median(_scipy_peer(alg, g), args.repeats)
+            peer_s, _ = timed(_scipy_peer(alg, g), args.repeats, warmup=1)
             base_s = None
             for method in locality.METHODS:
                 t0 = time.perf_counter()
@@ -89,7 +74,7 @@ def main() -> None:
                     return gs.run(alg, g, backend=args.backend,
                                   config={"renumber": method}, **kw)
 
-                t, r = _median(call, args.repeats)
+                t, r = timed(call, args.repeats, warmup=1)
                 problem = compare(alg, r.fields[field], ref)
                 assert problem is None, f"{alg} renumber={method} on {g.name}: {problem}"
                 base_s = t if method == "none" else base_s

@@ -18,15 +18,12 @@ Writes <backend>_spatial[_NAME].json to $OUT (or ./bench-results).
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
-import statistics
-import time
 
 import networkx as nx
 import scipy.sparse.csgraph as csgraph
-from _common import require_gpu, write_json
+from _common import peer_parser, require_gpu, timed, write_json
 
 import gswitch as gs
 from gswitch.generators import clique_chain, road
@@ -45,15 +42,6 @@ def _configs(alg):
     return {k: {"direction": "push", **extra, **v} for k, v in out.items()}
 
 
-def _median(fn, repeats):
-    ts, out = [], None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts), out
-
-
 def _peers(alg, g, G, repeats):
     a = g.to_scipy()
     if alg == "bfs":
@@ -65,14 +53,11 @@ def _peers(alg, g, G, repeats):
     else:
         sp = lambda: csgraph.connected_components(a, directed=False)  # noqa: E731
         nxf = lambda: list(nx.connected_components(G))  # noqa: E731
-    return _median(sp, repeats)[0], _median(nxf, repeats)[0]
+    return timed(sp, repeats)[0], timed(nxf, repeats)[0]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", choices=("cpu", "gpu"), default="cpu")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--tag", default="")
+    ap = peer_parser(__doc__, repeats=3)
     args = ap.parse_args()
     if args.backend == "gpu":
         require_gpu("bench_spatial.py")
@@ -93,7 +78,7 @@ def main() -> None:
             for label, cfg in _configs(alg).items():
                 call = functools.partial(gs.run, alg, g, backend=args.backend, config=cfg,
                                          **kw)
-                t, r = _median(call, args.repeats)
+                t, r = timed(call, args.repeats)
                 problem = compare(alg, r.fields[FIELD[alg]], ref)
                 assert problem is None, f"{alg} {label} on {g.name}: {problem}"
                 rows.append({"graph": g.name, "algorithm": alg, "config": label,

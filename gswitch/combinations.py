@@ -24,7 +24,7 @@ from .runner import check_combination
 from .strategy import AXES, Categorical, FloatRange, IntRange, ParamSpace
 
 __all__ = ["axis_options", "iter_configs", "valid_configs", "pairwise_configs",
-           "sampled_configs"]
+           "option_cover", "sampled_configs"]
 
 Option = tuple[tuple[str, object], ...]
 
@@ -124,6 +124,32 @@ def pairwise_configs(spec: AlgorithmSpec, backend: str = "gpu") -> list[Config]:
         for x, y in itertools.combinations(range(k), 2):
             uncovered.discard((x, chosen[x], y, chosen[y]))
     return result
+
+
+def option_cover(configs: list[Config], backend: str = "gpu") -> list[Config]:
+    """A subset of ``configs`` that keeps every option of every axis found in them, and
+    every strategy with every launch it meets in them (greedy, deterministic).
+
+    For formulations whose operators meet the strategies through the same generated
+    code as another's: a sample of their all-pairs configurations, about a fifth the
+    size, in which each strategy and each of its categorical parameters still appears,
+    under each launch.
+    """
+    options = [o for per_axis in axis_options(backend) for o in per_axis]
+
+    def features(cfg: Config) -> set:
+        out = {o for o in options if all(cfg.get(k) == v for k, v in o)}
+        out.update((cfg["launch"], axis, cfg[axis]) for axis in AXES if axis != "launch")
+        return out
+
+    feats = [features(c) for c in configs]
+    uncovered = set().union(*feats)
+    chosen: list[Config] = []
+    while uncovered:
+        best = max(range(len(configs)), key=lambda i: len(feats[i] & uncovered))
+        chosen.append(configs[best])
+        uncovered -= feats[best]
+    return chosen
 
 
 def _completable(options: list[list[Option]], chosen: dict[int, int], valid: Any) -> bool:

@@ -1,10 +1,12 @@
 """Compile suite: generated CUDA compiles for sm_90 with nvcc (no GPU needed).
 
-The whole matrix (marker ``compile_all``: all pairs of strategy options for each of the
-four algorithms, the GPU sweep's drawn configurations, plus the user-operator
-algorithms, deduplicated by source hash and compiled in parallel) runs in ``.ci/run``
-after the README's test command, which deselects it to stay under five minutes;
-``python -m pytest -m compile_all`` runs it locally. The quick checks below always run.
+The whole matrix (marker ``compile_all``: all pairs of strategy options for the four
+classic formulations, a sample of the pairs keeping every option under every launch for
+every other formulation and stage, the GPU sweep's drawn configurations, the
+user-operator algorithms; deduplicated by source hash and compiled in parallel) runs in
+``.ci/run`` with the other nvcc tests (marker ``compile``), after the README's test
+command, which deselects both to stay under five minutes;
+``python -m pytest -m "compile or compile_all"`` runs them locally.
 """
 
 import functools
@@ -15,7 +17,7 @@ import pytest
 
 import gswitch as gs
 from gswitch.codegen import generate_source
-from gswitch.combinations import pairwise_configs
+from gswitch.combinations import option_cover, pairwise_configs
 from gswitch.plugins import get_registry
 from gswitch.staging import stage_config
 from gswitch.testing.nvcc import compile_source
@@ -29,13 +31,25 @@ SPECS = {a: get_registry().algorithm(a) for a in ALGORITHMS}
 SPECS.update({u.name: u for u in USER_ALGORITHMS})
 
 
+# the formulations the GPU suite runs under every strategy: all pairs of options; every
+# other formulation and stage shares their generated strategy code, so a sample of its
+# pairs keeps each option of each axis and each strategy under each launch (option_cover)
+FULL_PAIRS = {("bfs", "default"), ("sssp", "bellman_ford"), ("cc", "label_propagation"),
+              ("pagerank", "residual_push")}
+
+
+def _pairs(spec: gs.AlgorithmSpec) -> list:
+    pairs = pairwise_configs(spec)
+    return pairs if (spec.name, spec.variant) in FULL_PAIRS else option_cover(pairs)
+
+
 @functools.cache
 def _cases() -> list:
     """The whole matrix (many seconds to enumerate: only where it is selected). Fills
     ``SPECS`` with each other formulation and stage it names."""
     # the user-operator algorithms test the lowering, not the strategies: the GPU suite's
     # five configurations of them, one per launch and direction
-    cases = [(a, c) for a in ALGORITHMS for c in pairwise_configs(SPECS[a])]
+    cases = [(a, c) for a in ALGORITHMS for c in _pairs(SPECS[a])]
     cases += [(u.name, gs.Config(c)) for u in USER_ALGORITHMS for c in USER_CONFIGS]
     # the global compile-time switch, with each launch (the GPU suite runs the same ones)
     cases += [(a, gs.Config({"read_before_atomic": False, "launch": launch}))
@@ -49,7 +63,7 @@ def _cases() -> list:
     # every other formulation of each algorithm: all pairs of the strategies it supports
     for alg in ALGORITHMS:
         for var in get_registry().variants[alg].values():
-            pairs = pairwise_configs(var) if (var is not SPECS[alg] or var.stages) else []
+            pairs = _pairs(var) if (var is not SPECS[alg] or var.stages) else []
             if var is not SPECS[alg] and not var.stages:
                 SPECS[var.label] = var
                 cases += [(var.label, c.replace(variant=var.variant)) for c in pairs]
@@ -351,3 +365,23 @@ def test_staged_and_buffered_test_algorithms_compile(launch, worklist, nvcc):
     for spec, c in jobs:
         ok, out = compile_source(generate_source(spec, c, weighted=False).source, nvcc=nvcc)
         assert ok, out[-3000:]
+
+
+def test_option_cover_keeps_every_option_under_every_launch():
+    """The matrix's sample of a formulation's pairs: a smaller subset in which every
+    option found in the pairs, and every strategy under every launch, still appears."""
+    from gswitch.combinations import axis_options
+    from gswitch.strategy import AXES
+
+    pairs = pairwise_configs(SPECS["scc"])
+    cover = option_cover(pairs)
+    assert set(cover) <= set(pairs) and len(cover) < len(pairs) / 2
+
+    def has(configs, items):
+        return any(all(c.get(k) == v for k, v in items) for c in configs)
+
+    for option in (o for per_axis in axis_options() for o in per_axis):
+        assert has(cover, option) == has(pairs, option), option
+    for c in pairs:
+        for axis in AXES:
+            assert has(cover, (("launch", c["launch"]), (axis, c[axis]))), (axis, c[axis])

@@ -317,8 +317,10 @@ def test_option_counts_by_hand():
     assert len(list(iter_configs())) == 12 * 12 * 8 * 17 * 3
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
-@pytest.mark.parametrize("backend", ["gpu", "cpu"])
+@pytest.mark.parametrize("algorithm,backend", [
+    # the full product per case: one in the test command, the rest in .ci/run (slow)
+    pytest.param(a, b, marks=() if (a, b) == ("bfs", "gpu") else pytest.mark.slow)
+    for b in ("gpu", "cpu") for a in ALGORITHMS])
 def test_valid_configs_count_and_filter(algorithm, backend):
     """valid_configs keeps exactly the combinations whose strategies all accept the algorithm."""
     spec = _classic(algorithm)

@@ -647,7 +647,7 @@ def test_sigkill_mid_study_then_rerun_resumes(tmp_path):
     assert all(values[n] == v for n, v in before.items())
 
 
-@pytest.mark.parametrize("kind", ["journal", "sqlite"])
+@pytest.mark.parametrize("kind", ["journal", pytest.param("sqlite", marks=pytest.mark.slow)])
 def test_two_processes_share_one_study(tmp_path, kind):
     """Two tuner processes on one journal file or SQLite database fill one study together."""
     storage = (f"journal://{tmp_path / 'studies.journal'}" if kind == "journal"
