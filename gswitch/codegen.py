@@ -610,7 +610,8 @@ def _phase_table(phases: list[Phase], driving: Any) -> str:
             "__device__ __forceinline__ bool gs_phase_enabled(int phase, const GsStep& st) {\n"
             f"  switch (phase) {{\n{en}  }}\n  return false;\n}}\n"
             "__device__ __forceinline__ void gs_run_phase(int phase, GsStep& st) {\n"
-            f"  switch (phase) {{\n{run}  }}\n  gs_flush_counts(st);\n}}\n")
+            f"  gs_wl_begin(st);\n  switch (phase) {{\n{run}  }}\n  gs_wl_flush(st);\n"
+            "  gs_flush_counts(st);\n}\n")
 
 
 _GENERATED: dict[tuple[int, str, bool, str], tuple[AlgorithmSpec, GeneratedModule]] = {}

@@ -16,7 +16,7 @@ from .graph import Graph
 from .locality import edges_to_caller, renumbered, to_caller
 from .plugins import get_registry
 from .result import Result
-from .strategy import AXES
+from .strategy import AXES, SHARED_BYTES_CORE, SHARED_BYTES_LIMIT
 
 if TYPE_CHECKING:  # the engine package is imported on first use only
     from .engine.timing import PhaseTimer
@@ -289,7 +289,21 @@ def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
         reason = strategy.check(spec, graph, config, backend)
         if reason:
             return f"{axis}={config[axis]}: {reason}"
+    if backend == "gpu":
+        return _shared_memory_reason(spec, config, strategies)
     return None
+
+
+def _shared_memory_reason(spec: AlgorithmSpec, config: Config, strategies: dict) -> str | None:
+    """Why the strategies' static shared memory together cannot fit a block, or ``None``."""
+    used = {axis: strategies[axis].shared_bytes(spec, config) for axis in AXES}
+    room = SHARED_BYTES_LIMIT - SHARED_BYTES_CORE
+    if sum(used.values()) <= room:
+        return None
+    parts = ", ".join(f"{axis}={config[axis]} {b}" for axis, b in used.items() if b)
+    return (f"block_size={config['block_size']}: the strategies declare {sum(used.values())} "
+            f"bytes of shared memory a block ({parts}), more than the {room} a block can "
+            "hold; lower block_size or choose strategies that use less")
 
 
 def _choose_config(algorithm: str | AlgorithmSpec, graph: Any,

@@ -177,7 +177,9 @@ def model_version(algorithms: Any = None) -> str:
     variants of ``algorithms`` (default: every registered one) with what they support:
     what a stored configuration needs to mean the same thing. Defaults do not count, so
     re-choosing one keeps the model; nor do algorithms the model does not cover, so
-    adding one keeps it too.
+    adding one keeps it too. Strategies not yet validated on a GPU do not count either:
+    the tuner's GPU search, which the model is trained from, leaves them out, so they
+    join the hash (and the model goes stale) when they are validated.
     """
     from .plugins import AXES, get_registry
 

@@ -50,6 +50,12 @@ __all__ = [
 ]
 
 
+#: Static shared memory one block may declare (48 KiB: more needs a dynamic allocation).
+SHARED_BYTES_LIMIT = 48 * 1024
+#: What the core's own device code declares at most (block sums, scans, the last-block
+#: flag), kept out of the strategies' share.
+SHARED_BYTES_CORE = 512
+
 #: The five strategy axes, in the order the engine composes them; each has its base class
 #: below (:data:`AXIS_BASES` in :mod:`gswitch.testing.conformance` maps them).
 AXES = ("worklist", "load_balance", "driving", "direction", "launch")
@@ -335,6 +341,16 @@ class Strategy:
         """Phases this strategy adds to every step (see :class:`Phase`)."""
         return []
 
+    def shared_bytes(self, spec: AlgorithmSpec, config: Config) -> int:
+        """Static shared memory its fragment declares per block (bytes, an upper bound)
+        at ``config["block_size"]``.
+
+        Every phase of a module lives in one kernel, so the strategies' shared memory adds
+        up; the runner refuses a combination whose total passes what a block can declare
+        (:data:`SHARED_BYTES_LIMIT`, less the core's :data:`SHARED_BYTES_CORE`).
+        """
+        return 0
+
     @classmethod
     def cuda_source(cls) -> str:
         """Concatenated text of :attr:`cuda_files`, read from package data."""
@@ -373,6 +389,13 @@ class WorklistStrategy(Strategy):
       before the step's size is known (any value when ``i`` is past the storage, never
       a fault). With a load balancer that defines ``GS_LB_FIRST_ITEM``, kernels then
       load each thread's first item while the step's size is still in flight.
+
+    - optionally ``#define GS_WL_BUFFERED 1`` with ``__device__ void
+      gs_wl_begin(GsStep& st)`` and ``__device__ void gs_wl_flush(GsStep& st)``: a
+      worklist that buffers pushes (shared memory, per-thread slots) gets ``begin``
+      before and ``flush`` after every phase, from every thread of every block in
+      block-uniform code, so both may hold ``__syncthreads``; ``flush`` lands the
+      buffered pushes before the phase's barrier. Other worklists get no-ops.
 
     Activations of topology steps and, under ``GS_COUNT_FRONTIER_EDGES``, the out-edges
     of activated nodes are counted by the skeleton in registers and flushed once per

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import gswitch as gs
-from gswitch.combinations import iter_configs, valid_configs
-from gswitch.config import GLOBAL_KEYS, parse_set_options
+from gswitch.combinations import axis_options, iter_configs, valid_configs
+from gswitch.config import GLOBAL_KEYS, Config, parse_set_options
 from gswitch.plugins import AXES, get_registry
 from gswitch.strategy import Categorical
 
@@ -295,24 +295,26 @@ def _expected_valid_count(spec, backend):
     rest_spatial = per["load_balance"] * 1 if spatial_ok else 0
     if backend != "gpu":
         return per["worklist"] * (rest + rest_spatial) * per["launch"], total
-    # on the GPU cuda_graph needs a worklist that never grows: bitmap or a dedup queue,
-    # or for a level-synchronous algorithm (first_hit_final) any queue in data-driven steps
-    queues = sum(1 for name in get_registry().strategies["worklist"] if name != "bitmap")
-    bounded = 1 + queues
+    # on the GPU cuda_graph needs a worklist that never grows: one bounded by itself
+    # (bitmap, prefix_sum, a dedup queue), or for a level-synchronous algorithm
+    # (first_hit_final) any queue in data-driven steps
+    options = [Config(dict(o)) for o in axis_options()[AXES.index("worklist")]]
+    bounded = sum(1 for c in options if c.strategy("worklist").bounded(None, c))
+    growing = len(options) - bounded
     valid = per["worklist"] * rest * (per["launch"] - 1) + bounded * rest
     valid += per["worklist"] * rest_spatial * (per["launch"] - 1) + bounded * rest_spatial
     if spec.first_hit_final:
-        valid += queues * per["load_balance"] * per["direction"]  # data driving only
+        valid += growing * per["load_balance"] * per["direction"]  # data driving only
     return valid, total
 
 
 def test_option_counts_by_hand():
-    """The categorical search space is as declared: 5 x 7 x 8 x 17 x 3 combinations."""
+    """The categorical search space is as declared: 12 x 12 x 8 x 17 x 3 combinations."""
     counts = _option_counts()
     assert {a: sum(c.values()) for a, c in counts.items()} == {
-        "worklist": 2 + 2 + 1, "load_balance": 1 + 5 + 1, "driving": 1 + 2 + 1 + 2 + 1 + 1,
-        "direction": 1 + 8 + 8, "launch": 3}
-    assert len(list(iter_configs())) == 5 * 7 * 8 * 17 * 3
+        "worklist": 2 + 2 + 1 + 2 + 2 + 2 + 1, "load_balance": 1 + 5 + 1 + 5,
+        "driving": 1 + 2 + 1 + 2 + 1 + 1, "direction": 1 + 8 + 8, "launch": 3}
+    assert len(list(iter_configs())) == 12 * 12 * 8 * 17 * 3
 
 
 @pytest.mark.parametrize("algorithm,backend", [
@@ -328,7 +330,7 @@ def test_valid_configs_count_and_filter(algorithm, backend):
     assert len({c.key() for c in configs}) == len(configs)  # no duplicates
     for cfg in configs:
         if backend == "gpu" and cfg["launch"] == "cuda_graph":
-            assert cfg["worklist"] == "bitmap" or cfg["worklist.dedup"] or (
+            assert cfg.strategy("worklist").bounded(None, cfg) or (
                 spec.first_hit_final and cfg["driving"] == "data")
         if algorithm == "pagerank":
             assert not cfg.get("driving.atomic_free", False)
@@ -337,14 +339,14 @@ def test_valid_configs_count_and_filter(algorithm, backend):
 
 
 def test_valid_configs_by_hand():
-    """Hand counts: cuda_graph needs one of the 3 bounded worklists; pagerank refuses
-    atomic_free (add is not monotone)."""
+    """Hand counts: cuda_graph needs one of the 7 bounded worklist options (bitmap,
+    prefix_sum, five dedup queues); pagerank refuses atomic_free (add is not monotone)."""
     assert len(valid_configs(_classic("bfs"), "gpu")) == (
-        5 * 7 * 4 * 17 * 2 + 3 * 7 * 4 * 17 + 2 * 7 * 1 * 17  # + BFS's plain queues, data
-        + 5 * 7 * 1 * 1 * 2 + 3 * 7 * 1 * 1)  # spatial: push only
+        12 * 12 * 4 * 17 * 2 + 7 * 12 * 4 * 17 + 5 * 12 * 1 * 17  # + plain queues, data
+        + 12 * 12 * 1 * 1 * 2 + 7 * 12 * 1 * 1)  # spatial: push only
     assert len(valid_configs(_classic("pagerank"), "gpu")) == (
-        5 * 7 * 3 * 17 * 2 + 3 * 7 * 3 * 17)
-    assert len(valid_configs(_classic("pagerank"), "cpu")) == 5 * 7 * 3 * 17 * 3
+        12 * 12 * 3 * 17 * 2 + 7 * 12 * 3 * 17)
+    assert len(valid_configs(_classic("pagerank"), "cpu")) == 12 * 12 * 3 * 17 * 3
     assert any(c.get("driving.atomic_free") for c in valid_configs(_classic("bfs"), "gpu"))
 
 

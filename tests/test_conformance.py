@@ -30,6 +30,22 @@ def test_nonconforming_strategy_is_caught():
     assert "gs_wl_push" in text
 
 
+def test_buffered_worklist_without_its_hooks_is_caught(tmp_path, monkeypatch):
+    """A worklist that buffers pushes (GS_WL_BUFFERED) but defines no flush is reported."""
+
+    class Buffered(WorklistStrategy):
+        """Buffers pushes in shared memory, after Pai and Pingali (OOPSLA 2016); wins
+        when whole blocks push."""
+
+        name = "buffered"
+
+    src = ("#define GS_WL_BUFFERED 1\nvoid gs_wl_push(); void gs_wl_size(); "
+           "void gs_wl_item(); void gs_wl_begin();\n")
+    monkeypatch.setattr(Buffered, "cuda_source", classmethod(lambda cls: src))
+    problems = strategy_problems(Buffered)
+    assert problems == ["CUDA fragment defines GS_WL_BUFFERED but not gs_wl_flush"]
+
+
 def test_wrong_base_is_caught():
     """A class claiming an axis without its base class is reported."""
 

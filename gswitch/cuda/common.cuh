@@ -123,6 +123,38 @@ __device__ __forceinline__ double gs_atomic_exch(double* p, double v) {
                                                     (unsigned long long)__double_as_longlong(v)));
 }
 
+// Exclusive prefix sum of x over the block; *total gets the block's sum. Every thread
+// of the block calls it from block-uniform code (it holds three barriers; the last one
+// lets a caller scan again at once). For strategies' finish and partition phases.
+template <typename T>
+__device__ __forceinline__ T gs_block_exclusive_scan(T x, T* total) {
+  __shared__ T warp_base[33];  // 32 warp offsets, then the block's sum
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned warps = (blockDim.x + 31) >> 5;
+  T incl = x;
+  for (int off = 1; off < 32; off <<= 1) {
+    const T y = __shfl_up_sync(0xffffffffu, incl, off);
+    if (lane >= (unsigned)off) incl += y;
+  }
+  if (lane == 31) warp_base[warp] = incl;
+  __syncthreads();
+  if (warp == 0) {
+    const T w = lane < warps ? warp_base[lane] : (T)0;
+    T wi = w;
+    for (int off = 1; off < 32; off <<= 1) {
+      const T y = __shfl_up_sync(0xffffffffu, wi, off);
+      if (lane >= (unsigned)off) wi += y;
+    }
+    warp_base[lane] = wi - w;
+    if (lane == 31) warp_base[32] = wi;
+  }
+  __syncthreads();
+  const T out = warp_base[warp] + incl - x;
+  *total = warp_base[32];
+  __syncthreads();
+  return out;
+}
+
 template <typename T> __device__ __forceinline__ T gs_min(T a, T b) { return b < a ? b : a; }
 template <typename T> __device__ __forceinline__ T gs_max(T a, T b) { return a < b ? b : a; }
 

@@ -61,6 +61,15 @@ __device__ __forceinline__ GsStep gs_blank_step(int it, int mode, int pull, unsi
 
 /*@slot worklist@*/
 
+// A worklist that buffers pushes (in shared memory or per thread) defines GS_WL_BUFFERED
+// and both hooks: gs_wl_begin before and gs_wl_flush after every phase, called by every
+// thread of every block from block-uniform code (they may hold __syncthreads), so the
+// buffered pushes land before the phase's barrier. The others get these no-ops.
+#ifndef GS_WL_BUFFERED
+__device__ __forceinline__ void gs_wl_begin(GsStep& st) { (void)st; }
+__device__ __forceinline__ void gs_wl_flush(GsStep& st) { (void)st; }
+#endif
+
 __device__ __forceinline__ GsStep gs_make_step(int it, int mode, int pull, unsigned in_size) {
   GsStep st = gs_blank_step(it, mode, pull, in_size);
   st.n_items = gs_mode_worklist(mode) ? gs_wl_size(st) : (unsigned)gs.n;

@@ -82,6 +82,10 @@ def strategy_problems(cls: type[Strategy],
         for sym in CUDA_SYMBOLS[cls.axis]:
             if sym not in src:
                 problems.append(f"CUDA fragment does not define {sym}")
+        if cls.axis == "worklist" and "GS_WL_BUFFERED" in src:
+            for sym in ("gs_wl_begin", "gs_wl_flush"):
+                if sym not in src:
+                    problems.append(f"CUDA fragment defines GS_WL_BUFFERED but not {sym}")
         if cls.axis == "launch" and "drive" not in vars(cls) and not any(
                 "drive" in vars(base) for base in cls.__mro__[1:-3]):
             problems.append("launch strategy defines no drive()")

@@ -59,6 +59,21 @@ class PullCapable(DirectionStrategy):
         return tuple(m.name for m in config.strategy("driving").modes
                      if m.items == "nodes" and not m.pushes and m.operators)
 
+    def shared_bytes(self, spec, config):
+        if spec is None or config is None or pull_form(spec) is not None:
+            return 0  # no pull phase in the module
+        b = int(config["block_size"])
+        # the node gather: heavy-node slots, their count, per-warp partials (values of at
+        # most 8 bytes)
+        total = 4 * 64 + 4 + 12 * (b // 32)
+        if self._edge_modes(spec, config):
+            # a merge-path tile of values and row ends; pull_edges.cuh shrinks its items
+            # per thread to fit min(96 * block_size, 40960) bytes
+            item = 8 + 4
+            budget = min(96 * b, 40960)
+            total += min(b * int(self.options["ipt"]) * item, max(budget, b * item)) + 4
+        return total
+
     def buffers(self, spec, graph, config):
         out = []
         if not self._membership(config):

@@ -34,6 +34,11 @@ class TwcLoadBalancer(LoadBalanceStrategy):
     def runtime_args(self, graph, config):
         return {k: ("int", int(self.options[k])) for k in self.params}
 
+    def shared_bytes(self, spec, config):
+        b = int(config["block_size"])
+        warps = b // 32
+        return 4 * b + 4 * 32 * warps + 4 + 4 * warps  # bins, counts
+
     def buffers(self, spec, graph, config):
         n = 0 if graph is None else graph.n_nodes
         return [Buffer("side", "gs_vid", n), Buffer("side_count", "unsigned", 2, zero=True)]
