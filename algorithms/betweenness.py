@@ -97,6 +97,40 @@ def expected_betweenness(graph: gs.Graph, source: int | None = None, *,
     return np.array([acc[v] for v in range(graph.n_nodes)])
 
 
+def levels(key, reached, like, xp):
+    """Nodes in order of their level ``key`` (int32 ``order``), where each level ends in
+    that order (``bound[L]``, an array like ``like``) and the deepest reached level:
+    what the backward accumulation walks, deepest level first.
+    """
+    deepest = int(key[reached].max()) if bool(reached.any()) else 0
+    order = xp.argsort(key).astype(xp.int32)
+    bound = xp.zeros_like(like)
+    # bound[L]: where level L ends in order (deepest + 1 <= n entries)
+    bound[: deepest + 1] = xp.searchsorted(key[order], xp.arange(1, deepest + 2))
+    return order, bound, deepest
+
+
+def accumulate_source(fields, params, xp, reached) -> dict:
+    """The host step after one source's dependencies: they join the running sums (with
+    networkx's ``endpoints`` counting, ``reached`` the nodes the source reaches), and
+    the next source follows while any is left.
+    """
+    ids = xp.flatnonzero(fields["picked"])
+    out = {"done": params["done"] + 1}
+    if params["done"] < ids.size:
+        s = ids[params["done"]]
+        delta = fields["delta"].copy()
+        delta[s] = 0.0
+        bc = fields["betweenness"] + delta
+        if params["endpoints"]:
+            bc = bc + reached  # every other reached node is a path's end ...
+            bc[s] += float(reached.sum()) - 2.0  # ... and the source starts each
+        out["betweenness"] = bc
+    if params["done"] + 1 < ids.size:
+        out["repeat"] = "next_source"
+    return out
+
+
 def compare_betweenness(got: np.ndarray, expected: np.ndarray) -> str | None:
     """Float64 sums of float64 path counts: ``rtol=1e-6, atol=1e-6``."""
     return close(got, expected, rtol=1e-6, atol=1e-6, what="betweenness")
@@ -211,11 +245,7 @@ class Betweenness:
     def by_depth(fields, params, xp):
         depth = fields["depth"]
         reached = depth < 2**30
-        deepest = int(depth[reached].max()) if bool(reached.any()) else 0
-        order = xp.argsort(depth).astype(xp.int32)
-        bound = xp.zeros_like(fields["bound"])
-        # bound[L]: where level L ends in order (deepest + 1 <= n entries)
-        bound[: deepest + 1] = xp.searchsorted(depth[order], xp.arange(1, deepest + 2))
+        order, bound, deepest = levels(depth, reached, fields["bound"], xp)
         level = deepest - 1  # the deepest level with successors one deeper
         lo, hi = (int(bound[level - 1]), int(bound[level])) if level >= 1 else (0, 0)
         return {"order": order, "bound": bound, "level": level, "start": order[lo:hi]}
@@ -243,21 +273,7 @@ class Betweenness:
 
     @gs.host_step
     def accumulate(fields, params, xp):
-        ids = xp.flatnonzero(fields["picked"])
-        out = {"done": params["done"] + 1}
-        if params["done"] < ids.size:
-            s = ids[params["done"]]
-            delta = fields["delta"].copy()
-            delta[s] = 0.0
-            bc = fields["betweenness"] + delta
-            if params["endpoints"]:
-                reached = fields["depth"] < 2**30
-                bc = bc + reached  # every other reached node is a path's end ...
-                bc[s] += float(reached.sum()) - 2.0  # ... and the source starts each
-            out["betweenness"] = bc
-        if params["done"] + 1 < ids.size:
-            out["repeat"] = "next_source"
-        return out
+        return accumulate_source(fields, params, xp, fields["depth"] < 2**30)
 
 
 SPECS = [Betweenness]

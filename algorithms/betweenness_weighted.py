@@ -7,7 +7,12 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
-from gswitch.algorithms.betweenness import compare_betweenness, source_mask
+from gswitch.algorithms.betweenness import (
+    accumulate_source,
+    compare_betweenness,
+    levels,
+    source_mask,
+)
 
 import gswitch as gs
 from gswitch.verify import close
@@ -215,11 +220,7 @@ def _brandes(edge_output: bool) -> type:
         def by_hop(fields, params, xp, edges):
             reached = fields["dist"] < xp.inf
             hop = xp.where(reached, fields["hop"], _UNREACHED_HOP)
-            deepest = int(hop[reached].max()) if bool(reached.any()) else 0
-            order = xp.argsort(hop).astype(xp.int32)
-            bound = xp.zeros_like(fields["bound"])
-            # bound[L]: where hop level L ends in order (deepest + 1 <= n entries)
-            bound[: deepest + 1] = xp.searchsorted(hop[order], xp.arange(1, deepest + 2))
+            order, bound, deepest = levels(hop, reached, fields["bound"], xp)
             n = fields["preds"].size
             preds = xp.bincount(edges.dst[_on_dag(fields, edges, xp)], minlength=n)
             preds = preds[:n]
@@ -319,21 +320,7 @@ def _brandes(edge_output: bool) -> type:
         else:
             @gs.host_step
             def accumulate(fields, params, xp):
-                ids = xp.flatnonzero(fields["picked"])
-                out = {"done": params["done"] + 1}
-                if params["done"] < ids.size:
-                    s = ids[params["done"]]
-                    delta = fields["delta"].copy()
-                    delta[s] = 0.0
-                    bc = fields["betweenness"] + delta
-                    if params["endpoints"]:
-                        reached = fields["dist"] < xp.inf
-                        bc = bc + reached  # every other reached node is a path's end ...
-                        bc[s] += float(reached.sum()) - 2.0  # ... the source starts each
-                    out["betweenness"] = bc
-                if params["done"] + 1 < ids.size:
-                    out["repeat"] = "next_source"
-                return out
+                return accumulate_source(fields, params, xp, fields["dist"] < xp.inf)
 
     return Brandes
 

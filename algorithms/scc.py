@@ -90,6 +90,47 @@ def _remaining(fields, xp):
     return fields["scc"] < 0
 
 
+def _trim_passes() -> gs.Param:
+    return gs.Param("int32", 8, low=1, high=2**31 - 1, doc="trimming sweeps at most per round")
+
+
+def _left() -> gs.Param:
+    return gs.Param("int32", 0, low=0, high=2**31 - 1,
+                    doc="remaining nodes before the sweep (set by the host steps)")
+
+
+def _passes() -> gs.Param:
+    return gs.Param("int32", 0, low=0, high=2**31 - 1,
+                    doc="trimming sweeps so far this round (set by the host steps)")
+
+
+def _first_sweep(remaining) -> dict:
+    """A round's first trimming sweep, over the ``remaining`` nodes."""
+    return {"start": remaining, "left": int(remaining.sum()), "passes": 0}
+
+
+def _begin(fields, params, xp):
+    return _first_sweep(_remaining(fields, xp))
+
+
+def _round(remaining) -> dict:
+    """Back to trimming for a new round over the ``remaining`` nodes."""
+    return {"repeat": "trimming", **_first_sweep(remaining)}
+
+
+def _trim_again(fields, params, xp):
+    """After a trimming sweep: the answer that sweeps again while sweeps trim (at most
+    ``trim_passes`` a round), else ``None``; and the remaining nodes and their count.
+    """
+    remaining = _remaining(fields, xp)
+    now = int(remaining.sum())
+    passes = int(params["passes"]) + 1
+    if 0 < now < int(params["left"]) and passes < int(params["trim_passes"]):
+        return {"repeat": "trimming", "start": remaining, "left": now,
+                "passes": passes}, remaining, now
+    return None, remaining, now
+
+
 def _smallest_per_group(key, keep, xp):
     """For every node where ``keep`` holds, the smallest such node id with its ``key``
     (int32; -1 elsewhere): array operations only, so it runs where the fields are.
@@ -178,17 +219,10 @@ class ColouringComponents:
     has_in = gs.NodeField("int32", init=0, output=False, doc="1: a remaining in-neighbour")
     has_out = gs.NodeField("int32", init=0, output=False,
                            doc="1: a remaining out-neighbour")
-    trim_passes = gs.Param("int32", 8, low=1, high=2**31 - 1,
-                           doc="trimming sweeps at most per round")
-    left = gs.Param("int32", 0, low=0, high=2**31 - 1,
-                    doc="remaining nodes before the sweep (set by the host steps)")
-    passes = gs.Param("int32", 0, low=0, high=2**31 - 1,
-                      doc="trimming sweeps so far this round (set by the host steps)")
-
-    @gs.host_step
-    def begin(fields, params, xp):
-        remaining = _remaining(fields, xp)
-        return {"start": remaining, "left": int(remaining.sum()), "passes": 0}
+    trim_passes = _trim_passes()
+    left = _left()
+    passes = _passes()
+    begin = gs.host_step(_begin)
 
     @gs.stage(node_after_edges=True, supports={"direction": ("push",)})
     class trimming:
@@ -200,11 +234,9 @@ class ColouringComponents:
 
     @gs.host_step
     def after_trim(fields, params, xp):
-        remaining = _remaining(fields, xp)
-        now = int(remaining.sum())
-        passes = int(params["passes"]) + 1
-        if 0 < now < int(params["left"]) and passes < int(params["trim_passes"]):
-            return {"repeat": "trimming", "start": remaining, "left": now, "passes": passes}
+        again, remaining, now = _trim_again(fields, params, xp)
+        if again is not None:
+            return again
         ids = xp.arange(remaining.size, dtype=xp.int32)
         return {"colour": xp.where(remaining, ids, fields["colour"]), "start": remaining,
                 "left": now}
@@ -238,8 +270,7 @@ class ColouringComponents:
         remaining &= ~joined
         if not bool(remaining.any()):
             return {"scc": scc}
-        return {"scc": scc, "repeat": "trimming", "start": remaining,
-                "left": int(remaining.sum()), "passes": 0}
+        return {"scc": scc, **_round(remaining)}
 
 @gs.algorithm(name="scc", reference=_REFERENCE, variant="forward_backward",
               default=False, expected=expected_strong, compare=compare_components,
@@ -311,17 +342,10 @@ class ForwardBackwardComponents:
                           doc="1: a remaining in-neighbour in the partition")
     has_out = gs.NodeField("int32", init=0, output=False,
                            doc="1: a remaining out-neighbour in the partition")
-    trim_passes = gs.Param("int32", 8, low=1, high=2**31 - 1,
-                           doc="trimming sweeps at most per round")
-    left = gs.Param("int32", 0, low=0, high=2**31 - 1,
-                    doc="remaining nodes before the sweep (set by the host steps)")
-    passes = gs.Param("int32", 0, low=0, high=2**31 - 1,
-                      doc="trimming sweeps so far this round (set by the host steps)")
-
-    @gs.host_step
-    def begin(fields, params, xp):
-        remaining = _remaining(fields, xp)
-        return {"start": remaining, "left": int(remaining.sum()), "passes": 0}
+    trim_passes = _trim_passes()
+    left = _left()
+    passes = _passes()
+    begin = gs.host_step(_begin)
 
     @gs.stage(node_after_edges=True, supports={"direction": ("push",)})
     class trimming:
@@ -333,11 +357,9 @@ class ForwardBackwardComponents:
 
     @gs.host_step
     def pivots(fields, params, xp):
-        remaining = _remaining(fields, xp)
-        now = int(remaining.sum())
-        passes = int(params["passes"]) + 1
-        if 0 < now < int(params["left"]) and passes < int(params["trim_passes"]):
-            return {"repeat": "trimming", "start": remaining, "left": now, "passes": passes}
+        again, remaining, now = _trim_again(fields, params, xp)
+        if again is not None:
+            return again
         part = _smallest_per_group(fields["part"], remaining, xp)
         ids = xp.arange(remaining.size, dtype=xp.int32)
         pivot = remaining & (part == ids)
@@ -373,8 +395,7 @@ class ForwardBackwardComponents:
             return {"scc": scc}
         key = fields["part"].astype(xp.int64) * 4 + fw + 2 * bw.astype(xp.int64)
         return {"scc": scc, "part": _smallest_per_group(key, remaining, xp),
-                "repeat": "trimming", "start": remaining, "left": int(remaining.sum()),
-                "passes": 0}
+                **_round(remaining)}
 
 
 SPEC = ColouringComponents

@@ -22,28 +22,17 @@ Writes <backend>_new_algorithms[_NAME].json to $OUT (or ./bench-results).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
 import networkx as nx
 import numpy as np
-from _common import require_gpu, write_json
+from _common import peer_parser, require_gpu, timed, write_json
 
 import gswitch as gs
 from gswitch.generators import grid2d, rmat, road
 from gswitch.plugins import get_registry
 from gswitch.testing.reference import compare, reference
-
-
-def _median(fn, repeats: int) -> tuple[float, object]:
-    out = fn()
-    ts = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts), out
 
 
 def _fresh(g: gs.Graph) -> gs.Graph:
@@ -120,7 +109,7 @@ def _extra_rows(gname: str, g: gs.Graph, G: nx.Graph, backend: str, repeats: int
     rows = []
     n = g.n_nodes
     target = int(np.argmax(g.out_degree))
-    peer_s, want = _median(lambda: nx.pagerank(G, personalization={target: 1.0}), repeats)
+    peer_s, want = timed(lambda: nx.pagerank(G, personalization={target: 1.0}), repeats, warmup=1)
     t, r = _cold(lambda graph: gs.run("personalized_pagerank", graph, backend=backend,
                                       personalization=target), g, repeats)
     # both are checked against a float64 power iteration run to n * 1e-12: networkx
@@ -136,7 +125,7 @@ def _extra_rows(gname: str, g: gs.Graph, G: nx.Graph, backend: str, repeats: int
                  "peer_l1_to_exact": l1_nx,
                  "verified": True})
     nodes = np.array(nx.utils.create_py_random_state(SEED).sample(list(G), K))
-    peer_s, want = _median(lambda: nx.betweenness_centrality(G, k=K, seed=SEED), 1)
+    peer_s, want = timed(lambda: nx.betweenness_centrality(G, k=K, seed=SEED), 1, warmup=1)
     t, r = _cold(lambda graph: gs.run("betweenness", graph, backend=backend,
                                       sources=nodes), g, 1)
     got = rescale(r.fields["betweenness"], directed=False, sources=nodes)
@@ -153,10 +142,7 @@ def _extra_rows(gname: str, g: gs.Graph, G: nx.Graph, backend: str, repeats: int
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", choices=("cpu", "gpu"), default="cpu")
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--tag", default="")
+    ap = peer_parser(__doc__, repeats=7)
     args = ap.parse_args()
     if args.backend == "gpu":
         require_gpu("bench_new_algorithms.py")
@@ -168,7 +154,7 @@ def main() -> None:
         print(f"{gname}: {g.n_nodes:,} nodes, {undirected:,} undirected edges")
         for alg, (peer_name, peer, field) in PEERS.items():
             ref = reference(alg, g)
-            peer_s, peer_out = _median(peer(G), args.repeats)
+            peer_s, peer_out = timed(peer(G), args.repeats, warmup=1)
             problem = compare(alg, peer_out, ref)
             assert problem is None, f"{peer_name} on {gname}: {problem}"
             default = gs.run(alg, g, backend=args.backend).stats.get("variant", "default")
@@ -178,7 +164,7 @@ def main() -> None:
                 def call(graph, config=config, alg=alg):
                     return gs.run(alg, graph, backend=args.backend, config=config)
 
-                warm, _ = _median(lambda call=call, g=g: call(g), args.repeats)
+                warm, _ = timed(lambda call=call, g=g: call(g), args.repeats, warmup=1)
                 t, r = _cold(call, g, args.repeats)
                 problem = compare(alg, r.fields[field], ref)
                 assert problem is None, f"{alg}[{variant}] on {gname}: {problem}"

@@ -317,10 +317,9 @@ def test_option_counts_by_hand():
     assert len(list(iter_configs())) == 12 * 12 * 8 * 17 * 3
 
 
-@pytest.mark.parametrize("algorithm,backend", [
-    # the full product per case: one in the test command, the rest in .ci/run (slow)
-    pytest.param(a, b, marks=() if (a, b) == ("bfs", "gpu") else pytest.mark.slow)
-    for b in ("gpu", "cpu") for a in ALGORITHMS])
+@pytest.mark.slow  # the full product (58,752 configurations) per case: .ci/run runs it
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("backend", ["gpu", "cpu"])
 def test_valid_configs_count_and_filter(algorithm, backend):
     """valid_configs keeps exactly the combinations whose strategies all accept the algorithm."""
     spec = _classic(algorithm)
@@ -338,6 +337,7 @@ def test_valid_configs_count_and_filter(algorithm, backend):
         assert expected < total
 
 
+@pytest.mark.slow  # the full product: .ci/run runs it
 def test_valid_configs_by_hand():
     """Hand counts: cuda_graph needs one of the 7 bounded worklist options (bitmap,
     prefix_sum, five dedup queues); pagerank refuses atomic_free (add is not monotone)."""
