@@ -22,11 +22,12 @@ from ..errors import DeadlineExceeded
 from ..graph import Graph
 from ..result import Result
 from .cpu_closure import Closure, closure_path
+from .cpu_derived import derived
 from .cpu_eval import ALL, evaluate, shared_subexpressions, unaliased
 from .cpu_eval import Env as _Env
 from .cpu_eval import broadcast as _broadcast
 from .cpu_eval import node_index as _node_index
-from .cpu_fast import _derived, whole_edge_path
+from .cpu_fast import whole_edge_path
 from .cpu_local import run_rounds
 from .cpu_reach import Reach, reach_path
 from .timing import PhaseTimer
@@ -388,7 +389,7 @@ class CpuEngine:
                 return result
         driving = config.strategy("driving")
         direction = config.strategy("direction")
-        degrees = _derived(graph, "degrees32", _degrees32)
+        degrees = derived(graph, "degrees32", _degrees32)
         all_nodes = np.arange(n, dtype=np.int32)
         all_src: np.ndarray | None = None
         node_mask: np.ndarray | None = None
@@ -581,7 +582,7 @@ class CpuEngine:
                sources: np.ndarray | None, fields: dict[str, np.ndarray], config: Config,
                t0: float, progress: Any) -> Result | None:
         start = None if spec.start.kind == "all" else np.asarray(sources, dtype=np.intp)
-        stats = reach.run(graph, fields, params, start, _derived(graph, "degrees32",
+        stats = reach.run(graph, fields, params, start, derived(graph, "degrees32",
                                                                  _degrees32))
         if stats is None:
             return None

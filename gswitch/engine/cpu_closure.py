@@ -36,7 +36,7 @@ from .. import expr as ex
 from ..algorithm import AlgorithmSpec
 from ..declare import int_inf
 from ..graph import Graph
-from .cpu_fast import _derived
+from .cpu_derived import derived
 
 __all__ = ["Closure", "closure_path", "NO_LIMIT"]
 
@@ -83,7 +83,7 @@ class Closure:
             stats["reached"] = int(order.size)
             return stats
         unweighted = self.step is not None
-        matrix = _derived(graph, "closure:ones" if unweighted else "closure:weights",
+        matrix = derived(graph, "closure:ones" if unweighted else "closure:weights",
                           lambda g: _matrix(g, unweighted))
         dist = csgraph.dijkstra(matrix, directed=True, indices=start, min_only=True)
         if unweighted:
@@ -193,7 +193,7 @@ def _levels(graph: Graph, source: int) -> tuple[np.ndarray, np.ndarray]:
     lookup per level. Beyond :data:`_LEVEL_WALK` levels, pointer jumping up the tree
     (log2 of the depth passes over the nodes) costs less.
     """
-    matrix = _derived(graph, "closure:ones", lambda g: _matrix(g, True))
+    matrix = derived(graph, "closure:ones", lambda g: _matrix(g, True))
     order, pred = csgraph.breadth_first_order(matrix, source, directed=True)
     k = order.size
     pos = np.empty(graph.n_nodes, dtype=np.intp)

@@ -18,7 +18,6 @@ Nothing here names an algorithm.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +27,7 @@ from .. import expr as ex
 from ..algorithm import AlgorithmSpec
 from ..errors import AlgorithmError
 from ..graph import Graph
+from .cpu_derived import derived
 from .cpu_eval import ALL, Env, broadcast, evaluate, node_index, unaliased
 
 __all__ = ["SumGather", "DestinationReduce", "whole_edge_path"]
@@ -35,21 +35,6 @@ __all__ = ["SumGather", "DestinationReduce", "whole_edge_path"]
 #: ``reduce(s, field, targets, values, threshold, activated)``: the engine's per-edge
 #: reduction with its activation rule, applied here to one value per destination.
 Reduce = Callable[..., None]
-
-
-_DERIVED: dict[tuple[int, str], Any] = {}
-
-
-def _derived(graph: Graph, what: str, build: Callable[[Graph], Any]) -> Any:
-    """``build(graph)``, built once and kept while ``graph`` lives (graphs are
-    immutable), so repeated runs on one graph do not rebuild it.
-    """
-    key = (id(graph), what)
-    if key not in _DERIVED:
-        _DERIVED[key] = build(graph)
-        weakref.finalize(graph, _DERIVED.pop, key, None)
-    return _DERIVED[key]
-
 
 _NODE_READS = (ex.FieldLoad, ex.NodeId, ex.Degree)
 _PER_NODE = (ex.Const, ex.ParamRef, ex.Iteration, ex.NumNodes, ex.FieldAt, ex.BinOp,
@@ -85,7 +70,7 @@ def whole_edge_path(spec: AlgorithmSpec, graph: Graph, reduce: Reduce) -> Any:
     """
     # found once per algorithm and graph (both immutable); the entry holds the spec, so
     # another spec that gets this one's id after it is gone does not match
-    kept = _derived(graph, f"whole_edge_path:{id(spec)}:{id(reduce)}", lambda g: [None, None])
+    kept = derived(graph, f"whole_edge_path:{id(spec)}:{id(reduce)}", lambda g: [None, None])
     if kept[0] is not spec:
         from .cpu_intrinsics import NeighbourSweep
 
@@ -127,7 +112,7 @@ class SumGather:
                 return None  # reads what it writes: keep the per-edge semantics
         if graph.n_edges < graph.n_nodes:
             return None
-        return cls(s, _derived(graph, "in_edge_counts", _in_edge_counts),
+        return cls(s, derived(graph, "in_edge_counts", _in_edge_counts),
                    spec.converge_below is None)
 
     def apply(self, fields: dict[str, np.ndarray], params: dict[str, Any], it: int,
@@ -209,7 +194,7 @@ class DestinationReduce:
     def __init__(self, statements: list[ex.Reduction], graph: Graph, reduce: Reduce) -> None:
         self.statements = statements
         self.reduce = reduce
-        self.src, self.dst, self.senders, self.receivers, self.ids = _derived(
+        self.src, self.dst, self.senders, self.receivers, self.ids = derived(
             graph, "edge_ends", _edge_ends)
 
     @classmethod

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..graph import Graph
-from .cpu_fast import _derived
+from .cpu_derived import derived
 
 __all__ = ["common_neighbours", "label_frequency", "triangles_per_node", "NeighbourSweep"]
 
@@ -57,7 +57,7 @@ def common_neighbours(graph: Graph, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # a row's repeated ids (parallel edges) are adjacent in a sorted row: count one
     keep[1:] &= ~((w[1:] == w[:-1]) & (owner[1:] == owner[:-1]))
     w, owner = w[keep], owner[keep]
-    keys = _derived(graph, "edge_keys", _edge_keys)
+    keys = derived(graph, "edge_keys", _edge_keys)
     q = long_[owner] * graph.n_nodes + w
     at = np.searchsorted(keys, q)
     hit = at < keys.size
@@ -175,7 +175,7 @@ class NeighbourSweep:
 
     def apply(self, fields: dict[str, np.ndarray], params: dict[str, Any], it: int,
               graph: Graph, degrees: dict[str, np.ndarray], activated: Any) -> None:
-        twice = 2 * _derived(graph, "triangles_per_node", triangles_per_node)
+        twice = 2 * derived(graph, "triangles_per_node", triangles_per_node)
         f = fields[self.s.field]
         f += twice.astype(f.dtype)
         if self.s.activates:

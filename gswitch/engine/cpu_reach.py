@@ -38,8 +38,8 @@ from .. import expr as ex
 from ..algorithm import AlgorithmSpec
 from ..graph import Graph
 from .cpu_closure import NO_LIMIT
+from .cpu_derived import derived
 from .cpu_eval import Env, evaluate
-from .cpu_fast import _derived
 
 __all__ = ["Reach", "reach_path"]
 
@@ -115,7 +115,7 @@ class Reach:
     def _edges(self, graph: Graph, fields: dict[str, np.ndarray], params: dict[str, Any],
                degrees: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """The ends of the edges every guard keeps."""
-        src, dst = _derived(graph, "reach:ends", lambda g: (
+        src, dst = derived(graph, "reach:ends", lambda g: (
             g.sources().astype(np.intp), g.indices.astype(np.intp)))
         w = graph.weights
         for g in self.guards:

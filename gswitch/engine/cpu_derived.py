@@ -1,0 +1,36 @@
+"""What the CPU engine derives from a graph once and keeps while the graph lives."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from ..graph import Graph
+
+_DERIVED: dict[tuple[int, str], Any] = {}
+
+
+def derived(graph: Graph, what: str, build: Callable[[Graph], Any]) -> Any:
+    """``build(graph)``, built once and kept while ``graph`` lives (graphs are
+    immutable), so repeated runs on one graph do not rebuild it.
+
+    Parameters
+    ----------
+    graph : Graph
+        The graph the value is derived from.
+    what : str
+        Names the value among those derived from ``graph``.
+    build : callable
+        Builds the value from ``graph`` the first time it is asked for.
+
+    Returns
+    -------
+    object
+        The value ``build`` returned for this graph.
+    """
+    key = (id(graph), what)
+    if key not in _DERIVED:
+        _DERIVED[key] = build(graph)
+        weakref.finalize(graph, _DERIVED.pop, key, None)
+    return _DERIVED[key]
