@@ -388,3 +388,37 @@ def _no_supports(spec):
     import dataclasses
 
     return dataclasses.replace(spec, supports={}, config_defaults={})
+
+
+@gs.algorithm(name="shared_start", reference="hops from the source, and the start kept")
+class _SharedStart:
+    """A host step hands one array to two fields; the stage then writes only one."""
+
+    hops = gs.NodeField("int32", init=gs.INF)
+    kept = gs.NodeField("int32", init=gs.INF)
+
+    @gs.host_step
+    def seed(fields, params, xp):
+        both = fields["hops"].copy()
+        both[0] = 0
+        return {"hops": both, "kept": both, "start": xp.asarray([0])}
+
+    @gs.stage
+    class sweep:
+        """BFS from node 0 into ``hops``."""
+
+        start = gs.chosen_nodes()
+
+        @gs.edge_op
+        def hop(e):
+            e.dst.hops.reduce_min(e.src.hops + 1)
+
+
+def test_fields_a_host_step_shares_stay_apart_in_the_next_stage():
+    """The CPU engine runs a stage on the arrays the last step left, in place, unless
+    two fields share one: ``kept`` keeps the start values while ``hops`` fills in."""
+    g = gs.Graph.from_edges([0, 1, 2], [1, 2, 3])
+    r = gs.run(_SharedStart, g, backend="cpu")
+    inf = int_inf("int32")
+    assert r.fields["hops"].tolist() == [0, 1, 2, 3]
+    assert r.fields["kept"].tolist() == [0, inf, inf, inf]

@@ -282,27 +282,54 @@ def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.nd
             np.bitwise_or.at(f, d, v)
             activated.add(d)
     elif kind == "add":
-        n = f.size
-        if f.dtype.kind == "f":
-            sums = np.bincount(dst, weights=val.astype(np.float64), minlength=n)
+        # the targets (sorted, once each) and each edge's place among them: over the
+        # edges when they are few, else over every node (a bincount of all of them)
+        if dst.size * _SPARSE_ACTIVATIONS < f.size:
+            idx = _sorted_unique(dst)
+            slot = np.searchsorted(idx, dst)
         else:
-            sums = np.zeros(n, dtype=f.dtype)
-            np.add.at(sums, dst, val)
-        touched = np.bincount(dst, minlength=n) > 0
-        old = f[touched]
-        new = (old + sums[touched]).astype(f.dtype)
-        f[touched] = new
-        idx = np.flatnonzero(touched)
+            idx = np.flatnonzero(np.bincount(dst, minlength=f.size))
+            slot = dst
+        width = idx.size if slot is not dst else f.size
+        if f.dtype.kind == "f":  # float64 sums in edge order, either way
+            sums = np.bincount(slot, weights=val.astype(np.float64), minlength=width)
+        else:
+            sums = np.zeros(width, dtype=f.dtype)
+            np.add.at(sums, slot, val)
+        if slot is dst:
+            sums = sums[idx]
+        old = f[idx]
+        new = (old + sums).astype(f.dtype)
+        f[idx] = new
         if thr is None:
-            activated.add(idx[sums[touched] != 0])
+            activated.add(idx[sums != 0])
         else:
             if np.ndim(thr):  # one threshold per edge (it reads the target's fields):
-                per_node = np.empty(n, dtype=np.asarray(thr).dtype)  # the target's
-                per_node[dst] = thr
-                thr = per_node[touched]
+                per_target = np.empty(width, dtype=np.asarray(thr).dtype)  # the target's
+                per_target[slot] = thr
+                thr = per_target[idx] if slot is dst else per_target
             activated.add(idx[(old < thr) & (new >= thr)])
     else:
         raise AssertionError(kind)
+
+
+def _stage_fields(spec: AlgorithmSpec, given: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A stage's fields from those the last stage and host step left: each array taken
+    as it is when it has the field's dtype, owns its memory and shares it with no other
+    field (a host step may hand one array to two fields), else a copy. A stage run once
+    per level (Brandes' backward sweep) then costs its frontier, not a copy of every
+    field.
+    """
+    out: dict[str, np.ndarray] = {}
+    for k, v in given.items():
+        dtype = spec.fields[k].dtype
+        if (isinstance(v, np.ndarray) and v.dtype == dtype and v.base is None
+                and v.flags.writeable and v.flags.c_contiguous
+                and not any(np.may_share_memory(v, w) for w in out.values())):
+            out[k] = v
+        else:
+            out[k] = np.array(v, dtype=dtype)
+    return out
 
 
 def _expand(indptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -369,8 +396,8 @@ class CpuEngine:
         params = {**params, **dict.fromkeys(spec.step_totals, 0.0)}
         sums: dict[str, float] = {}
         # a stage of a staged algorithm continues from the fields the last one left
-        fields = spec.initial_fields(n, params, sources) if fields_in is None else {
-            k: np.array(v, dtype=spec.fields[k].dtype) for k, v in fields_in.items()}
+        fields = spec.initial_fields(n, params, sources) if fields_in is None else \
+            _stage_fields(spec, fields_in)
         closure = closure_path(spec, graph, params, fields, max_iterations)
         if closure is not None:  # the fixed point by one library call, no super-steps
             result = self._closure(closure, spec, graph, fields, config, t0, progress)
