@@ -57,7 +57,7 @@ NODE_ID = _NodeIdInit()
 
 
 @functools.cache
-def int_inf(dtype: str) -> int:
+def int_inf(dtype: str | np.dtype) -> int:
     """Integer stand-in for infinity: a quarter of the type's range.
 
     Leaving headroom means ``INF + small`` stays above ``INF`` instead of wrapping

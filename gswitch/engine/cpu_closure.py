@@ -111,8 +111,8 @@ def closure_path(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
             and s.field in fields):
         return None
     x = fields[s.field]
-    if s.dtype != x.dtype.name or not isinstance(s.value, ex.BinOp) or s.value.op != "+" \
-            or s.value.dtype != x.dtype.name:
+    if x.dtype != s.dtype or not isinstance(s.value, ex.BinOp) or s.value.op != "+" \
+            or x.dtype != s.value.dtype:
         return None
     a, b = s.value.a, s.value.b
     if not _reads(a, s.field):
@@ -130,7 +130,7 @@ def closure_path(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
         # an integer field must hold the longest possible path (n - 1 steps) below its
         # infinity, as the super-steps would
         if x.dtype.kind in "iu" and (float(start[0]) + step * max(graph.n_nodes - 1, 0)
-                                     >= int_inf(x.dtype.name)):
+                                     >= int_inf(x.dtype)):
             return None
     return Closure(s.field, step)
 
@@ -172,7 +172,7 @@ def _finite(x: np.ndarray) -> np.ndarray:
     """Where a field holds something other than its infinity."""
     if x.dtype.kind == "f":
         return x < np.inf
-    return x < int_inf(x.dtype.name)
+    return x < int_inf(x.dtype)
 
 
 def _matrix(graph: Graph, unweighted: bool) -> sp.csr_array:
