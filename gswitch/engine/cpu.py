@@ -251,7 +251,7 @@ def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.nd
     """
     kind = s.kind.name
     if uniform and kind in _AT and f.dtype.kind in "iu" and dst.size:
-        cur = np.take(f, dst)
+        cur = f.take(dst)
         new = _AT[kind](cur, val[0])
         changed = new != cur
         d = dst[changed]
@@ -268,14 +268,14 @@ def _apply_reduction(s: ex.Reduction, f: np.ndarray, dst: np.ndarray, val: np.nd
         activated.add_mask(f != old)
         return
     if kind in ("min", "max"):
-        cur = np.take(f, dst)
+        cur = f.take(dst)
         better = val < cur if kind == "min" else val > cur
         d, v = dst[better], val[better]
         if d.size:
             (np.minimum if kind == "min" else np.maximum).at(f, d, v)
             activated.add(d)
     elif kind == "or":
-        cur = np.take(f, dst)
+        cur = f.take(dst)
         changed = (cur | val) != cur
         d, v = dst[changed], val[changed]
         if d.size:
@@ -337,8 +337,8 @@ def _expand(indptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarr
     out-edges of ``nodes``.
     """
     nodes = nodes.astype(np.intp)
-    starts = np.take(indptr, nodes).astype(np.intp)
-    deg = np.take(indptr, nodes + 1) - starts
+    starts = indptr.take(nodes).astype(np.intp)
+    deg = indptr.take(nodes + 1) - starts
     total = int(deg.sum())
     if total == 0:
         return np.empty(0, np.intp), np.empty(0, np.intp)

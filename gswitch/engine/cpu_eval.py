@@ -66,7 +66,7 @@ class Env:
             return self.fields[field]
         key = (field, role)
         if key not in self._gathered:
-            self._gathered[key] = np.take(self.fields[field], ids)
+            self._gathered[key] = self.fields[field].take(ids)
         return self._gathered[key]
 
     def node_ids(self, role: str) -> np.ndarray:
@@ -81,7 +81,7 @@ class Env:
 
     def degree(self, kind: str, role: str) -> np.ndarray:
         ids = self.ids[role]
-        return self.degrees[kind] if ids is ALL else np.take(self.degrees[kind], ids)
+        return self.degrees[kind] if ids is ALL else self.degrees[kind].take(ids)
 
     def invalidate(self, field: str) -> None:
         """Forget what was read of ``field``: a statement wrote it."""
@@ -157,7 +157,11 @@ def evaluate(e: ex.Expr, env: Env) -> Any:
     The result may be shared, not copied (a field itself for a load over ``ALL``, the
     kept value of a shared subexpression): nothing may write to it.
     """
-    return _value(e, env)[0]
+    if isinstance(e, _LEAVES):
+        return _leaf(e, env)
+    # once per tree, not per operation: entering errstate costs twice a small ufunc
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _value(e, env)[0]
 
 
 def _value(e: ex.Expr, env: Env) -> tuple[Any, bool]:
@@ -245,7 +249,7 @@ def _compound(e: ex.Expr, env: Env) -> tuple[Any, bool]:
     if isinstance(e, ex.FieldAt):
         # take: faster than indexing, and several times so with int32 ids
         at = node_index(e, evaluate(e.at, env), env.graph.n_nodes)
-        r = np.take(env.fields[e.field], at)
+        r = env.fields[e.field].take(at)
         return r, np.ndim(r) > 0
     if isinstance(e, ex.Cast):
         v, own = _value(e.a, env)
@@ -256,16 +260,16 @@ def _compound(e: ex.Expr, env: Env) -> tuple[Any, bool]:
     if isinstance(e, ex.BinOp):
         dt = _NP[e.dtype]
         a, b = _typed(e.a, env, dt), _typed(e.b, env, dt)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if e.op == "//":
-                r = np.floor_divide(a[0], b[0]) if dt.kind == "f" else _trunc_div(a[0], b[0])
-                return r, np.ndim(r) > 0
-            ufunc = _BINARY.get(e.op)
-            if ufunc is None:
-                raise AssertionError(f"unknown operator {e.op}")
-            out = _into(dt, a, b)
-            r = ufunc(a[0], b[0], out=out, dtype=dt)
+        # (evaluate() entered np.errstate for the whole tree)
+        if e.op == "//":
+            r = np.floor_divide(a[0], b[0]) if dt.kind == "f" else _trunc_div(a[0], b[0])
             return r, np.ndim(r) > 0
+        ufunc = _BINARY.get(e.op)
+        if ufunc is None:
+            raise AssertionError(f"unknown operator {e.op}")
+        out = _into(dt, a, b)
+        r = ufunc(a[0], b[0], out=out, dtype=dt)
+        return r, np.ndim(r) > 0
     if isinstance(e, ex.UnaryOp):
         a, own = _value(e.a, env)
         out = a if own else None
