@@ -238,11 +238,14 @@ def _into(dt: np.dtype, *operands: tuple[Any, bool]) -> np.ndarray | None:
     """An operand array of dtype ``dt`` and the result's shape that this use holds alone,
     to write the result into; ``None`` where there is none.
     """
-    shape = np.broadcast_shapes(*(np.shape(v) for v, _ in operands))
-    for v, own in operands:
-        if own and isinstance(v, np.ndarray) and v.dtype == dt and v.shape == shape:
-            return v
-    return None
+    mine = [v for v, own in operands if own and isinstance(v, np.ndarray) and v.dtype == dt]
+    if not mine:
+        return None
+    shapes = {np.shape(v) for v, _ in operands} - {()}
+    # one shape (and scalars): the result's; else NumPy's broadcast of them
+    shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(
+        *(np.shape(v) for v, _ in operands)) if shapes else ()
+    return next((v for v in mine if v.shape == shape), None)
 
 
 def _compound(e: ex.Expr, env: Env) -> tuple[Any, bool]:
