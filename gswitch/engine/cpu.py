@@ -354,6 +354,33 @@ def _first_edges(graph: Graph, k: int) -> np.ndarray:
     return pos < int(k)
 
 
+def _all_sources(graph: Graph) -> np.ndarray:
+    """Every edge's source id (int32, read-only), once per graph."""
+    def build(g: Graph) -> np.ndarray:
+        out = g.sources()
+        out.flags.writeable = False
+        return out
+
+    return derived(graph, "sources32", build)
+
+
+def _wide(graph: Graph, ids: np.ndarray) -> np.ndarray:
+    """``ids`` as intp (what gathers and ``ufunc.at`` index with); the graph's own arrays
+    of every edge's source and target converted once per graph, not once per sweep.
+    """
+    if ids.dtype == np.intp:
+        return ids
+    for what, whole in (("indices", graph.indices), ("sources", _all_sources(graph))):
+        if ids is whole:
+            def build(g: Graph, whole: np.ndarray = whole) -> np.ndarray:
+                out = whole.astype(np.intp)
+                out.flags.writeable = False
+                return out
+
+            return derived(graph, f"{what}:intp", build)
+    return ids.astype(np.intp)
+
+
 def _every_edge(graph: Graph, all_src: np.ndarray, first_ok: np.ndarray | None,
                 cached: tuple | None) -> tuple:
     """``(src, dst, weights)`` of every edge a full sweep expands: all of them, or those
@@ -514,7 +541,7 @@ class CpuEngine:
                     # expanding the nodes' ranges, and keeps the same edge order (the
                     # frontier is sorted)
                     if all_src is None:
-                        all_src = graph.sources()
+                        all_src = _all_sources(graph)
                     if nodes.size == n:  # every node: every edge, nothing to filter
                         src, dst, w = every_edge = _every_edge(graph, all_src, first_ok,
                                                                every_edge)
@@ -530,7 +557,7 @@ class CpuEngine:
                         w = None if graph.weights is None else graph.weights[keep]
                 else:
                     if all_src is None:
-                        all_src = graph.sources()
+                        all_src = _all_sources(graph)
                     src, dst, w = every_edge = _every_edge(graph, all_src, first_ok,
                                                            every_edge)
                 stats["edges_processed"] += int(src.size)
@@ -635,9 +662,12 @@ class CpuEngine:
             else:
                 activated.add_indexes(act)
             return
-        # as intp once: int32 ids would be converted again by every gather and ufunc.at
-        src, dst = src.astype(np.intp, copy=False), dst.astype(np.intp, copy=False)
+        # as intp once: int32 ids would be converted again by every gather and ufunc.at;
+        # the int32 ids stay for reads of e.src.id and e.dst.id
+        ids32 = {role: a for role, a in (("src", src), ("dst", dst)) if a.dtype == np.int32}
+        src, dst = _wide(graph, src), _wide(graph, dst)
         env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it, graph, degrees)
+        env.seed_ids32(ids32)
         shared = env.shared = shared_subexpressions(op.statements)
         pending = []
         for s in op.statements:

@@ -79,6 +79,10 @@ class Env:
                                        if ids is ALL else ids.astype(np.int32, copy=False))
         return hit
 
+    def seed_ids32(self, ids32: dict[str, np.ndarray]) -> None:
+        """The int32 form of a role's ids, already at hand (read, never written)."""
+        self._ids32.update(ids32)
+
     def degree(self, kind: str, role: str) -> np.ndarray:
         ids = self.ids[role]
         return self.degrees[kind] if ids is ALL else self.degrees[kind].take(ids)
