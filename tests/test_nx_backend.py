@@ -453,3 +453,17 @@ def test_core_number_equals_networkx(name):
     with pytest.raises(nx.NetworkXNotImplemented, match="self loops"):
         nx.core_number(loops, backend="gswitch")
     assert isinstance(BackendInterface.can_run("core_number", (ZOO["directed"],), {}), str)
+
+
+def test_a_graph_subclass_runs_in_networkx():
+    """A subclass of networkx's graph classes may redefine its adjacency (networkx's
+    ``_AntiGraph`` holds the complement): gswitch declines it with the reason, and
+    networkx's own answer stands."""
+
+    class Complement(nx.Graph):
+        pass
+
+    G = Complement(nx.karate_club_graph())
+    why = BackendInterface.can_run("core_number", (G,), {})
+    assert isinstance(why, str) and "Complement" in why
+    assert BackendInterface.can_run("core_number", (nx.karate_club_graph(),), {}) is True

@@ -168,6 +168,22 @@ def _bound(func: Callable, args: tuple, kwargs: dict) -> Mapping[str, Any] | Non
     return bound.arguments
 
 
+def _nonstandard_graph(bound: Mapping[str, Any]) -> str | None:
+    """Why a graph argument cannot be converted as it stands: a subclass of networkx's
+    four graph classes may redefine what its adjacency means (networkx's ``_AntiGraph``
+    stores the complement of the graph it stands for), which the conversion would not
+    see.
+    """
+    import networkx as nx
+
+    standard = (nx.Graph, nx.DiGraph, nx.MultiGraph, nx.MultiDiGraph)
+    for value in bound.values():
+        if isinstance(value, nx.Graph) and type(value) not in standard:
+            return (f"{type(value).__name__} subclasses networkx's graph classes and may "
+                    "redefine its adjacency; networkx runs it")
+    return None
+
+
 def can_run(functions: Mapping[str, Callable], name: str, args: tuple, kwargs: dict
             ) -> str | bool:
     """Whether the backend implements ``name`` for these arguments (else a reason)."""
@@ -177,6 +193,9 @@ def can_run(functions: Mapping[str, Callable], name: str, args: tuple, kwargs: d
     bound = _bound(func, args, kwargs)
     if bound is None:
         return "the arguments do not match networkx's signature"
+    odd = _nonstandard_graph(bound)
+    if odd is not None:
+        return odd
     check = _CHECKS.get(name)
     return True if check is None else check(bound)
 
