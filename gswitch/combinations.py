@@ -24,7 +24,7 @@ from .runner import check_combination
 from .strategy import AXES, Categorical, FloatRange, IntRange, ParamSpace
 
 __all__ = ["axis_options", "iter_configs", "valid_configs", "pairwise_configs",
-           "option_cover", "sampled_configs"]
+           "pair_cover", "strategy_cover", "sampled_configs"]
 
 Option = tuple[tuple[str, object], ...]
 
@@ -126,30 +126,57 @@ def pairwise_configs(spec: AlgorithmSpec, backend: str = "gpu") -> list[Config]:
     return result
 
 
-def option_cover(configs: list[Config], backend: str = "gpu") -> list[Config]:
-    """A subset of ``configs`` that keeps every option of every axis found in them, and
-    every strategy with every launch it meets in them (greedy, deterministic).
-
-    For formulations whose operators meet the strategies through the same generated
-    code as another's: a sample of their all-pairs configurations, about a fifth the
-    size, in which each strategy and each of its categorical parameters still appears,
-    under each launch.
+def _greedy_cover(configs: list[Config], features: Any) -> list[Config]:
+    """A subset of ``configs`` holding every feature (``features(cfg)``: a set) that some
+    config of them holds: greedy, the config that adds most first, ties to the earlier.
     """
-    options = [o for per_axis in axis_options(backend) for o in per_axis]
-
-    def features(cfg: Config) -> set:
-        out = {o for o in options if all(cfg.get(k) == v for k, v in o)}
-        out.update((cfg["launch"], axis, cfg[axis]) for axis in AXES if axis != "launch")
-        return out
-
     feats = [features(c) for c in configs]
-    uncovered = set().union(*feats)
+    uncovered = set().union(*feats) if feats else set()
     chosen: list[Config] = []
     while uncovered:
         best = max(range(len(configs)), key=lambda i: len(feats[i] & uncovered))
         chosen.append(configs[best])
         uncovered -= feats[best]
     return chosen
+
+
+def _held_options(cfg: Config, options: list[Option]) -> set:
+    return {o for o in options if all(cfg.get(k) == v for k, v in o)}
+
+
+def pair_cover(configs: list[Config], backend: str = "gpu") -> list[Config]:
+    """A subset of ``configs`` (all pairs of options, say) that keeps every pair of
+    strategies of two axes, and every option of every axis, found in them.
+
+    What the compile matrix takes for the formulations the GPU suite runs under every
+    strategy: each strategy meets each strategy of every other axis, and each of its
+    categorical parameters appears, at about a third of the size of all pairs of options.
+    """
+    options = [o for per_axis in axis_options(backend) for o in per_axis]
+
+    def features(cfg: Config) -> set:
+        out = _held_options(cfg, options)
+        out.update(((a, cfg[a]), (b, cfg[b])) for a, b in itertools.combinations(AXES, 2))
+        return out
+
+    return _greedy_cover(configs, features)
+
+
+def strategy_cover(configs: list[Config]) -> list[Config]:
+    """A subset of ``configs`` that keeps every strategy found in them, and each launch
+    with each direction and each driving style found with it.
+
+    What the compile matrix takes for a formulation (or a stage of one) whose operators
+    meet the strategies through the same generated code as the classic ones: each
+    strategy compiled with its operators once, each launch's loop around each direction
+    and driving style.
+    """
+    def features(cfg: Config) -> set:
+        out = {(axis, cfg[axis]) for axis in AXES}
+        out.update((cfg["launch"], axis, cfg[axis]) for axis in ("direction", "driving"))
+        return out
+
+    return _greedy_cover(configs, features)
 
 
 def _completable(options: list[list[Option]], chosen: dict[int, int], valid: Any) -> bool:

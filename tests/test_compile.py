@@ -1,11 +1,12 @@
 """Compile suite: generated CUDA compiles for sm_90 with nvcc (no GPU needed).
 
-The whole matrix (marker ``compile_all``: all pairs of strategy options for the four
-classic formulations, a sample of the pairs keeping every option under every launch for
-every other formulation and stage, the GPU sweep's drawn configurations, the
-user-operator algorithms; deduplicated by source hash and compiled in parallel) runs in
-``.ci/run`` with the other nvcc tests (marker ``compile``), after the README's test
-command, which deselects both to stay under five minutes;
+The whole matrix (marker ``compile_all``: samples of all pairs of strategy options,
+every pair of strategies and every option for the four classic formulations, every
+strategy and each launch with each direction and driving style for every other
+formulation and stage; the GPU sweep's drawn configurations; the user-operator
+algorithms; deduplicated by source hash and compiled in parallel) runs in ``.ci/run``
+with the other nvcc tests (marker ``compile``), after the README's test command, which
+deselects both to stay under five minutes;
 ``python -m pytest -m "compile or compile_all"`` runs them locally.
 """
 
@@ -17,7 +18,7 @@ import pytest
 
 import gswitch as gs
 from gswitch.codegen import generate_source
-from gswitch.combinations import option_cover, pairwise_configs
+from gswitch.combinations import pair_cover, pairwise_configs, strategy_cover
 from gswitch.plugins import get_registry
 from gswitch.staging import stage_config
 from gswitch.testing.nvcc import compile_source
@@ -31,16 +32,18 @@ SPECS = {a: get_registry().algorithm(a) for a in ALGORITHMS}
 SPECS.update({u.name: u for u in USER_ALGORITHMS})
 
 
-# the formulations the GPU suite runs under every strategy: all pairs of options; every
-# other formulation and stage shares their generated strategy code, so a sample of its
-# pairs keeps each option of each axis and each strategy under each launch (option_cover)
+# the formulations the GPU suite runs under every strategy: every pair of strategies of
+# two axes and every option (pair_cover); every other formulation and stage shares their
+# generated strategy code, so each strategy once and each launch with each direction and
+# driving style (strategy_cover). Both are samples of all pairs of options.
 FULL_PAIRS = {("bfs", "default"), ("sssp", "bellman_ford"), ("cc", "label_propagation"),
               ("pagerank", "residual_push")}
 
 
 def _pairs(spec: gs.AlgorithmSpec) -> list:
     pairs = pairwise_configs(spec)
-    return pairs if (spec.name, spec.variant) in FULL_PAIRS else option_cover(pairs)
+    return pair_cover(pairs) if (spec.name, spec.variant) in FULL_PAIRS else \
+        strategy_cover(pairs)
 
 
 @functools.cache
@@ -59,7 +62,7 @@ def _cases() -> list:
     cases += [(u.name, gs.Config({"l2_prefetch": True, "launch": "persistent"}))
               for u in USER_ALGORITHMS]
     # the GPU sweep's drawn configurations (every parameter drawn, block_size included)
-    cases += [(a, c) for a in ALGORITHMS for c in sweep_configs(SPECS[a])]
+    cases += [(a, c) for a in ("bfs", "sssp", "cc", "pagerank") for c in sweep_configs(SPECS[a])]
     # every other formulation of each algorithm: all pairs of the strategies it supports
     for alg in ALGORITHMS:
         for var in get_registry().variants[alg].values():
@@ -367,21 +370,30 @@ def test_staged_and_buffered_test_algorithms_compile(launch, worklist, nvcc):
         assert ok, out[-3000:]
 
 
-def test_option_cover_keeps_every_option_under_every_launch():
-    """The matrix's sample of a formulation's pairs: a smaller subset in which every
-    option found in the pairs, and every strategy under every launch, still appears."""
+def test_covers_keep_what_they_promise():
+    """The matrix's samples of a formulation's pairs: smaller subsets that keep every
+    pair of strategies and every option (pair_cover), or every strategy and each launch
+    with each direction and driving style (strategy_cover), found in the pairs."""
+    from itertools import combinations
+
     from gswitch.combinations import axis_options
     from gswitch.strategy import AXES
 
     pairs = pairwise_configs(SPECS["scc"])
-    cover = option_cover(pairs)
-    assert set(cover) <= set(pairs) and len(cover) < len(pairs) / 2
 
     def has(configs, items):
         return any(all(c.get(k) == v for k, v in items) for c in configs)
 
+    both = pair_cover(pairs)
+    some = strategy_cover(pairs)
+    assert set(both) <= set(pairs) and set(some) <= set(pairs)
+    assert len(some) < len(both) < len(pairs)
     for option in (o for per_axis in axis_options() for o in per_axis):
-        assert has(cover, option) == has(pairs, option), option
+        assert has(both, option) == has(pairs, option), option
     for c in pairs:
+        for a, b in combinations(AXES, 2):
+            assert has(both, ((a, c[a]), (b, c[b]))), (a, c[a], b, c[b])
         for axis in AXES:
-            assert has(cover, (("launch", c["launch"]), (axis, c[axis]))), (axis, c[axis])
+            assert has(some, ((axis, c[axis]),)), (axis, c[axis])
+        for axis in ("direction", "driving"):
+            assert has(some, (("launch", c["launch"]), (axis, c[axis]))), (axis, c[axis])
