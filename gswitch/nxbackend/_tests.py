@@ -10,9 +10,13 @@ from typing import Any
 
 __all__ = ["KNOWN_DIFFERENCES", "mark_known_differences"]
 
-#: test node id suffix -> why gswitch's answer differs (and is still right). Empty: with
-#: networkx 3.6.1 every test passes (benchmarks/results/cpu_networkx_suite_gswitch.log)
-KNOWN_DIFFERENCES: dict[str, str] = {}
+#: test node id suffix -> why gswitch's answer differs (and is still right)
+KNOWN_DIFFERENCES: dict[str, str] = {
+    "readwrite/tests/test_text.py::test_write_network_text_within_forest_glyph": (
+        "write_network_text picks its sources in the order strongly_connected_components "
+        "yields the components; gswitch yields the same components in another order, so "
+        "the text draws the same forest with its trees in another order"),
+}
 
 
 def mark_known_differences(items: list[Any]) -> None:
