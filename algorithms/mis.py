@@ -152,7 +152,10 @@ class Luby:
         joined = e.src.in_set.eq(1)
         e.only_if(e.dst.in_set.eq(0) & e.src.id.ne(e.dst.id)
                   & (joined | (e.src.in_set.eq(0) & (e.src.prio > e.dst.prio))))
-        e.dst.higher.reduce_add(gs.where(joined, _BLOCKED, 1))
+        # activate=False: a node in the next active set is there by its own decide; a
+        # queue worklist would otherwise hold it once per message, and a second decide
+        # in one step would read ``higher`` just reset and join beside a neighbour
+        e.dst.higher.reduce_add(gs.where(joined, _BLOCKED, 1), activate=False)
 
     @staticmethod
     def finalize(fields, params):

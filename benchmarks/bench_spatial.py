@@ -12,7 +12,13 @@ Dijkstra, ``connected_components``) on a CSR matrix and networkx
 calls; every answer is compared with the reference before its time counts. The CPU
 engine runs its super-steps (``GSWITCH_CPU_STEPS=1``) so the strategies do their steps.
 
+On the GPU the issue's sizes are ``--cliques 32768 --grid 2048`` (1M-node clique chain,
+4M-node road grid); ``--no-networkx`` leaves networkx out at those sizes, and
+``--renumber`` adds the baseline with ``renumber=rcm`` (and ``bfs``). Each row gives the
+call's wall time and the device time the run reports.
+
 Usage: python benchmarks/bench_spatial.py [--backend cpu|gpu] [--repeats 3] [--tag NAME]
+       [--cliques 256] [--grid 128] [--algs bfs,sssp,cc] [--no-networkx] [--renumber]
 Writes <backend>_spatial[_NAME].json to $OUT (or ./bench-results).
 """
 
@@ -32,61 +38,91 @@ from gswitch.testing.reference import compare, reference
 FIELD = {"bfs": "depth", "sssp": "dist", "cc": "comp"}
 
 
-def _configs(alg):
+def _configs(alg, renumber=False):
     base = {"driving": "topology"} if alg == "cc" else {"driving": "data"}
     out = {"baseline": base}
+    if renumber:
+        for method in ("rcm", "bfs"):
+            out[f"baseline-{method}"] = {**base, "renumber": method}
     for size in (32, 256, 2048):
         out[f"spatial-{size}"] = {"driving": "spatial", "driving.partition_size": size}
     out["unroll-8"] = {"driving": "topology", "driving.unroll": 8}
     extra = {"variant": "label_propagation"} if alg == "cc" else {}
-    return {k: {"direction": "push", **extra, **v} for k, v in out.items()}
+    out = {k: {"direction": "push", **extra, **v} for k, v in out.items()}
+    out["no-config"] = None  # what a call without a config runs (the selector's pick)
+    return out
 
 
 def _peers(alg, g, G, repeats):
+    if G is None:
+        return timed(_scipy(alg, g), repeats)[0], float("nan")
+    return timed(_scipy(alg, g), repeats)[0], timed(_networkx(alg, G), repeats)[0]
+
+
+def _scipy(alg, g):
     a = g.to_scipy()
     if alg == "bfs":
-        sp = lambda: csgraph.shortest_path(a, unweighted=True, indices=0)  # noqa: E731
-        nxf = lambda: nx.single_source_shortest_path_length(G, 0)  # noqa: E731
-    elif alg == "sssp":
-        sp = lambda: csgraph.dijkstra(a, indices=0)  # noqa: E731
-        nxf = lambda: nx.single_source_dijkstra_path_length(G, 0)  # noqa: E731
-    else:
-        sp = lambda: csgraph.connected_components(a, directed=False)  # noqa: E731
-        nxf = lambda: list(nx.connected_components(G))  # noqa: E731
-    return timed(sp, repeats)[0], timed(nxf, repeats)[0]
+        return lambda: csgraph.shortest_path(a, unweighted=True, indices=0)
+    if alg == "sssp":
+        return lambda: csgraph.dijkstra(a, indices=0)
+    return lambda: csgraph.connected_components(a, directed=False)
+
+
+def _networkx(alg, G):
+    if alg == "bfs":
+        return lambda: nx.single_source_shortest_path_length(G, 0)
+    if alg == "sssp":
+        return lambda: nx.single_source_dijkstra_path_length(G, 0)
+    return lambda: list(nx.connected_components(G))
+
+
+def _nx_graph(g):
+    G = nx.Graph()
+    G.add_nodes_from(range(g.n_nodes))
+    src, dst = g.edges()
+    w = g.weights.tolist() if g.weights is not None else [1.0] * src.size
+    G.add_weighted_edges_from(zip(src.tolist(), dst.tolist(), w, strict=True))
+    return G
 
 
 def main() -> None:
     ap = peer_parser(__doc__, repeats=3)
+    ap.add_argument("--cliques", type=int, default=256, help="cliques of 32 in the chain")
+    ap.add_argument("--grid", type=int, default=128, help="road grid side")
+    ap.add_argument("--algs", default="bfs,sssp,cc")
+    ap.add_argument("--no-networkx", action="store_true", help="leave networkx out")
+    ap.add_argument("--renumber", action="store_true",
+                    help="add the baseline with renumber=rcm and renumber=bfs")
     args = ap.parse_args()
     if args.backend == "gpu":
         require_gpu("bench_spatial.py")
     os.environ["GSWITCH_CPU_STEPS"] = "1"
     rows = []
-    for g in (clique_chain(256, 32, weighted=True, seed=1), road(128, 128, seed=1)):
-        G = nx.Graph()
-        G.add_nodes_from(range(g.n_nodes))
-        src, dst = g.edges()
-        w = g.weights.tolist() if g.weights is not None else [1.0] * src.size
-        G.add_weighted_edges_from(zip(src.tolist(), dst.tolist(), w, strict=True))
-        for alg in ("bfs", "sssp", "cc"):
+    for g in (clique_chain(args.cliques, 32, weighted=True, seed=1),
+              road(args.grid, args.grid, seed=1)):
+        G = None if args.no_networkx else _nx_graph(g)
+        for alg in args.algs.split(","):
             kw = {} if alg == "cc" else {"source": 0}
             ref = reference(alg, g, **kw)
             scipy_s, nx_s = _peers(alg, g, G, args.repeats)
             print(f"{g.name} {alg}: scipy {scipy_s * 1e3:.1f} ms, networkx "
                   f"{nx_s * 1e3:.1f} ms")
-            for label, cfg in _configs(alg).items():
+            for label, cfg in _configs(alg, args.renumber).items():
                 call = functools.partial(gs.run, alg, g, backend=args.backend, config=cfg,
                                          **kw)
-                t, r = timed(call, args.repeats)
+                t, r = timed(call, args.repeats, warmup=1 if args.backend == "gpu" else 0)
                 problem = compare(alg, r.fields[FIELD[alg]], ref)
                 assert problem is None, f"{alg} {label} on {g.name}: {problem}"
                 rows.append({"graph": g.name, "algorithm": alg, "config": label,
                              "backend": args.backend, "gswitch_s": t, "scipy_s": scipy_s,
                              "networkx_s": nx_s, "steps": r.stats["iterations"],
+                             "device_s": r.stats.get("device_time_s"),
                              "edges_processed": r.stats["edges_processed"],
                              "verified": True})
-                print(f"  {label:12s} {t * 1e3:8.1f} ms  {r.stats['iterations']:6d} steps "
+                dev = r.stats.get("device_time_s")
+                dev_ms = f"{dev * 1e3:8.2f}" if dev is not None else "       -"
+                print(f"  {label:12s} {t * 1e3:8.1f} ms (device {dev_ms}) "
+                      f"{r.stats['iterations']:6d} steps "
                       f"{r.stats['edges_processed']:>11,} edges  {t / scipy_s:6.2f}x scipy "
                       f"{t / nx_s:6.2f}x networkx")
     name = f"{args.backend}_spatial" + (f"_{args.tag}" if args.tag else "")

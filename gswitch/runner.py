@@ -339,6 +339,26 @@ def _choose_config(algorithm: str | AlgorithmSpec, graph: Any,
     return pick.config, pick.note
 
 
+def _bounded_for_cuda_graph(spec: AlgorithmSpec, graph: Graph, cfg: Config, given: Any,
+                            backend: str, reason: str | None, note: str
+                            ) -> tuple[Config, str | None, str]:
+    """A caller's mapping that picks ``launch=cuda_graph`` and names no worklist gets
+    ``worklist=bitmap`` when the default worklist could grow inside a replay (a queue,
+    for an algorithm that may queue a node twice in a step): the configuration, the
+    reason left (``None`` when the bitmap passes) and the note on the config's source.
+    """
+    if (not reason or backend != "gpu" or isinstance(given, Config)
+            or not isinstance(given, Mapping)
+            or given.get("launch") != "cuda_graph" or "worklist" in given):
+        return cfg, reason, note
+    values = {**given, "worklist": "bitmap"}
+    bitmap = (with_variant_defaults(spec, values, backend)
+              if spec.config_defaults or spec.backend_defaults else Config.shared(values))
+    if check_combination(spec, graph, bitmap, backend):
+        return cfg, reason, note
+    return bitmap, None, f"{note} (worklist=bitmap: cuda_graph cannot grow a queue)"
+
+
 def _renumber_inputs(spec: AlgorithmSpec, perm: np.ndarray, sources: Any,
                      resolved: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Sources and per-node inputs of a run in the renumbered ids (``perm[new] = old``)."""
@@ -433,7 +453,14 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
     graph, perm, renumber_s = renumbered(graph, str(cfg.get("renumber", "none")))
     if perm is not None:
         sources, resolved = _renumber_inputs(spec, perm, sources, resolved)
+    if perm is not None and not spec.edge_fields:
+        from .codegen import uses_common_neighbours
+
+        if uses_common_neighbours(spec):  # renumbering keeps each row's old order
+            graph = graph.with_sorted_rows()
     reason = check_combination(spec, graph, cfg, backend)
+    cfg, reason, source_note = _bounded_for_cuda_graph(spec, graph, cfg, config, backend,
+                                                       reason, source_note)
     if reason:
         raise InvalidConfig(f"invalid strategy combination for {spec.name}: {reason}")
     max_it = DEFAULT_MAX_ITERATIONS

@@ -184,3 +184,14 @@ def test_the_tuner_searches_it_and_checks_every_trial(tmp_path):
                   storage=f"journal://{tmp_path / 'studies.journal'}")
     assert result.counts.get("ok", 0) >= 1 and "wrong_answer" not in result.counts
     assert result.best_config is not None
+
+
+def test_only_a_nodes_own_decide_puts_it_in_the_next_step():
+    """The edge messages (``higher``) do not activate: a queue worklist would hold a node
+    once per message, and a second decide in one step reads ``higher`` just reset, so the
+    node would join beside a neighbour of higher priority."""
+    from gswitch.plugins import get_registry
+
+    spec = get_registry().algorithm("maximal_independent_set")
+    assert spec.edge.reductions and not any(r.activates for r in spec.edge.reductions)
+    assert any(r.activates for r in spec.node.reductions)
