@@ -239,7 +239,10 @@ class Betweenness:
         @gs.edge_op
         def paths(e):
             e.only_if(e.dst.depth.eq(e.src.depth + 1))
-            e.dst.sigma.reduce_add(e.src.sigma)
+            # activates once, when the first count reaches the node (sigma, 0 before,
+            # reaches 0.5): a queue worklist then holds each node of the next level once,
+            # not once per path into it
+            e.dst.sigma.reduce_add(e.src.sigma, activate_above=0.5)
 
     @gs.host_step
     def by_depth(fields, params, xp):

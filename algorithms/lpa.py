@@ -376,7 +376,9 @@ def _async_count(e, p):
         | e.dst.label.astype("int64"), activate=False)
     e.dst.own.at(at).reduce_max(gs.where(e.src.label.eq(e.dst.label), freq, 0),
                                 activate=False)
-    e.dst.woken.reduce_add(e.src.moved)
+    # the step that woke a node, not a count: the first wake of a step activates it
+    # and later ones change nothing, so a queue worklist holds it once per step
+    e.dst.woken.reduce_max(gs.where(e.src.moved.eq(1), p.iteration + 1, 0))
 
 
 def _async_adopt(n, p):
@@ -384,7 +386,7 @@ def _async_adopt(n, p):
     # stays active until it is happy
     unhappy = n.own < (n.choice >> _FREQ_SHIFT).astype("int32")
     coin = (_mix(n.id.astype("uint32") ^ _step_word(p)) & 1).eq(1)
-    n.woken.reduce_add(gs.where(unhappy, 1, 0), activate=True)
+    n.woken.reduce_max(gs.where(unhappy, p.iteration + 1, 0), activate=True)
     n.moved = gs.where(unhappy & coin, 1, 0)
     n.label = gs.where(n.moved.eq(1), (n.choice & _LABEL_BITS).astype("int32"), n.label)
     n.choice = 0
@@ -461,7 +463,8 @@ class Asynchronous:
                           doc="largest (frequency << 40 | key << 31 | label)")
     own = gs.NodeField("int32", init=0, output=False, doc="frequency of the own label")
     moved = gs.NodeField("int32", init=0, output=False, doc="1 in the step it moved")
-    woken = gs.NodeField("int32", init=0, output=False, doc="activations received")
+    woken = gs.NodeField("int32", init=0, output=False,
+                         doc="1 + the last step that woke the node")
     seed = gs.Param("uint32", 0, low=0, high=2**32 - 1, doc="seed of order and ties")
     start = gs.all_nodes()
 

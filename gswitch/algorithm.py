@@ -436,6 +436,19 @@ class AlgorithmSpec:
         """``name`` or ``name[variant]`` for an algorithm with several formulations."""
         return self.name if self.variant == "default" else f"{self.name}[{self.variant}]"
 
+    @property
+    def counted_activation(self) -> str | None:
+        """The field of an edge operator's ``add`` that activates its target on every
+        message (no ``activate_above``), or ``None``. Such a target is activated once
+        per message, so a queue worklist without ``dedup`` holds it as often and runs
+        its operators that many times in one step.
+        """
+        edge = self.edge
+        for r in getattr(edge, "reductions", ()):
+            if r.kind.name == "add" and r.activates and r.activate_above is None:
+                return r.field
+        return None
+
     def unsupported(self, axis: str, strategy: str) -> str | None:
         """Why this formulation cannot run with ``strategy`` on ``axis``, or ``None``."""
         allowed = self.supports.get(axis)

@@ -590,7 +590,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         times += compile_modules([m], lambda _, m=m, i=i: show(i, m))
         print(f"  {times[-1]:.2f} s")
     # the engine's own CuPy kernels around the modules, compiled on first use
-    warm_engine(args.algorithms or list(get_registry().algorithms))
+    warm_engine(args.algorithms or list(get_registry().algorithms), portfolio=args.portfolio)
     print(f"{len(modules)} modules in {sum(times):.1f} s, cached for later runs")
     return 0
 

@@ -156,11 +156,15 @@ def compile_modules(modules: list[Module],
     return times
 
 
-def warm_engine(algorithms: Iterable[str]) -> None:
-    """Run each algorithm once on a four-node graph with its default configuration, so
-    the CuPy kernels the engine itself uses around the modules (fills, comparisons,
-    copies; compiled by CuPy on first use) are in the cache too.
+def warm_engine(algorithms: Iterable[str], portfolio: bool = True) -> None:
+    """Run each algorithm on a four-node graph, so the CuPy kernels the engine itself
+    uses around the modules (fills, comparisons, copies, the selector's graph features;
+    compiled by CuPy on first use) are in the cache too: with its default configuration,
+    through the selector (no configuration) and, with ``portfolio``, with each entry of
+    the selector's portfolio (each takes its own paths: a bitmap, a pull, a persistent
+    grid). An entry that is not valid on the four-node graph is skipped.
     """
+    from .errors import GswitchError
     from .graph import Graph
     from .plugins import get_registry
     from .runner import run
@@ -169,6 +173,15 @@ def warm_engine(algorithms: Iterable[str]) -> None:
     tiny = Graph.from_edges([0, 1, 2, 3], [1, 2, 3, 0], [1.0, 2.0, 1.0, 3.0])
     for name in algorithms:
         kwargs = {"source": 0} if reg.algorithm(name).start.kind == "source" else {}
+        configs: list[Any] = [None]
+        configs += [values for _, values in _configs(name, portfolio, None)[1:]]
         for graph in (tiny, tiny.with_weights(None)):
             for arrays in ("numpy", "cupy"):
                 run(name, graph, backend="gpu", config="default", arrays=arrays, **kwargs)
+            for config in configs:
+                try:  # a fresh graph each time: features and plans are kept per graph
+                    fresh = Graph(graph.indptr, graph.indices, graph.weights,
+                                  directed=graph.directed, validate=False)
+                    run(name, fresh, backend="gpu", config=config, **kwargs)
+                except GswitchError:
+                    continue

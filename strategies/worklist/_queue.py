@@ -25,6 +25,18 @@ class QueueWorklist(WorklistStrategy):
     def defines(self) -> dict[str, str]:
         return {"GS_WL_DEDUP": "1" if self.options.get("dedup") else "0"}
 
+    def check(self, algorithm, graph, config, backend):
+        if backend != "gpu" or self.options.get("dedup") or algorithm is None:
+            return None
+        field = getattr(algorithm, "counted_activation", None)
+        modes = config.strategy("driving").modes if config is not None else ()
+        if field is None or not any(m.items == "worklist" and m.pushes for m in modes):
+            return None
+        return (f"{algorithm.label}'s edge operator adds into {field} and activates on "
+                f"every message, so {self.name} without dedup would queue a node once per "
+                "message and run it as often in one step; set worklist.dedup=true or use "
+                "worklist=bitmap")
+
     @staticmethod
     def capacity(graph: Any, config: Any, start: int = 0) -> int:
         """Initial slots per queue: the config's worklist_capacity, else the node count."""
