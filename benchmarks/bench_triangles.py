@@ -68,7 +68,9 @@ def gpu_rows(scale: int, ef: int, repeats: int) -> list[dict]:
         # (A @ A) .* A: its entries count common neighbours, exact in float32 below 2**24;
         # the row sums (each triangle twice per node) are added in float64, not float32,
         # whose sum loses triangles past 2**24
-        m = (a @ a).multiply(a).tocsr()
+        p = a @ a
+        p.sort_indices()  # the elementwise product matches sorted rows only
+        m = p.multiply(a).tocsr()
         wide = csp.csr_matrix((m.data.astype(cp.float64), m.indices, m.indptr),
                               shape=m.shape)
         per_node = cp.rint(wide.sum(axis=1).ravel()).astype(cp.int64) // 2
@@ -77,6 +79,17 @@ def gpu_rows(scale: int, ef: int, repeats: int) -> list[dict]:
 
     want = peer().get()
     total = int(want.sum()) // 3
+    # an independent check of the peer and of gswitch: scipy counts the edges among the
+    # neighbours of node 0 and of 200 random nodes
+    host = simple.to_scipy().tocsr()
+    sample = np.unique(np.r_[0, np.random.default_rng(1).integers(0, simple.n_nodes, 200)])
+    exact = {}
+    for v in sample.tolist():
+        nb = host.indices[host.indptr[v]:host.indptr[v + 1]]
+        nb = nb[nb != v]
+        exact[v] = host[nb][:, nb].nnz // 2
+    off = [v for v, c in exact.items() if want[v] != c]
+    assert not off, f"the SpGEMM peer is off at node {off[0]}: {want[off[0]]} != {exact[off[0]]}"
     peer_s = _time(peer, repeats)
     rows = []
     for variant in ("merge", "search"):
