@@ -339,24 +339,32 @@ def _choose_config(algorithm: str | AlgorithmSpec, graph: Any,
     return pick.config, pick.note
 
 
-def _bounded_for_cuda_graph(spec: AlgorithmSpec, graph: Graph, cfg: Config, given: Any,
-                            backend: str, reason: str | None, note: str
-                            ) -> tuple[Config, str | None, str]:
-    """A caller's mapping that picks ``launch=cuda_graph`` and names no worklist gets
-    ``worklist=bitmap`` when the default worklist could grow inside a replay (a queue,
-    for an algorithm that may queue a node twice in a step): the configuration, the
-    reason left (``None`` when the bitmap passes) and the note on the config's source.
+def _fallback_worklist(spec: AlgorithmSpec, graph: Graph, cfg: Config, given: Any,
+                       backend: str, reason: str | None, note: str
+                       ) -> tuple[Config, str | None, str]:
+    """A caller's mapping that names no worklist, refused with the default one, gets the
+    worklist its launch strategy names as its fallback (``fallback_worklist``: a launch
+    that cannot grow a worklist names one that never grows): the configuration, the
+    reason left (``None`` when the fallback passes) and the note on the config's source.
     """
-    if (not reason or backend != "gpu" or isinstance(given, Config)
-            or not isinstance(given, Mapping)
-            or given.get("launch") != "cuda_graph" or "worklist" in given):
+    if (not reason or isinstance(given, Config) or not isinstance(given, Mapping)
+            or "worklist" in given):
         return cfg, reason, note
-    values = {**given, "worklist": "bitmap"}
-    bitmap = (with_variant_defaults(spec, values, backend)
-              if spec.config_defaults or spec.backend_defaults else Config.shared(values))
-    if check_combination(spec, graph, bitmap, backend):
+    launch = cfg.strategy("launch")
+    fallback = getattr(launch, "fallback_worklist", None)
+    if fallback is None or fallback == cfg["worklist"] or backend not in launch.backends:
         return cfg, reason, note
-    return bitmap, None, f"{note} (worklist=bitmap: cuda_graph cannot grow a queue)"
+    values = {**given, "worklist": fallback}
+    try:
+        changed = (with_variant_defaults(spec, values, backend)
+                   if spec.config_defaults or spec.backend_defaults
+                   else Config.shared(values))
+    except GswitchError:
+        return cfg, reason, note
+    if check_combination(spec, graph, changed, backend):
+        return cfg, reason, note
+    return changed, None, (f"{note} (worklist={fallback}: launch={cfg['launch']} refused "
+                           f"worklist={cfg['worklist']})")
 
 
 def _renumber_inputs(spec: AlgorithmSpec, perm: np.ndarray, sources: Any,
@@ -459,8 +467,8 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         if uses_common_neighbours(spec):  # renumbering keeps each row's old order
             graph = graph.with_sorted_rows()
     reason = check_combination(spec, graph, cfg, backend)
-    cfg, reason, source_note = _bounded_for_cuda_graph(spec, graph, cfg, config, backend,
-                                                       reason, source_note)
+    cfg, reason, source_note = _fallback_worklist(spec, graph, cfg, config, backend, reason,
+                                                  source_note)
     if reason:
         raise InvalidConfig(f"invalid strategy combination for {spec.name}: {reason}")
     max_it = DEFAULT_MAX_ITERATIONS

@@ -630,6 +630,10 @@ class LaunchStrategy(Strategy):
     #: instead of copying the block back and waiting for the stream: about 6 us less a
     #: step. Only for drivers that read the control block after every step they launch.
     polls_control: ClassVar[bool] = False
+    #: The worklist a run takes when its configuration names none and :meth:`check`
+    #: refuses the default one (a launch that cannot grow a worklist names one that
+    #: never grows); ``None``: the refusal stands.
+    fallback_worklist: ClassVar[str | None] = None
 
     def cooperative_blocks_per_sm(self) -> int:
         """Most blocks per multiprocessor the grid of a cooperative kernel gets from

@@ -6,7 +6,7 @@ import gswitch as gs
 from gswitch.config import Config
 from gswitch.generators import road
 from gswitch.plugins import get_registry
-from gswitch.runner import _bounded_for_cuda_graph, check_combination
+from gswitch.runner import _fallback_worklist, check_combination
 
 
 def _check(alg, given):
@@ -14,7 +14,7 @@ def _check(alg, given):
     graph = road(8, 8, seed=1)
     cfg = Config(given)
     reason = check_combination(spec, graph, cfg, "gpu")
-    return reason, _bounded_for_cuda_graph(spec, graph, cfg, given, "gpu", reason, "given")
+    return reason, _fallback_worklist(spec, graph, cfg, given, "gpu", reason, "given")
 
 
 def test_a_growing_queue_is_replaced_by_the_bitmap():
@@ -22,7 +22,7 @@ def test_a_growing_queue_is_replaced_by_the_bitmap():
     reason, (cfg, left, note) = _check("bfs", given)
     assert reason and "cannot grow" in reason
     assert left is None and cfg["worklist"] == "bitmap" and cfg["driving"] == "spatial"
-    assert "worklist=bitmap" in note
+    assert "worklist=bitmap" in note and "launch=cuda_graph" in note
 
 
 def test_a_named_worklist_is_kept_and_refused():
@@ -41,6 +41,6 @@ def test_the_cpu_is_untouched():
     spec = get_registry().algorithm("bfs")
     given = {"launch": "cuda_graph", "driving": "spatial"}
     cfg = Config(given)
-    out = _bounded_for_cuda_graph(spec, road(4, 4), cfg, given, "cpu", "x", "given")
+    out = _fallback_worklist(spec, road(4, 4), cfg, given, "cpu", "x", "given")
     assert out == (cfg, "x", "given")
     assert gs.run("bfs", road(6, 6), backend="cpu", source=0, config=given).fields["depth"][0] == 0

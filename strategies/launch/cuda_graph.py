@@ -39,6 +39,9 @@ class CudaGraphLaunch(LaunchStrategy):
     #: A small run is usually over after its first replay, so the engine reads small
     #: results back with the first read of the control block.
     results_with_first_read = True
+    #: A configuration that names no worklist takes the bitmap where the default queue
+    #: could grow inside a replay (it holds each node once, in a fixed buffer).
+    fallback_worklist = "bitmap"
 
     def check(self, algorithm, graph, config, backend):
         if backend != "gpu" or config is None:
