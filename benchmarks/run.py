@@ -42,8 +42,13 @@ BENCHES: dict[str, Bench] = {
                     "plain-CuPy frontier BFS"),
     "gpu": Bench("bench_gpu.py", "gpu", "GPU engine steps and active nodes per step",
                  "scipy on the CPU"),
-    "end-to-end": Bench("bench_end_to_end.py", "gpu", "gswitch.run from call to result",
-                        "device time of the same run, plain CuPy"),
+    "end-to-end": Bench("bench_end_to_end.py", "gpu",
+                        "gswitch.run from call to result on RMAT-22: BFS, CC, PageRank",
+                        "device time and the copy of the result (CuPy get)"),
+    "first-call": Bench("bench_first_call.py", "gpu",
+                        "first call in a fresh process (empty cache, after gswitch compile) "
+                        "and the 4-node call",
+                        "a fresh process running one CuPy kernel; an empty kernel launch"),
     "formulations": Bench("bench_formulations.py", "cpu|gpu",
                           "every variant of every algorithm on RMAT, uniform, road, star, "
                           "bipartite", "cuSPARSE PageRank, CuPy FastSV, Bellman-Ford, BFS; "

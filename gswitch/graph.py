@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import operator
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import scipy.sparse as sp
 
 from ._hints import option
 from ._memory import MemoryRefused, check_memory, graph_bytes
 from .errors import InvalidGraph
+
+if TYPE_CHECKING:  # scipy.sparse is imported where it is used: 0.2 s of every import
+    import scipy.sparse as sp
 
 __all__ = ["Graph", "DuplicatePolicy", "SelfLoopPolicy"]
 
@@ -152,6 +154,7 @@ class Graph:
         "_mean_weight",
         "_min_weight",
         "_selector_features",
+        "_call_plans",
         "name",
         "node_labels",
         "__weakref__",
@@ -214,6 +217,8 @@ class Graph:
         self._min_weight: float | None = None
         #: gswitch.selector.graph_features, computed on first use
         self._selector_features: dict[str, float] | None = None
+        #: gswitch.runner's resolved calls (algorithm, configuration, backend), kept
+        self._call_plans: dict | None = None
         self.name = name
         if node_labels is not None and len(node_labels) != indptr.size - 1:
             raise InvalidGraph(f"node_labels has {len(node_labels)} entries, expected one per "
@@ -438,6 +443,8 @@ class Graph:
                          "use a smaller matrix or a machine with more memory")
         except MemoryRefused as exc:
             raise InvalidGraph(str(exc)) from None
+        import scipy.sparse as sp
+
         coo = sp.coo_array(matrix)
         if weighted and coo.data.dtype.kind not in "biuf":
             raise InvalidGraph(f"matrix values must be real numbers to become edge weights, got "
@@ -752,6 +759,8 @@ class Graph:
         """
         data = self._weights.copy() if self._weights is not None else np.ones(self.n_edges,
                                                                               np.float32)
+        import scipy.sparse as sp
+
         return sp.csr_array((data, self._indices.copy(), self._indptr.copy()),
                             shape=(self.n_nodes,) * 2)
 
@@ -816,6 +825,8 @@ class Graph:
         # compare patterns, not values: an explicit zero weight is still an edge and
         # parallel edges count once
         ones = np.ones(self.n_edges, dtype=np.int8)
+        import scipy.sparse as sp
+
         a = sp.csr_array((ones, self._indices, self._indptr), shape=(self.n_nodes,) * 2,
                          copy=True)
         a.sum_duplicates()

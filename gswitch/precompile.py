@@ -156,32 +156,50 @@ def compile_modules(modules: list[Module],
     return times
 
 
+#: Algorithms that warm_engine also runs on a graph large enough for the engine's
+#: large-graph paths (fills and ``finalize`` on the device, results page-locked).
+_MEDIUM_ALGORITHMS = ("bfs", "sssp", "cc", "pagerank")
+
+
 def warm_engine(algorithms: Iterable[str], portfolio: bool = True) -> None:
     """Run each algorithm on a four-node graph, so the CuPy kernels the engine itself
     uses around the modules (fills, comparisons, copies, the selector's graph features;
     compiled by CuPy on first use) are in the cache too: with its default configuration,
     through the selector (no configuration) and, with ``portfolio``, with each entry of
     the selector's portfolio (each takes its own paths: a bitmap, a pull, a persistent
-    grid). An entry that is not valid on the four-node graph is skipped.
+    grid). An entry that is not valid on the four-node graph is skipped. The classic
+    algorithms (:data:`_MEDIUM_ALGORITHMS`) also run on a graph of 2^18 nodes, whose
+    fields take the engine's large-graph paths, and the device's build of a reverse
+    graph (a pull on a large directed graph) runs once.
     """
+    from .engine.gpu import GpuEngine
     from .errors import GswitchError
+    from .generators import rmat
     from .graph import Graph
     from .plugins import get_registry
     from .runner import run
 
     reg = get_registry()
     tiny = Graph.from_edges([0, 1, 2, 3], [1, 2, 3, 0], [1.0, 2.0, 1.0, 3.0])
+    engine = GpuEngine.instance()
+    with engine.stream:
+        engine.resident(tiny).reverse_arrays(on_device=True)
+    engine.stream.synchronize()
+    medium = rmat(18, 4, seed=1, weighted=True)
     for name in algorithms:
         kwargs = {"source": 0} if reg.algorithm(name).start.kind == "source" else {}
         configs: list[Any] = [None]
         configs += [values for _, values in _configs(name, portfolio, None)[1:]]
-        for graph in (tiny, tiny.with_weights(None)):
-            for arrays in ("numpy", "cupy"):
-                run(name, graph, backend="gpu", config="default", arrays=arrays, **kwargs)
-            for config in configs:
-                try:  # a fresh graph each time: features and plans are kept per graph
-                    fresh = Graph(graph.indptr, graph.indices, graph.weights,
-                                  directed=graph.directed, validate=False)
-                    run(name, fresh, backend="gpu", config=config, **kwargs)
-                except GswitchError:
-                    continue
+        graphs = (tiny, medium) if name in _MEDIUM_ALGORITHMS else (tiny,)
+        for base in graphs:
+            for graph in (base, base.with_weights(None)):
+                for arrays in ("numpy", "cupy"):
+                    run(name, graph, backend="gpu", config="default", arrays=arrays,
+                        **kwargs)
+                for config in configs:
+                    try:  # a fresh graph each time: features and plans are kept per graph
+                        fresh = Graph(graph.indptr, graph.indices, graph.weights,
+                                      directed=graph.directed, validate=False)
+                        run(name, fresh, backend="gpu", config=config, **kwargs)
+                    except GswitchError:
+                        continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -183,6 +184,15 @@ def prepare(spec: AlgorithmSpec, graph: Any, source: Any
     names a node as networkx does.
     """
     labelled = not isinstance(graph, Graph) and _is_networkx(graph)
+    graph = prepare_graph(spec, graph)
+    return graph, prepare_sources(spec, graph, source, labelled)
+
+
+def prepare_graph(spec: AlgorithmSpec, graph: Any) -> Graph:
+    """``graph`` as :func:`as_graph` converts it, transformed as ``spec`` needs
+    (symmetrised, simple, sorted rows) and checked (``check_graph``, non-negative
+    weights where ``spec`` needs them).
+    """
     graph = as_graph(graph)
     if spec.symmetric:
         graph = graph.symmetrize()
@@ -210,11 +220,19 @@ def prepare(spec: AlgorithmSpec, graph: Any, source: Any
                 f"{int(graph.indices[e])} has weight {float(w[e])}. Remove or fix such "
                 f"edges, or load the graph without weights ({option('no_weights')})"
             )
-    sources = None
+    return graph
+
+
+def prepare_sources(spec: AlgorithmSpec, graph: Graph, source: Any, labelled: bool = False
+                    ) -> np.ndarray | None:
+    """The start nodes of a run of ``spec`` on the prepared ``graph`` as int32 ids
+    (``None`` for an algorithm that starts from every node), checked; ``labelled``: the
+    caller gave a networkx graph, whose node names ``source`` holds.
+    """
     if spec.start.kind == "source":
         if not labelled and type(source) is int and 0 <= source < graph.n_nodes:
             # the common case, without the array checks below
-            return graph, np.array([source], dtype=np.int32)
+            return np.array([source], dtype=np.int32)
         if source is None:
             raise InvalidInput(f"{spec.name} needs a source node; pass {option('source')}")
         source = _source_ids(graph, source, labelled)
@@ -232,10 +250,10 @@ def prepare(spec: AlgorithmSpec, graph: Any, source: Any
                 f"ids 0..{graph.n_nodes - 1:,} (ids are 0-based, also for 1-based .gr, .mtx "
                 "and METIS files)"
             )
-        sources = sources.astype(np.int32)
-    elif source is not None:
+        return sources.astype(np.int32)
+    if source is not None:
         raise InvalidInput(f"{spec.name} starts from all nodes and takes no source")
-    return graph, sources
+    return None
 
 
 def with_variant_defaults(spec: AlgorithmSpec, values: Mapping[str, Any] | None,
@@ -381,6 +399,103 @@ def _renumber_inputs(spec: AlgorithmSpec, perm: np.ndarray, sources: Any,
     return sources, resolved
 
 
+@dataclass
+class _CallPlan:
+    """What a call resolves before it runs, none of which depends on its sources or
+    parameters: the formulation, the configuration and where it came from, the graph as
+    the formulation runs on it (and the caller's, before renumbering), the permutation of
+    a renumbering and the seconds it took to build.
+    """
+
+    spec: AlgorithmSpec
+    config: Config
+    note: str
+    graph: Graph
+    caller_graph: Graph
+    perm: np.ndarray | None
+    renumber_s: float
+    labelled: bool
+    #: the caller's config and spec objects, kept so that their ids in the key stay unique
+    given: Any = None
+    given_spec: Any = None
+
+
+_PLANS_PER_GRAPH = 64
+
+
+def _plan_key(algorithm: Any, graph: Any, config: Any, backend: str) -> tuple | None:
+    """The key of a call's plan among those kept on its :class:`Graph`, or ``None`` for a
+    call whose plan is not kept (a networkx graph or matrix, an unhashable mapping).
+    """
+    if not isinstance(graph, Graph):
+        return None
+    alg = algorithm if isinstance(algorithm, str) else ("spec", id(algorithm))
+    if config is None or isinstance(config, str):
+        ckey: Any = config
+    elif isinstance(config, Config):
+        ckey = ("config", id(config))
+    elif isinstance(config, Mapping):
+        try:
+            ckey = tuple(sorted((k, type(v), v) for k, v in config.items()))
+            hash(ckey)
+        except TypeError:
+            return None
+    else:
+        return None
+    # the registry changes when plugins load: a plan made before names other strategies
+    return alg, ckey, backend, id(get_registry())
+
+
+def _plan_call(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend: str
+               ) -> _CallPlan:
+    """Resolve a call (see :class:`_CallPlan`), or take its plan from the graph: a graph
+    never changes, so a repeated call on it skips the selector, the validation of the
+    combination and the preparation of the graph.
+    """
+    key = _plan_key(algorithm, graph, config, backend)
+    plans = graph._call_plans if key is not None else None
+    if plans is not None:
+        hit = plans.get(key)
+        if (hit is not None and (not isinstance(config, Config) or hit.given is config)
+                and (isinstance(algorithm, str) or hit.given_spec is algorithm)):
+            return hit
+    plan = _build_plan(algorithm, graph, config, backend)
+    if key is not None:
+        plan.given = config
+        plan.given_spec = algorithm
+        if plans is None or len(plans) >= _PLANS_PER_GRAPH:
+            plans = graph._call_plans = {}
+        plans[key] = plan
+    return plan
+
+
+def _build_plan(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend: str
+                ) -> _CallPlan:
+    """Resolve a call: the configuration (the caller's, the selector's or the default),
+    the formulation, the prepared (and renumbered) graph, and a combination check.
+    """
+    config, source_note = _choose_config(algorithm, graph, config, backend)
+    cfg = config if isinstance(config, Config) else Config.shared(config)
+    spec = _spec(algorithm, cfg, None if isinstance(config, Config) else dict(config or {}),
+                 backend)
+    if (spec.config_defaults or spec.backend_defaults) and not isinstance(config, Config):
+        cfg = with_variant_defaults(spec, config, backend)
+    labelled = not isinstance(graph, Graph) and _is_networkx(graph)
+    caller_graph = prepare_graph(spec, graph)
+    graph, perm, renumber_s = renumbered(caller_graph, str(cfg.get("renumber", "none")))
+    if perm is not None and not spec.edge_fields:
+        from .codegen import uses_common_neighbours
+
+        if uses_common_neighbours(spec):  # renumbering keeps each row's old order
+            graph = graph.with_sorted_rows()
+    reason = check_combination(spec, graph, cfg, backend)
+    cfg, reason, source_note = _fallback_worklist(spec, graph, cfg, config, backend, reason,
+                                                  source_note)
+    if reason:
+        raise InvalidConfig(f"invalid strategy combination for {spec.name}: {reason}")
+    return _CallPlan(spec, cfg, source_note, graph, caller_graph, perm, renumber_s, labelled)
+
+
 def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = None,
         backend: str = "auto", config: Config | Mapping[str, Any] | str | None = None,
         progress: Callable[[int, int], None] | None = None, deadline_s: float | None = None,
@@ -445,32 +560,18 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
     if arrays not in ("numpy", "cupy"):
         raise InvalidInput(f"arrays must be 'numpy' or 'cupy'; got {arrays!r}")
     backend = resolve_backend(backend)
-    config, source_note = _choose_config(algorithm, graph, config, backend)
-    cfg = config if isinstance(config, Config) else Config.shared(config)
-    spec = _spec(algorithm, cfg, None if isinstance(config, Config) else dict(config or {}),
-                 backend)
-    if (spec.config_defaults or spec.backend_defaults) and not isinstance(config, Config):
-        cfg = with_variant_defaults(spec, config, backend)
+    plan = _plan_call(algorithm, graph, config, backend)
+    spec, cfg, source_note, graph, perm = plan.spec, plan.config, plan.note, plan.graph, \
+        plan.perm
     if arrays == "cupy" and backend != "gpu":
         raise InvalidInput("arrays='cupy' keeps the results on the GPU, so it needs "
                            f"backend='gpu' (this run's backend is {backend!r}); use "
                            "arrays='numpy' on the CPU")
-    graph, sources = prepare(spec, graph, source)
-    resolved = spec.resolve_params(params, graph.n_nodes)
-    caller_graph = graph
-    graph, perm, renumber_s = renumbered(graph, str(cfg.get("renumber", "none")))
+    caller_graph = plan.caller_graph
+    sources = prepare_sources(spec, caller_graph, source, plan.labelled)
+    resolved = spec.resolve_params(params, caller_graph.n_nodes)
     if perm is not None:
         sources, resolved = _renumber_inputs(spec, perm, sources, resolved)
-    if perm is not None and not spec.edge_fields:
-        from .codegen import uses_common_neighbours
-
-        if uses_common_neighbours(spec):  # renumbering keeps each row's old order
-            graph = graph.with_sorted_rows()
-    reason = check_combination(spec, graph, cfg, backend)
-    cfg, reason, source_note = _fallback_worklist(spec, graph, cfg, config, backend, reason,
-                                                  source_note)
-    if reason:
-        raise InvalidConfig(f"invalid strategy combination for {spec.name}: {reason}")
     max_it = DEFAULT_MAX_ITERATIONS
     if spec.max_iterations_param:
         max_it = int(resolved[spec.max_iterations_param])
@@ -492,7 +593,8 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
             from .staging import run_stages
 
             result = run_stages(spec, graph, resolved, sources, cfg, backend, engine, max_it,
-                                progress=progress, deadline_s=deadline_s, timer=timer)
+                                progress=progress, deadline_s=deadline_s, timer=timer,
+                                device_arrays=arrays == "cupy")
         else:
             if timer is not None:
                 extra["timer"] = timer
@@ -510,7 +612,8 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         result.fields.update(edges_to_caller(per_edge, caller_graph, perm, {
             k: f.id_kind for k, f in spec.edge_fields.items()}))
         result.stats["renumber"] = cfg.get("renumber")
-        result.stats["renumber_s"] = renumber_s
+        result.stats["renumber_s"] = plan.renumber_s
+        plan.renumber_s = 0.0  # built once: later calls on the graph reuse it
     result.stats["variant"] = spec.variant
     result.stats["config_source"] = source_note
     if arrays == "cupy":  # host arrays (a host finalize, an empty graph) go up

@@ -105,10 +105,14 @@ def _host_edges(graph: Graph, xp: Any) -> HostEdges:
 def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                sources: np.ndarray | None, config: Config, backend: str, engine: Any,
                max_iterations: int, progress: Any = None,
-               deadline_s: float | None = None, timer: PhaseTimer | None = None) -> Result:
+               deadline_s: float | None = None, timer: PhaseTimer | None = None,
+               device_arrays: bool = False) -> Result:
     """Run the stages of ``spec`` in order on ``engine``; fields stay where the engine
     keeps them (CuPy arrays between GPU stages). A ``timer`` gets each stage's phases
-    under the stage's name, and each host step's time.
+    under the stage's name, and each host step's time. On the GPU, only the outputs come
+    back (every field where ``spec`` has a ``finalize`` to run on the host); with
+    ``device_arrays`` they stay on the device (finalised there where ``spec`` declares
+    ``finalize_on_device``).
     """
     t0 = time.perf_counter()
     if backend == "gpu":
@@ -208,7 +212,7 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
     assert fields is not None  # a staged spec has an operator stage
     fields = {**fields, **edge_fields}
     if backend == "gpu":
-        fields = {k: v.get() for k, v in fields.items()}
+        fields = _gpu_results(spec, fields, params, engine, device_arrays, stats)
     if "device_time_s" in stats:
         # host steps work on the device's arrays (and wait for them): their wall time
         # counts as device time, so a staged run is never timed faster than it is
@@ -217,3 +221,25 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
     stats["converged"] = converged
     stats["time_s"] = time.perf_counter() - t0
     return Result(spec.name, fields, stats, backend=backend, config=config)
+
+
+def _gpu_results(spec: AlgorithmSpec, fields: dict[str, Any], params: dict[str, Any],
+                 engine: Any, device_arrays: bool, stats: dict[str, Any]) -> dict[str, Any]:
+    """The fields a staged GPU run returns: the outputs only, unless a host ``finalize``
+    still needs the rest; left on the device for ``device_arrays`` (finalised there
+    when ``spec`` allows it, and ``stats["finalized_on"]`` says so), else copied back,
+    a large one straight into page-locked memory (:mod:`gswitch.engine.pinned`).
+    """
+    if device_arrays and spec.finalize is not None and spec.finalize_on_device:
+        fields = spec.finalize(fields, params) or fields
+        stats["finalized_on"] = "device"
+        return {k: v for k, v in fields.items() if k in spec.outputs}
+    if spec.finalize is None:
+        fields = {k: v for k, v in fields.items() if k in spec.outputs}
+    if device_arrays and spec.finalize is None:
+        return fields
+    out = {}
+    for k, v in fields.items():
+        host = engine.results.empty(v.shape, v.dtype) if v.nbytes >= 1 << 20 else None
+        out[k] = v.get() if host is None else v.get(out=host)
+    return out

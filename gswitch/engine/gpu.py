@@ -59,6 +59,7 @@ from .memory import (
     _slot,
     estimate_bytes,
 )
+from .pinned import PinnedResults
 from .timing import PhaseTimer
 
 __all__ = ["GpuEngine", "LaunchContext", "estimate_bytes"]
@@ -93,6 +94,13 @@ _PARALLEL_COPY_BYTES = 4 << 20
 _COPY_CHUNK_BYTES = 1 << 20
 #: Host threads for that copy at most.
 _COPY_THREADS = 8
+#: Results of at least this many bytes come back straight into fresh page-locked arrays
+#: (:mod:`gswitch.engine.pinned`), one copy each at the bus's speed and none on the host,
+#: while the pool's cap allows; else as above.
+_PINNED_RESULT_BYTES = 1 << 20
+#: Writes of at most this many values into a device array go by one small copy each
+#: (:meth:`GpuEngine.put_values`).
+FEW_VALUES = 16
 
 _I32 = np.dtype(np.int32)
 _U8 = np.dtype(np.uint8)
@@ -235,6 +243,8 @@ class GpuEngine:
         #: control block back after every step.
         self.poll_control = platform.machine().lower() in ("x86_64", "amd64")
         self._copy_events: list[Any] = []
+        #: page-locked result arrays (``_PINNED_RESULT_BYTES``)
+        self.results = PinnedResults(cp)
         #: held by ``gswitch.run`` around each call: the pinned staging, the pools of
         #: resident graphs and the stream serve one call at a time, so calls from
         #: several threads queue here (every result is a fresh array, copied out first)
@@ -356,6 +366,19 @@ class GpuEngine:
             arr = self._cupyx.empty_pinned(max(1, size), dtype=dtype)
             hit = self._pinned_bufs[key] = (arr, arr.ctypes.data)
         return hit[0][:size], hit[1]
+
+    def put_values(self, name: str, dst: Any, at: list[int], values: np.ndarray) -> None:
+        """Write ``values[k]`` into the device array ``dst`` at ``at[k]``, by one copy of
+        one item each from page-locked staging (named ``name``), on the engine's stream
+        and without waiting: for a few values, a scatter through CuPy's indexing costs
+        about 100 us of host time, and each copy 3 us.
+        """
+        vals, ptr = self._pinned("put:" + name, dst.dtype, len(at))
+        vals[:] = values
+        size, base, sp = dst.dtype.itemsize, dst.data.ptr, self.stream.ptr
+        for k, i in enumerate(at):
+            self.runtime.memcpyAsync(base + i * size, ptr + k * size, size, _H2D, sp)
+        self.work += 1
 
     def upload(self, name: str, dst: Any, host: np.ndarray) -> None:
         """Copy ``host`` into the device array ``dst`` through pinned staging, on the
@@ -592,7 +615,13 @@ class GpuEngine:
                 dev.set(np.ascontiguousarray(value, dtype=dt), stream=self.stream)
             else:
                 dev.fill(value)
-            if at_source is not None:
+            if at_source is None:
+                continue
+            few = ctx.start_host
+            if few is not None and few.size <= FEW_VALUES:
+                self.put_values("at_source:" + name, dev, few.tolist(),
+                                np.full(few.size, at_source, dtype=dt))
+            else:
                 dev[start] = at_source
         self.work += 1
 
@@ -600,8 +629,11 @@ class GpuEngine:
         """Whether ``nbytes`` more fit on the device: free memory plus what CuPy's pool
         holds unused.
         """
+        idle = self.cp.get_default_memory_pool().free_bytes()
+        if idle > nbytes:  # the pool's idle blocks suffice: no query of the device
+            return True
         free, _total = self.runtime.memGetInfo()
-        return free + self.cp.get_default_memory_pool().free_bytes() > nbytes
+        return free + idle > nbytes
 
     def _finalize_and_read_back(self, ctx: LaunchContext, plan: _Plan,
                                 params: dict[str, Any]
@@ -708,7 +740,8 @@ class GpuEngine:
         if ctx._early_read_at == self.work and steps <= _EARLY_READ_STEPS:
             return self._bring_back(ctx, [(k, v, 0) for k, v in staged.items()], False), \
                 ctx._early_trace[: 2 * steps]
-        if self._pipelined(plan.field_bytes):  # the fields come in chunks, copied out as they land
+        if (self._pipelined(plan.field_bytes)
+                or plan.field_bytes >= _PINNED_RESULT_BYTES):  # each field by its own copy
             items = [(name, staged[name], core.fields_ptr + offset)
                      for name, offset, _dt, _m in plan.fields]
             steps = self._queue_control_and_trace(ctx)
@@ -716,6 +749,28 @@ class GpuEngine:
             items = [(k, v, 0) for k, v in staged.items()]
             steps = self._queue_control_and_trace(ctx, plan.field_bytes)
         return self._bring_back(ctx, items, True), host.trace[: 2 * steps]
+
+    def _into_pinned(self, ctx: LaunchContext, items: list[tuple[str, np.ndarray, int]]
+                     ) -> dict[str, np.ndarray] | None:
+        """The results of :meth:`_bring_back` copied from the device straight into fresh
+        page-locked arrays, then one wait; ``None`` (nothing queued) where the pool's cap
+        leaves no room for them.
+        """
+        rt, sp = self.runtime, self.stream.ptr
+        fresh = {}
+        for name, v, ptr in items:
+            if ptr:
+                arr = self.results.empty(v.shape, v.dtype)
+                if arr is None:
+                    return None  # those taken go back to the pool with their arrays
+                fresh[name] = arr
+        for name, v, ptr in items:
+            if ptr:
+                rt.memcpyAsync(fresh[name].ctypes.data, ptr, v.nbytes, _D2H, sp)
+        rt.streamSynchronize(sp)
+        ctx._synced_at = self.work
+        return {name: fresh[name] if ptr else np.array(v, copy=True)
+                for name, v, ptr in items}
 
     @staticmethod
     def _copy_threads() -> int:
@@ -741,6 +796,10 @@ class GpuEngine:
         """
         rt, sp = self.runtime, self.stream.ptr
         moving = sum(v.nbytes for _n, v, ptr in items if ptr)
+        if moving >= _PINNED_RESULT_BYTES:
+            out = self._into_pinned(ctx, items)
+            if out is not None:
+                return out
         if not self._pipelined(moving):
             for _n, v, ptr in items:
                 if ptr:

@@ -44,6 +44,9 @@ def _slot(it: int) -> int:
     return (it % 3) * 8
 
 
+#: Directed graphs of at most this many edges get their reverse built on the host.
+HOST_REVERSE_EDGES = 1 << 18
+
 #: Words the control block occupies in a core block: 36 of counters and step state,
 #: then the algorithm's step totals (GS_CTL_SUMS: three slots of four doubles, to word
 #: 60); the rest keeps what follows 256-byte aligned. A run zeroes all of it.
@@ -183,20 +186,26 @@ class _Resident:
             raise DeviceError("the graph of this resident copy was freed")
         return graph
 
-    def reverse_arrays(self) -> tuple[Any, Any, Any]:
-        """In-edges as CSR, built on the device on first use.
+    def reverse_arrays(self, on_device: bool | None = None) -> tuple[Any, Any, Any]:
+        """In-edges as CSR, built on first use.
 
-        The host graph's transpose is uploaded when it exists already; otherwise a stable
+        The host graph's transpose is uploaded when it exists already, or when the graph
+        has at most :data:`HOST_REVERSE_EDGES` edges (the host builds it in
+        milliseconds, where the device's sort, search and counts are a handful of CuPy
+        kernels that a first call in a fresh process would compile); otherwise a stable
         device sort of the destinations builds it (the same order as
         :attr:`Graph.reverse <gswitch.graph.Graph.reverse>`: in-edges by source), which
         takes milliseconds where the host sort of a large graph takes seconds.
+        ``on_device`` forces one way (``gswitch compile`` warms the device's).
         """
         if self.reverse is None:
             cp, graph = self.cp, self.graph
+            if on_device is None:
+                on_device = graph._reverse is None and graph.n_edges > HOST_REVERSE_EDGES
             if not graph.directed:
                 self.reverse = (self.row, self.col, self.weights)
-            elif graph._reverse is not None:
-                rev = graph._reverse
+            elif not on_device:
+                rev = graph.reverse
                 self.reverse = (cp.asarray(rev.indptr.astype(np.int32)),
                                 cp.asarray(rev.indices),
                                 cp.asarray(rev.weights) if rev.weights is not None else None)

@@ -7,6 +7,9 @@ import numpy as np
 from gswitch import hookimpl
 from gswitch.strategy import Buffer, Phase, WorklistStrategy
 
+#: Start sets within at most this many words set them by one small copy each.
+_FEW_WORDS = 16
+
 
 class BitmapWorklist(WorklistStrategy):
     """Bitmap frontier: a push sets the node's bit (duplicates vanish for free); a
@@ -37,25 +40,38 @@ class BitmapWorklist(WorklistStrategy):
         return [Phase("bitmap_finish", 30, items="words")]
 
     def seed(self, ctx, start, all_nodes: bool) -> None:
+        # the engine zeroed the bits (zero=True): set the start nodes' bits
         n = ctx.n_nodes
+        engine = ctx.engine
         ctx.copy(ctx.buffer("worklist", "queue"), start, int(start.size))
-        words = np.zeros((n + 31) // 32, dtype=np.uint32)
+        n_words = (n + 31) // 32
+        bits = ctx.buffer("worklist", "bits")
         if all_nodes:
-            words[:] = 0xFFFFFFFF
+            engine.runtime.memsetAsync(bits.data.ptr, 0xFF, 4 * (n_words - (n % 32 > 0)),
+                                       engine.stream.ptr)
             if n % 32:
-                words[-1] = (1 << (n % 32)) - 1
-        elif ctx.start_host is not None:
-            host = ctx.start_host.astype(np.int64)
-            np.bitwise_or.at(words, host >> 5, np.uint32(1) << (host & 31).astype(np.uint32))
-        else:  # start ids chosen on the device (a stage's): set the bits there
-            cp = ctx.engine.cp
-            ids = start.astype(cp.int64)
-            # distinct ids set distinct bits of a word, so their sum is their or
-            bits = cp.bincount(ids >> 5, weights=(cp.int64(1) << (ids & 31)).astype(
-                cp.float64), minlength=words.size)
-            ctx.buffer("worklist", "bits")[: words.size] = bits.astype(cp.uint32)
+                engine.put_values("worklist:tail", bits, [n_words - 1],
+                                  np.array([(1 << (n % 32)) - 1], dtype=np.uint32))
             return
-        ctx.engine.upload("worklist:bits", ctx.buffer("worklist", "bits"), words)
+        if ctx.start_host is not None:
+            host = ctx.start_host.astype(np.int64)
+            at, first = np.unique(host >> 5, return_index=True)
+            if at.size <= _FEW_WORDS:  # a word each; the start ids are sorted
+                words = np.bitwise_or.reduceat(
+                    np.uint32(1) << (host & 31).astype(np.uint32), first)
+                engine.put_values("worklist:bits", bits, at.tolist(), words)
+                return
+            words = np.zeros(n_words, dtype=np.uint32)
+            np.bitwise_or.at(words, host >> 5, np.uint32(1) << (host & 31).astype(np.uint32))
+            engine.upload("worklist:bits", bits, words)
+            return
+        # start ids chosen on the device (a stage's): set the bits there
+        cp = engine.cp
+        ids = start.astype(cp.int64)
+        # distinct ids set distinct bits of a word, so their sum is their or
+        set_bits = cp.bincount(ids >> 5, weights=(cp.int64(1) << (ids & 31)).astype(
+            cp.float64), minlength=n_words)
+        bits[:n_words] = set_bits.astype(cp.uint32)
 
 
 @hookimpl
