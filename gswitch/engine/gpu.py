@@ -717,12 +717,20 @@ class GpuEngine:
         cp = self.cp
         dev = (self._device_finalize(ctx, plan, params) if finalize
                else self._device_fields(ctx, plan))
-        out = {}
+        out: dict[str, Any] = {}
+        core = ctx.core.array
+        lo, hi = core.data.ptr, core.data.ptr + core.nbytes
         for name in plan.spec.outputs:
             arr = dev.get(name)
-            if arr is not None:  # copied on the engine's stream, waited for below
-                out[name] = cp.array(arr, copy=True) if isinstance(arr, cp.ndarray) \
-                    else cp.asarray(arr)
+            if arr is None:
+                continue
+            if not isinstance(arr, cp.ndarray):
+                out[name] = cp.asarray(arr)
+            elif (arr.base is None and not lo <= arr.data.ptr < hi
+                  and all(arr is not o for o in out.values())):
+                out[name] = arr  # made by finalize: already the caller's own
+            else:  # a view of the core block, reused by the next run: copied on the
+                out[name] = cp.array(arr, copy=True)  # engine's stream, waited for below
         steps = self._queue_control_and_trace(ctx)
         self.runtime.streamSynchronize(self.stream.ptr)
         ctx._synced_at = self.work
