@@ -153,12 +153,15 @@ def pagerank_spec(residual_dtype: str = "float64", name: str = "pagerank",
 
 
 def _normalised(fields: dict, rank) -> dict:
-    """``fields`` with ``rank`` (float64, any array module) scaled to sum 1, as float32."""
+    """``fields`` with ``rank`` (float64, any array module) scaled to sum 1, as float32
+    (left as it is when it sums to zero). Branch-free on the total, a 0-d array: on the
+    device nothing waits for it.
+    """
     total = rank.sum()
-    if total > 0:
-        out = np.empty_like(rank, dtype=np.float32)
-        np.multiply(rank, 1.0 / total, out=out, casting="same_kind")
-        fields["rank"] = out
+    scale = np.where(total > 0, total, 1.0)
+    out = np.empty_like(rank, dtype=np.float32)
+    np.divide(rank, scale, out=out, casting="same_kind")
+    fields["rank"] = out
     return fields
 
 
