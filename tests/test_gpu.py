@@ -663,12 +663,15 @@ def test_finalize_runs_on_the_host_without_room_on_the_device(monkeypatch):
     assert r.stats["finalized_on"] == "host" and compare("bfs", r["depth"], want) is None
 
 
+@pytest.mark.parametrize("way", ["chunks", "pinned", "pinned_pool_full"])
 @pytest.mark.parametrize("launch", ["host_loop", "persistent"])
 @pytest.mark.parametrize("name", ALGORITHMS + ["half_hops", "dist64"])
-def test_results_in_chunks_equal_results_in_one_copy(name, launch, monkeypatch):
+def test_results_in_chunks_equal_results_in_one_copy(name, launch, way, monkeypatch):
     """Results brought back in small chunks, each copied out by a host thread once its
-    event has passed (thresholds lowered to every graph; fields of several dtypes, an
-    output finalised on the device into a new array), equal those of one whole copy."""
+    event has passed, or straight into page-locked result arrays, or in chunks because
+    the page-locked pool is full (thresholds lowered to every graph; fields of several
+    dtypes, an output finalised on the device into a new array), equal those of one
+    whole copy."""
     from gswitch.engine import gpu
     from gswitch.generators import rmat
     from gswitch.testing.user_algorithms import HALF_HOPS
@@ -683,6 +686,9 @@ def test_results_in_chunks_equal_results_in_one_copy(name, launch, monkeypatch):
     monkeypatch.setattr(gpu, "_COPY_CHUNK_BYTES", 1000)
     monkeypatch.setattr(gpu, "_DEVICE_FINALIZE_BYTES", 0)
     monkeypatch.setattr(gpu.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(gpu, "_PINNED_RESULT_BYTES", 1 << 62 if way == "chunks" else 0)
+    if way == "pinned_pool_full":
+        monkeypatch.setattr(gpu.GpuEngine.instance().results, "cap", 0)
     for _ in range(2):  # the second run reuses the events and the staging
         chunked = gs.run(spec, g, backend="gpu", config=cfg, **kw).fields
         assert chunked.keys() == whole.keys()
