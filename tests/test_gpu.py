@@ -290,17 +290,23 @@ def test_user_operator_matches_cpu_engine(name, config):
 
 
 @pytest.mark.parametrize("config,expected", [
-    ({"worklist": "atomic"}, [1, 1, 2]),
+    ({"worklist": "atomic"}, None),
     ({"worklist": "atomic", "worklist.dedup": True}, [1, 1, 1]),
     ({"worklist": "warp_aggregated", "worklist.dedup": True}, [1, 1, 1]),
     ({"worklist": "bitmap"}, [1, 1, 1]),
 ])
 def test_node_operator_runs_once_per_step_with_dedup(config, expected):
-    """A node pushed twice in one step runs a non-idempotent node operator twice unless
-    the worklist deduplicates (dedup=true or the bitmap); the CPU engine runs it once."""
+    """A node pushed twice in one step would run a non-idempotent node operator twice
+    unless the worklist deduplicates (dedup=true or the bitmap): a queue without dedup
+    is refused for an operator whose add activates on every message, naming the fix;
+    the CPU engine runs it once."""
     from gswitch.testing.user_algorithms import NODE_RUNS
 
     g = gs.Graph.from_edges([0, 1], [2, 2], n_nodes=3)
+    if expected is None:
+        with pytest.raises(gs.InvalidConfig, match="dedup=true"):
+            gs.run(NODE_RUNS, g, source=[0, 1], backend="gpu", config=config)
+        return
     r = gs.run(NODE_RUNS, g, source=[0, 1], backend="gpu", config=config)
     assert r.fields["runs"].tolist() == expected
     cpu = gs.run(NODE_RUNS, g, source=[0, 1], backend="cpu")
