@@ -5,10 +5,10 @@
   empty kernel cache, then again after ``gswitch compile --portfolio bfs`` filled it.
   Each time is the process's own clock from before ``import gswitch`` to the result;
   the peer is a fresh process that only imports CuPy and runs a few CuPy kernels
-  already in its cache (the floor of any first GPU call). The files the second first call adds to the cache are listed, with the
-  kernel names of their CUDA sources (``CUPY_CACHE_SAVE_CUDA_SOURCE``): after the
-  compile there should be none. Targets: at most 2.5 s with an empty cache, at most
-  1 s after the compile.
+  already in its cache (the floor of any first GPU call). The files the second first
+  call adds to the cache are listed, with the kernel names of their CUDA sources
+  (``CUPY_CACHE_SAVE_CUDA_SOURCE``): after the compile there should be none. Targets:
+  at most 2.5 s with an empty cache, at most 1 s after the compile.
 - **Tiny calls.** BFS on a 4-node path, end to end, the median of many warm calls: the
   plain call (the selector's pick), ``config="default"`` and the persistent launch;
   the peer is an empty CuPy kernel launch and a synchronise. Target: at most 100 us.

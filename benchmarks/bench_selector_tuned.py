@@ -82,10 +82,11 @@ def _bipartite(n, m, exponent, seed):
 
 
 def measure(name: str, g, trials: int, repeats: int) -> dict:
-    import gswitch as gs
     from bench_formulations import gpu_peers, primary_peer
-    from gswitch.testing.reference import compare
     from gswitch.tuner import tune
+
+    import gswitch as gs
+    from gswitch.testing.reference import compare
 
     src = int(np.argmax(g.out_degree))
     peer_args = argparse.Namespace(repeats=repeats, host_repeats=1, backend="gpu")
