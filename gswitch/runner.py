@@ -369,7 +369,7 @@ def _fallback_worklist(spec: AlgorithmSpec, graph: Graph, cfg: Config, given: An
             or "worklist" in given):
         return cfg, reason, note
     launch = cfg.strategy("launch")
-    fallback = getattr(launch, "fallback_worklist", None)
+    fallback = launch.fallback_worklist
     if fallback is None or fallback == cfg["worklist"] or backend not in launch.backends:
         return cfg, reason, note
     values = {**given, "worklist": fallback}
@@ -496,6 +496,25 @@ def _build_plan(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend
     return _CallPlan(spec, cfg, source_note, graph, caller_graph, perm, renumber_s, labelled)
 
 
+def _engine(backend: str) -> Any:
+    """The engine of ``backend``: the GPU's one instance, or a CPU engine (which keeps
+    nothing between calls). The engine package is imported on the first call.
+    """
+    global _CpuEngine
+    if backend == "gpu":
+        from .engine.gpu import GpuEngine
+
+        return GpuEngine.instance()
+    if _CpuEngine is None:  # an import statement here costs 10 us a call
+        from .engine.cpu import CpuEngine
+
+        _CpuEngine = CpuEngine
+    return _CpuEngine()
+
+
+_CpuEngine: Any = None
+
+
 def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = None,
         backend: str = "auto", config: Config | Mapping[str, Any] | str | None = None,
         progress: Callable[[int, int], None] | None = None, deadline_s: float | None = None,
@@ -575,14 +594,7 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
     max_it = DEFAULT_MAX_ITERATIONS
     if spec.max_iterations_param:
         max_it = int(resolved[spec.max_iterations_param])
-    if backend == "gpu":
-        from .engine.gpu import GpuEngine
-
-        engine: Any = GpuEngine.instance()
-    else:
-        from .engine.cpu import CpuEngine
-
-        engine = CpuEngine()
+    engine = _engine(backend)
     if deadline_s is not None and not deadline_s > 0:
         raise InvalidInput(f"deadline_s must be a positive number of seconds; got {deadline_s!r}")
     extra = {"device_arrays": True} if arrays == "cupy" else {}

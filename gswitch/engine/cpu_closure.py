@@ -100,9 +100,9 @@ def closure_path(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
     run needs its super-steps (the module docstring lists when).
     """
     op = spec.edge
-    if (os.environ.get("GSWITCH_CPU_STEPS") == "1" or op is None or op.raw is not None
-            or op.first or spec.node is not None or spec.step_totals
-            or spec.converge_below is not None or max_iterations < NO_LIMIT
+    if (op is None or op.raw is not None or op.first or spec.node is not None
+            or spec.step_totals or spec.converge_below is not None
+            or max_iterations < NO_LIMIT or os.environ.get("GSWITCH_CPU_STEPS") == "1"
             or len(op.statements) != 1):
         return None
     s = op.statements[0]

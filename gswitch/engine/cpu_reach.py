@@ -133,9 +133,9 @@ def reach_path(spec: AlgorithmSpec, params: dict[str, Any], fields: dict[str, np
     super-steps (the module docstring says when).
     """
     op = spec.edge
-    if (os.environ.get("GSWITCH_CPU_STEPS") == "1" or op is None or op.raw is not None
-            or op.first or spec.node is not None or spec.step_totals
-            or spec.converge_below is not None or max_iterations < NO_LIMIT
+    if (op is None or op.raw is not None or op.first or spec.node is not None
+            or spec.step_totals or spec.converge_below is not None
+            or max_iterations < NO_LIMIT or os.environ.get("GSWITCH_CPU_STEPS") == "1"
             or not op.statements):
         return None
     *guards, s = op.statements
