@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -410,8 +410,11 @@ class _CallPlan:
     spec: AlgorithmSpec
     config: Config
     note: str
-    graph: Graph
-    caller_graph: Graph
+    #: ``None`` where it is the graph the plan is kept on: a plan holds no reference to
+    #: that graph, so a graph the caller drops is freed at once (with its device copy),
+    #: not at the next cycle collection
+    graph: Graph | None
+    caller_graph: Graph | None
     perm: np.ndarray | None
     renumber_s: float
     labelled: bool
@@ -461,6 +464,9 @@ def _plan_call(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend:
             return hit
     plan = _build_plan(algorithm, graph, config, backend)
     if key is not None:
+        plan = replace(plan, graph=None if plan.graph is graph else plan.graph,
+                       caller_graph=None if plan.caller_graph is graph
+                       else plan.caller_graph)
         plan.given = config
         plan.given_spec = algorithm
         if plans is None or len(plans) >= _PLANS_PER_GRAPH:
@@ -580,13 +586,13 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
         raise InvalidInput(f"arrays must be 'numpy' or 'cupy'; got {arrays!r}")
     backend = resolve_backend(backend)
     plan = _plan_call(algorithm, graph, config, backend)
-    spec, cfg, source_note, graph, perm = plan.spec, plan.config, plan.note, plan.graph, \
-        plan.perm
+    spec, cfg, source_note, perm = plan.spec, plan.config, plan.note, plan.perm
+    caller_graph = graph if plan.caller_graph is None else plan.caller_graph
+    graph = graph if plan.graph is None else plan.graph
     if arrays == "cupy" and backend != "gpu":
         raise InvalidInput("arrays='cupy' keeps the results on the GPU, so it needs "
                            f"backend='gpu' (this run's backend is {backend!r}); use "
                            "arrays='numpy' on the CPU")
-    caller_graph = plan.caller_graph
     sources = prepare_sources(spec, caller_graph, source, plan.labelled)
     resolved = spec.resolve_params(params, caller_graph.n_nodes)
     if perm is not None:

@@ -143,3 +143,21 @@ def test_a_view_keeps_its_pinned_result_counted():
     del view
     gc.collect()
     assert pool.live == 0
+
+
+def test_a_graph_with_plans_is_freed_as_soon_as_it_is_dropped():
+    """A plan holds no reference to the graph it is kept on: dropping the graph frees it
+    (and so its device copy) at once, without waiting for a cycle collection."""
+    import weakref
+
+    g = _graph()
+    gs.run("bfs", g, source=0, backend="cpu")
+    gs.run("cc", g, backend="cpu")  # a plan whose prepared graph is the symmetrised one
+    assert len(g._call_plans) == 2
+    ref = weakref.ref(g)
+    gc.disable()
+    try:
+        del g
+        assert ref() is None
+    finally:
+        gc.enable()
