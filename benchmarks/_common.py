@@ -26,6 +26,23 @@ def require_gpu(script: str) -> None:
 TINY_EDGES = ([0, 1, 2], [1, 2, 3])
 
 
+def launch_floor(reps: int) -> float:
+    """Median seconds of an empty CuPy kernel launch plus a stream synchronise: the
+    floor of any GPU call on this host."""
+    import cupy as cp
+
+    k = cp.RawKernel('extern "C" __global__ void gs_empty() {}', "gs_empty")
+    s = cp.cuda.Stream(non_blocking=True)
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        k((1,), (32,), (), stream=s)
+        s.synchronize()
+        ts.append(time.perf_counter() - t)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
 def tiny_bfs_times(config, calls: int, warmup: int = 50):
     """End-to-end seconds of ``calls`` GPU BFS runs on the 4-node path (sorted), after
     ``warmup`` runs, and the last result (its depths checked).

@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import require_gpu, tiny_bfs_times, write_json
+from _common import launch_floor, require_gpu, tiny_bfs_times, write_json
 
 FIRST = r"""
 import time
@@ -108,18 +108,7 @@ def cold(out: dict) -> None:
 
 
 def tiny(out: dict, calls: int) -> None:
-    import cupy as cp
-
-    k = cp.RawKernel('extern "C" __global__ void gs_empty() {}', "gs_empty")
-    s = cp.cuda.Stream(non_blocking=True)
-    ts = []
-    for _ in range(calls):
-        t = time.perf_counter()
-        k((1,), (32,), (), stream=s)
-        s.synchronize()
-        ts.append(time.perf_counter() - t)
-    ts.sort()
-    out["floor_us"] = ts[len(ts) // 2] * 1e6
+    out["floor_us"] = launch_floor(calls) * 1e6
     out["tiny"] = {}
     for label, cfg in (("plain call", None), ("default", "default"),
                        ("persistent", {"launch": "persistent"})):

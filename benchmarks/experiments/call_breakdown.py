@@ -32,7 +32,7 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
-from _common import TINY_EDGES, require_gpu, tiny_bfs_times
+from _common import TINY_EDGES, launch_floor, require_gpu, tiny_bfs_times
 
 TOTALS: dict[str, float] = defaultdict(float)
 
@@ -53,20 +53,6 @@ def wrap(owner: Any, attr: str, label: str) -> None:
     setattr(owner, attr, timed)
 
 
-def host_floor(cp: Any, reps: int) -> float:
-    """Median seconds of an empty kernel launch plus a stream synchronise."""
-    k = cp.RawKernel('extern "C" __global__ void gs_empty() {}', "gs_empty")
-    s = cp.cuda.Stream(non_blocking=True)
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        k((1,), (32,), (), stream=s)
-        s.synchronize()
-        ts.append(time.perf_counter() - t)
-    ts.sort()
-    return ts[len(ts) // 2]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--calls", type=int, default=2000)
@@ -77,7 +63,6 @@ def main() -> None:
     ap.add_argument("--config", default="", help="configuration as JSON (--grid, --rmat)")
     args = ap.parse_args()
     require_gpu("call_breakdown.py")
-    import cupy as cp
 
     import gswitch as gs
     from gswitch import runner
@@ -114,7 +99,7 @@ def main() -> None:
         ts, r = tiny_bfs_times(conf, args.calls)
     launch_cls = type(conf.strategies()["launch"])
     median = ts[len(ts) // 2]
-    floor = host_floor(cp, 500)
+    floor = launch_floor(500)
     wrap(runner, "prepare", "runner.prepare")
     wrap(runner, "check_combination", "runner.check_combination")
     wrap(runner, "resolve_backend", "runner.resolve_backend")
