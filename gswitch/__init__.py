@@ -48,7 +48,7 @@ from .graph import Graph
 from .hookspecs import hookimpl
 from .io import load_graph, save_graph
 from .result import Result
-from .runner import as_graph, gpu_available, run
+from .runner import as_graph, gpu_available, release, run
 
 __all__ = [
     "__version__",
@@ -57,6 +57,7 @@ __all__ = [
     "save_graph",
     "as_graph",
     "run",
+    "release",
     "Result",
     "Config",
     "DEFAULTS",

@@ -27,6 +27,8 @@ _SPELLINGS: dict[str, tuple[str, str]] = {
     "save_npz": ("gswitch.save_graph(graph, 'file.npz')", "gswitch convert IN OUT.npz"),
     "backend_cpu": ("backend='cpu'", "--backend cpu"),
     "backend_gpu": ("backend='gpu'", "--backend gpu"),
+    "device": ("device=", "--device "),
+    "no_device": ("drop device", "drop --device"),
 }
 
 

@@ -69,6 +69,8 @@ def _add_run_args(p: argparse.ArgumentParser) -> None:
                    help="source node for bfs/sssp (0-based, also for 1-based files)")
     p.add_argument("--backend", default="auto", choices=["auto", "cpu", "gpu"],
                    help="auto uses the GPU when CuPy sees one (default)")
+    p.add_argument("--device", type=int, metavar="N",
+                   help="run on GPU N (default: the current GPU, normally 0)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="strategy config, e.g. --set driving=temporal --set block_size=128")
     p.add_argument("--config", metavar="FILE.json",
@@ -349,8 +351,10 @@ def _run_inputs(args: argparse.Namespace, before_load: Callable[[], None] | None
     any work.
     """
     from .config import Config, parse_set_options
-    from .runner import resolve_backend
+    from .runner import check_device, resolve_backend
 
+    # a --device on the cpu backend or past the GPUs present is refused before any work
+    args.backend = check_device(getattr(args, "device", None), args.backend)
     values: dict[str, Any] = {}
     given: dict[str, Any] = {}  # what the user chose, for the note on GPU-only settings
     # a value that names no file and is not 'default' is a plugin's mode (the tuner's
@@ -430,7 +434,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     try:
         result = run(args.algorithm, graph, source=args.source, backend=backend,
-                     config=chosen_config, progress=progress, **params)
+                     config=chosen_config, progress=progress, device=args.device, **params)
     finally:
         if bar is not None:
             bar.close()
@@ -528,7 +532,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 
     graph, backend, chosen_config, params = _run_inputs(args, refuse_plot)
     data = profile(args.algorithm, graph, backend=backend, config=chosen_config,
-                   source=args.source, **params)
+                   source=args.source, device=args.device, **params)
     data["irregularity"] = irr = _irregularity(args, backend)
     if args.plot:
         plot_profile(data, args.plot)

@@ -180,7 +180,8 @@ def _best_copy(copy: Any, nbytes: int) -> float:
 
 
 def profile(algorithm: str, graph: Any, *, backend: str = "auto", config: Any = None,
-            source: Any = None, **params: Any) -> dict[str, Any]:
+            source: Any = None, device: int | None = None, **params: Any
+            ) -> dict[str, Any]:
     """Run ``algorithm`` once, timing every phase, and report as ``gswitch profile``.
 
     Parameters
@@ -194,6 +195,8 @@ def profile(algorithm: str, graph: Any, *, backend: str = "auto", config: Any = 
         As :func:`gswitch.run` takes it (``None``: the selector's pick on the GPU).
     source : int, optional
         Start node of source-based algorithms.
+    device : int, optional
+        The GPU to run on (default: the current one).
     **params
         Algorithm parameters.
 
@@ -207,15 +210,16 @@ def profile(algorithm: str, graph: Any, *, backend: str = "auto", config: Any = 
         ``work`` (steps, active items, edges processed, activations) the bytes come from.
 
     """
-    from .runner import resolve_backend, run
+    from .runner import check_device, resolve_backend, run
 
-    backend = resolve_backend(backend)
+    backend = resolve_backend(check_device(device, backend))
     # a first run compiles, uploads, pools and imports; the timed run is the steady state
-    run(algorithm, graph, source=source, backend=backend, config=config, **params)
+    run(algorithm, graph, source=source, backend=backend, config=config, device=device,
+        **params)
     timer = PhaseTimer()
     t0 = time.perf_counter()
     result = run(algorithm, graph, source=source, backend=backend, config=config,
-                 timer=timer, **params)
+                 timer=timer, device=device, **params)
     wall = time.perf_counter() - t0
     peak = peak_bandwidth(backend)
     phases = _phase_rows(timer, graph, backend, peak["bytes_per_s"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -22,8 +23,8 @@ from .strategy import AXES, SHARED_BYTES_CORE, SHARED_BYTES_LIMIT
 if TYPE_CHECKING:  # the engine package is imported on first use only
     from .engine.timing import PhaseTimer
 
-__all__ = ["run", "prepare", "as_graph", "gpu_available", "resolve_backend",
-           "check_combination", "DEFAULT_MAX_ITERATIONS"]
+__all__ = ["run", "release", "check_device", "prepare", "as_graph", "gpu_available",
+           "resolve_backend", "check_combination", "DEFAULT_MAX_ITERATIONS"]
 
 #: Safety bound on super-steps for algorithms without an iteration parameter.
 DEFAULT_MAX_ITERATIONS = 1 << 30
@@ -502,15 +503,16 @@ def _build_plan(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend
     return _CallPlan(spec, cfg, source_note, graph, caller_graph, perm, renumber_s, labelled)
 
 
-def _engine(backend: str) -> Any:
-    """The engine of ``backend``: the GPU's one instance, or a CPU engine (which keeps
-    nothing between calls). The engine package is imported on the first call.
+def _engine(backend: str, device: int | None = None) -> Any:
+    """The engine of ``backend``: the GPU engine of ``device`` (default: the current
+    device), or a CPU engine (which keeps nothing between calls). The engine package is
+    imported on the first call.
     """
     global _CpuEngine
     if backend == "gpu":
         from .engine.gpu import GpuEngine
 
-        return GpuEngine.instance()
+        return GpuEngine.instance(device)
     if _CpuEngine is None:  # an import statement here costs 10 us a call
         from .engine.cpu import CpuEngine
 
@@ -521,10 +523,80 @@ def _engine(backend: str) -> Any:
 _CpuEngine: Any = None
 
 
+def check_device(device: Any, backend: str) -> str:
+    """Check ``device=`` against the backend and the GPUs present; the backend to use
+    (``auto`` with a device chosen means the GPU).
+
+    Raises
+    ------
+    InvalidInput
+        A device that is not a GPU number of this machine, or one given with the CPU
+        backend.
+    DeviceError
+        A device chosen where CuPy sees no GPU.
+    """
+    if device is None:
+        return backend
+    flag = option("device")
+    if isinstance(device, bool) or not isinstance(device, (int, np.integer)) or device < 0:
+        raise InvalidInput(f"{flag.rstrip('= ')} must be a GPU number (0, 1, ...); got "
+                           f"{device!r}")
+    if backend == "cpu":
+        raise InvalidInput(f"{flag}{device} picks a GPU, but the backend is "
+                           f"{option('backend_cpu')}; {option('no_device')}, or use "
+                           f"{option('backend_gpu')}")
+    if not gpu_available():
+        raise DeviceError(f"{flag}{device} needs CuPy and an NVIDIA GPU; {_why_no_gpu()}, or "
+                          f"{option('no_device')}")
+    from cupy.cuda import runtime
+
+    count = runtime.getDeviceCount()
+    if device >= count:
+        raise InvalidInput(f"{flag}{device} names GPU {device}, but this machine has {count} "
+                           f"(0 to {count - 1}); pick one of them")
+    return "gpu"
+
+
+def release(graph: Graph) -> int:
+    """Free the GPU copies of ``graph`` (and of the prepared forms gswitch made of it,
+    such as its symmetrised copy), on every device.
+
+    A graph that has run on one GPU stays resident there and is never copied to another
+    on its own; release it first to run it on another GPU. The host graph is unchanged,
+    and the next GPU call uploads it again.
+
+    Parameters
+    ----------
+    graph : Graph
+        A graph that has run on the GPU.
+
+    Returns
+    -------
+    int
+        How many device copies were freed (0 when there were none).
+
+    """
+    module = sys.modules.get("gswitch.engine.gpu")
+    if module is None or not isinstance(graph, Graph):
+        return 0  # no GPU engine in this process: nothing is resident
+    targets = [graph]
+    for plan in (graph._call_plans or {}).values():
+        targets += [g for g in (plan.graph, plan.caller_graph) if g is not None]
+    freed = 0
+    for engine in list(module.GpuEngine._instances.values()):
+        seen: set[int] = set()
+        for g in targets:
+            if id(g) not in seen:
+                seen.add(id(g))
+                freed += engine.release(g)
+    return freed
+
+
 def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = None,
         backend: str = "auto", config: Config | Mapping[str, Any] | str | None = None,
         progress: Callable[[int, int], None] | None = None, deadline_s: float | None = None,
-        arrays: str = "numpy", timer: PhaseTimer | None = None, **params: Any) -> Result:
+        arrays: str = "numpy", timer: PhaseTimer | None = None, device: int | None = None,
+        **params: Any) -> Result:
     """Run an algorithm on a graph.
 
     Parameters
@@ -563,6 +635,10 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
     timer : PhaseTimer, optional
         Collects the time of each phase (and stage) of the run, as ``gswitch profile``
         reports it; see :mod:`gswitch.engine.timing`.
+    device : int, optional
+        The GPU to run on (``backend`` ``auto`` or ``gpu``); default the current CUDA
+        device. Each GPU keeps its own copy of the graphs run there; a graph resident on
+        one GPU is never copied to another on its own (see :func:`release`).
     **params
         Algorithm parameters (e.g. ``alpha=0.9`` for PageRank).
 
@@ -584,7 +660,7 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
     """
     if arrays not in ("numpy", "cupy"):
         raise InvalidInput(f"arrays must be 'numpy' or 'cupy'; got {arrays!r}")
-    backend = resolve_backend(backend)
+    backend = resolve_backend(check_device(device, backend))
     plan = _plan_call(algorithm, graph, config, backend)
     spec, cfg, source_note, perm = plan.spec, plan.config, plan.note, plan.perm
     caller_graph = graph if plan.caller_graph is None else plan.caller_graph
@@ -600,9 +676,21 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
     max_it = DEFAULT_MAX_ITERATIONS
     if spec.max_iterations_param:
         max_it = int(resolved[spec.max_iterations_param])
-    engine = _engine(backend)
     if deadline_s is not None and not deadline_s > 0:
         raise InvalidInput(f"deadline_s must be a positive number of seconds; got {deadline_s!r}")
+    engine = _engine(backend, None if device is None else int(device))
+    # every launch, allocation and copy of the call, results included, on the engine's GPU
+    with engine.on_device() if backend == "gpu" else contextlib.nullcontext():
+        return _execute(plan, engine, graph, caller_graph, sources, resolved, spec, cfg,
+                        backend, max_it, perm, source_note, progress, deadline_s, arrays,
+                        timer)
+
+
+def _execute(plan: _CallPlan, engine: Any, graph: Graph, caller_graph: Graph,
+             sources: Any, resolved: dict[str, Any], spec: AlgorithmSpec, cfg: Config,
+             backend: str, max_it: int, perm: Any, source_note: str, progress: Any,
+             deadline_s: float | None, arrays: str, timer: PhaseTimer | None) -> Result:
+    """The engine's part of :func:`run`, its finalize and the results in caller ids."""
     extra = {"device_arrays": True} if arrays == "cupy" else {}
     # the GPU engine's staging and pools serve one call at a time (calls from several
     # threads queue); the CPU engine keeps nothing between calls

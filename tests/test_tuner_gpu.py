@@ -90,3 +90,31 @@ def test_two_gpus_share_one_study(tmp_path):
     assert 16 <= len(finished) <= 17
     assert {t.user_attrs["gpu"] for t in finished} == {0, 1}
     assert len({t.number for t in finished}) == len(finished)
+
+
+@pytest.mark.skipif(not gs.gpu_available() or _gpu_count() < 2, reason="needs two GPUs")
+def test_batch_spreads_graphs_over_two_gpus(tmp_path):
+    """A batch of two graphs on ``devices=[0, 1]``: one study each, one per GPU, both
+    with a verified best; every trial of a study ran on its lane's GPU."""
+    from gswitch.tuner.batch import tune_batch
+
+    storage = f"journal://{tmp_path / 'studies.journal'}"
+    paths = []
+    for i, spec in enumerate(["rmat:12,seed=5", "grid:64x64"]):
+        paths.append(tmp_path / f"g{i}.npz")
+        gs.save_graph(parse_generator_spec(spec).symmetrize(), paths[-1])
+    items = tune_batch("bfs", paths, load=gs.load_graph, devices=[0, 1], trials=6,
+                       backend="gpu", storage=storage, seed=0)
+    assert sorted(i["lane"] for i in items) == ["0", "1"]
+    for path, item in zip(paths, items):
+        finished = _check_study(storage, _Result(item["result"]), gs.load_graph(path))
+        assert {t.user_attrs["gpu"] for t in finished} == {int(item["lane"])}
+
+
+class _Result:
+    """A batch item's result with the attributes ``_check_study`` reads."""
+
+    def __init__(self, data):
+        self.study_name = data["study_name"]
+        self.best_time_s = data["best_time_s"]
+        self.best_config = data["best_config"]

@@ -33,15 +33,16 @@ __all__ = ["Precompiler", "default_compile_ahead"]
 MAX_DEFAULT_PROCESSES = 8
 
 
-def default_compile_ahead(backend: str) -> int:
+def default_compile_ahead(backend: str, workers: int = 1) -> int:
     """Compile processes (and trials asked ahead) used when ``--compile-ahead`` is not
-    given: none on the CPU backend, which compiles nothing; on the GPU one per spare core,
-    at most :data:`MAX_DEFAULT_PROCESSES`, and none when CuPy keeps its kernel cache in
-    memory only (``CUPY_CACHE_IN_MEMORY=1``), since the worker could not find the result.
+    given: none on the CPU backend, which compiles nothing; on the GPU one per spare core
+    (besides the tuner and its ``workers``), at most :data:`MAX_DEFAULT_PROCESSES` per
+    worker, and none when CuPy keeps its kernel cache in memory only
+    (``CUPY_CACHE_IN_MEMORY=1``), since the worker could not find the result.
     """
     if backend != "gpu" or os.environ.get("CUPY_CACHE_IN_MEMORY") == "1":
         return 0
-    return max(0, min(MAX_DEFAULT_PROCESSES, (os.cpu_count() or 1) - 2))
+    return max(0, min(MAX_DEFAULT_PROCESSES * workers, (os.cpu_count() or 1) - 1 - workers))
 
 
 _SPEC: Any = None

@@ -48,6 +48,12 @@ def add_tuner_commands(sub: Any) -> None:
         "the same command again.")
     tune.add_argument("algorithm", help="bfs, sssp, cc, pagerank, or a plugin's algorithm")
     _add_graph_args(tune)
+    for action in tune._actions:
+        if action.dest == "graph":
+            action.metavar = "GRAPH|DIR|LIST"
+            action.help = ("graph file; or a batch: a folder of graph files or a .list file "
+                           "of paths (one study per graph, spread over --devices, resumed "
+                           "by running the same command again)")
     tune.add_argument("--source", type=int, metavar="NODE",
                       help="source node for bfs/sssp (default: the node of highest degree)")
     tune.add_argument("--param", dest="params", action="append", default=[],
@@ -65,7 +71,9 @@ def add_tuner_commands(sub: Any) -> None:
     tune.add_argument("--study", metavar="NAME",
                       help="study name (default: algorithm@fingerprint on device (space V))")
     tune.add_argument("--devices", metavar="LIST",
-                      help="GPUs to use, one worker each, e.g. 0,1 (default: the current GPU)")
+                      help="GPUs to use, e.g. 0,1 (default: the current GPU): one worker "
+                      "each on one study, or for a batch one graph at a time each; on the "
+                      "CPU backend, simulated devices (one worker process each)")
     tune.add_argument("--sampler", default="tpe", choices=list(SAMPLERS),
                       help="Optuna sampler (default tpe; grid keeps parameters at defaults)")
     tune.add_argument("--seed", type=int, help="sampler seed")
@@ -90,8 +98,8 @@ def add_tuner_commands(sub: Any) -> None:
                       "of the best configuration so far (default 0.5; 0: the sampler only)")
     tune.add_argument("--compile-ahead", type=int, metavar="P",
                       help="background processes compiling the trials to come (default on "
-                      "the GPU: one per spare core, at most 8; 0: each trial compiles when "
-                      "it runs)")
+                      "the GPU: one per spare core, at most 8 per GPU; 0: each trial "
+                      "compiles when it runs)")
     tune.add_argument("--export", metavar="FILE.json", help="write the best config as JSON")
     tune.add_argument("--json", action="store_true", help="machine-readable output")
     tune.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -131,31 +139,18 @@ def add_tuner_commands(sub: Any) -> None:
 
 
 def _fmt_s(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return f"{x * 1e3:.3f} ms" if x < 1 else f"{x:.3f} s"
+    from .progress import fmt_s
+
+    return fmt_s(x)
 
 
-def _progress_bar(args: argparse.Namespace) -> tuple[Any, Any]:
+def _bars(args: argparse.Namespace, graphs: int | None = None) -> Any:
     if args.json or args.no_progress or not sys.stderr.isatty():
-        return None, None
-    from tqdm import tqdm
+        return None
+    from .progress import TuneBars
 
-    bar = tqdm(total=args.trials, desc=f"tune {args.algorithm}", unit="trial", leave=False)
-
-    def update(info: dict[str, Any]) -> None:
-        c = info["counts"]
-        # cancelled: sampler trials asked ahead that an earlier session never ran
-        finished = sum(v for k, v in c.items()
-                       if k not in ("running", "waiting", "failed", "cancelled"))
-        failed = sum(v for k, v in c.items()
-                     if k not in ("ok", "pruned", "running", "waiting", "cancelled"))
-        bar.n = min(finished, args.trials)
-        bar.set_postfix(failed=failed, pruned=c.get("pruned", 0),
-                        best=_fmt_s(info["best_s"]), refresh=False)
-        bar.refresh()
-
-    return bar, update
+    return TuneBars(args.trials, f"tune {args.algorithm}" if graphs is None
+                    else f"tune {args.algorithm}, graphs", graphs)
 
 
 def _table(result: Any) -> str:
@@ -194,24 +189,29 @@ def cmd_tune(args: argparse.Namespace) -> int:
     variant = None
     if "variant" in sets:
         variant = _variant_spec(args.algorithm, str(sets["variant"])).variant
+    options = dict(trials=args.trials, timeout_s=args.timeout, storage=args.storage,
+                   sampler=args.sampler, seed=args.seed, backend=args.backend,
+                   source=args.source, params=_parse_params(args.params),
+                   warmup=args.warmup, repeats=args.repeats,
+                   prune_factor=args.prune_factor, trial_timeout_s=args.trial_timeout,
+                   warm_start=args.warm_start, refine=args.refine,
+                   compile_ahead=args.compile_ahead, variant=variant,
+                   objective=args.objective)
+    from .batch import is_batch
+
+    if is_batch(args.graph):
+        return _cmd_tune_batch(args, options)
     export = None
     if args.export:
         export = _check_output(args.export, (".json",), "--export")
     graph = _load(args)
-    bar, update = _progress_bar(args)
+    bars = _bars(args)
     try:
-        result = tune(args.algorithm, graph, trials=args.trials, timeout_s=args.timeout,
-                      storage=args.storage, devices=_devices(args.devices),
-                      sampler=args.sampler, seed=args.seed, backend=args.backend,
-                      source=args.source, params=_parse_params(args.params),
-                      warmup=args.warmup, repeats=args.repeats,
-                      prune_factor=args.prune_factor, trial_timeout_s=args.trial_timeout,
-                      warm_start=args.warm_start, refine=args.refine, progress=update,
-                      name=args.study, compile_ahead=args.compile_ahead, variant=variant,
-                      objective=args.objective)
+        result = tune(args.algorithm, graph, devices=_devices(args.devices), name=args.study,
+                      progress=None if bars is None else bars.study, **options)
     finally:
-        if bar is not None:
-            bar.close()
+        if bars is not None:
+            bars.close()
     if export is not None and result.best_config:
         from gswitch.io._common import _atomic_write
 
@@ -238,6 +238,69 @@ def cmd_tune(args: argparse.Namespace) -> int:
     print(_table(result))
     if export is not None:
         print(f"best config written to {export}")
+    return 0
+
+
+def _on_cpu(items: list[dict[str, Any]]) -> bool:
+    return any(i.get("result", {}).get("backend") == "cpu" for i in items)
+
+
+def _cmd_tune_batch(args: argparse.Namespace, options: dict[str, Any]) -> int:
+    """``gswitch tune ALG DIR_OR_LIST``: one study per graph, spread over ``--devices``."""
+    from gswitch.cli import _load
+
+    from .batch import graph_paths, tune_batch
+
+    for flag, given in (("--study", args.study), ("--export", args.export),
+                        ("--generate", args.generate)):
+        if given:
+            raise InvalidInput(f"{flag} names one graph's study; a batch ({args.graph}) makes "
+                               "one study per graph: drop it, or tune one graph")
+    paths = graph_paths(args.graph)
+    devices = _devices(args.devices)
+    if options["backend"] != "cpu" and devices:
+        from gswitch.runner import resolve_backend
+
+        from .storage import device_key
+
+        device_key(resolve_backend(options["backend"]), devices)  # absent or mixed GPUs
+
+    def load(path: Path) -> Any:
+        return _load(argparse.Namespace(**{**vars(args), "graph": str(path)}))
+
+    bars = _bars(args, len(paths))
+    try:
+        items = tune_batch(args.algorithm, paths, load=load, devices=devices,
+                           progress=None if bars is None else bars.batch, **options)
+    finally:
+        if bars is not None:
+            bars.close()
+    failed = [i for i in items if "error" in i or not i["result"].get("best_config")]
+    if args.json:
+        print(json.dumps({"algorithm": args.algorithm, "graphs": items}, indent=2,
+                         default=str))
+        return 1 if failed else 0
+    lanes = ("one device" if not devices else
+             f"{'simulated devices' if items and _on_cpu(items) else 'GPUs'} "
+             + ",".join(map(str, devices)))
+    print(f"batch: {len(items)} graphs of {args.graph} on {lanes}")
+    print(f"  {'graph':<28} {'lane':>5} {'trials':>7} {'best':>12} {'default':>12} "
+          f"{'speedup':>8} {'wall':>8}")
+    for item in items:
+        name = Path(item["graph"]).name[:28]
+        if "error" in item:
+            print(f"  {name:<28} {item['lane']:>5}  error: {item['error']}")
+            continue
+        r = item["result"]
+        speed = f"{r['speedup']:.2f}x" if r.get("speedup") else "-"
+        print(f"  {name:<28} {item['lane']:>5} {sum(r['counts'].values()):>7} "
+              f"{_fmt_s(r['best_time_s']):>12} {_fmt_s(r['default_time_s']):>12} "
+              f"{speed:>8} {item['wall_s']:>7.1f}s")
+    if failed:
+        print(f"{len(failed)} of {len(items)} graphs have no correct configuration yet; run "
+              "the same command to resume, or `gswitch report ALG GRAPH` for a graph's "
+              "reasons", file=sys.stderr)
+        return 1
     return 0
 
 

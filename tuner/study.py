@@ -317,6 +317,11 @@ class _Session:
         # pick the same neighbours
         self.rng = random.Random(f"{seed}:{self.host}:{self.pid}")
         self.error: BaseException | None = None
+        #: workers sharing the study, and those whose process could not be restarted
+        self.n_workers = 1
+        self.broken: list[Worker] = []
+        #: per worker label: finished trials and the last outcome (for the progress bars)
+        self.by_worker: dict[str, dict[str, Any]] = {}
         #: compile processes; sampler trials asked ahead of their turn wait in ``queued``
         #: (trial, config) while their modules compile
         self.ahead = ahead if ahead is not None else Precompiler(spec, False, 0)
@@ -383,18 +388,33 @@ class _Session:
                         trial, config = self.queued.pop(0)  # asked ahead, compiled ahead
                     else:
                         trial = self._ask()
-                    if worker.setup.device is not None:
-                        trial.set_user_attr("gpu", worker.setup.device)
+                    self._label(trial, worker)
                     self._compile_ahead()
                     # the default runs to the end (within the trial limit) even after a
                     # similar graph's best: the study reports its speedup over it
                     limit = None if trial.user_attrs.get("source") == "default" \
                         else self.limit()
                 self._one(trial, worker, limit, config)
+                if worker.broken:
+                    with self.lock:
+                        # its trial failed and waits for another worker to retry it
+                        self.broken.append(worker)
+                        if len(self.broken) >= self.n_workers:
+                            self.error = self.error or TunerError(
+                                f"no worker could run trials: {worker.broken}")
+                            self.stop = True
+                    return
         except BaseException as exc:  # noqa: BLE001 - reported by the caller
             with self.lock:
                 self.error = self.error or exc
                 self.stop = True
+
+    def _label(self, trial: Any, worker: Worker) -> None:
+        """Record where a trial runs: the worker's slot and, on the GPU, its device."""
+        if self.n_workers > 1 or worker.setup.device is not None:
+            trial.set_user_attr("worker", worker.label)
+        if worker.setup.device is not None and self.backend == "gpu":
+            trial.set_user_attr("gpu", worker.setup.device)
 
     def _may_continue(self) -> bool:
         if self.stop or len(self.finished()) >= self.trials:
@@ -532,7 +552,8 @@ class _Session:
             try:
                 config = self.space.suggest(trial)
             except GswitchError as exc:
-                self._tell(trial, None, {"outcome": "refused", "reason": str(exc)}, t0)
+                self._tell(trial, None, {"outcome": "refused", "reason": str(exc)}, t0,
+                           worker)
                 return
         key = config.key()
         from gswitch.runner import check_combination
@@ -542,19 +563,24 @@ class _Session:
             attrs = {k: v for k, v in seen["attrs"].items() if k not in ("host", "pid", "source",
                                                                         "attempt", "retry_of")}
             attrs["same_as"] = seen["number"]
-            self._tell(trial, config, {**attrs, "value_s": seen["value"], "reused": True}, t0)
+            self._tell(trial, config, {**attrs, "value_s": seen["value"], "reused": True}, t0,
+                       worker)
             return
         reason = check_combination(self.space.spec(config), self.graph, config,
                                    self.backend)
         if reason:
-            self._tell(trial, config, {"outcome": "refused", "reason": reason}, t0)
+            self._tell(trial, config, {"outcome": "refused", "reason": reason}, t0, worker)
             return
         request = {"op": "trial", "config": config.to_dict(), "warmup": self.warmup,
                    "repeats": self.repeats, "deadline_s": limit, "objective": self.objective}
         t_wait = time.perf_counter()
         ahead_s = self.ahead.wait(config, self.trial_timeout_s)
         waited = time.perf_counter() - t_wait
-        answer = worker.run_trial(request, self.trial_timeout_s)
+        try:
+            answer = worker.run_trial(request, self.trial_timeout_s)
+        except TunerError as exc:  # its process could not (re)start: retried elsewhere
+            worker.broken = str(exc)
+            answer = {"outcome": "crashed", "reason": f"worker could not start: {exc}"}
         if ahead_s is not None:
             # compiled in a background process: what the worker measured is the load from
             # the kernel cache
@@ -562,10 +588,10 @@ class _Session:
             answer["ahead_wait_s"] = waited
         if answer.get("outcome") == "pruned" and limit is not None:
             answer["limit_s"] = limit
-        self._tell(trial, config, answer, t0)
+        self._tell(trial, config, answer, t0, worker)
 
     def _tell(self, trial: Any, config: Config | None, answer: dict[str, Any],
-              t0: float) -> None:
+              t0: float, worker: Worker | None = None) -> None:
 
         outcome = answer.get("outcome", "error")
         attempt = int(trial.user_attrs.get("attempt", 1))
@@ -596,11 +622,17 @@ class _Session:
                     raise
                 return
             self.new_trials += 1
+            label = None if worker is None else worker.label
+            if label is not None:
+                mine = self.by_worker.setdefault(label, {"trials": 0, "last": None})
+                mine["trials"] += 1
+                mine["last"] = outcome
             if self.progress is not None:
                 best = best_feasible(self.finished())
                 self.progress({"outcome": outcome, "number": trial.number,
                                "best_s": None if best is None else best.value,
-                               "counts": self.counts()})
+                               "counts": self.counts(), "worker": label,
+                               "workers": {k: dict(v) for k, v in self.by_worker.items()}})
 
     def _finished_elsewhere(self, trial: Any) -> bool:
         """Whether another process already finished this trial (see :meth:`_tell`)."""
@@ -838,8 +870,8 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
         Background processes that compile the modules of the trials to come (the waiting
         ones, the neighbours of a new best, and as many sampler trials asked ahead);
         default :func:`~gswitch.tuner.ahead.default_compile_ahead` (GPU: one per spare
-        core, at most 8; CPU: 0). 0 compiles each trial in its worker when it runs. On
-        the CPU backend nothing compiles, and a number above 0 only asks sampler trials
+        core, at most 8 per worker; CPU: 0). 0 compiles each trial in its worker when it
+        runs. On the CPU backend nothing compiles, and a number above 0 only asks sampler trials
         ahead.
     variant : str, optional
         Tune this formulation of the algorithm only (``--set variant=NAME``; its own
@@ -964,23 +996,25 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     workdir = Path(tempfile.mkdtemp(prefix="gswitch-tune-"))
     # the prepared graph (symmetrised where the algorithm needs it): workers skip that work
     graph_path = save_npz(prepared, workdir / "graph.npz")
-    devs: list[int | None] = list(devices) if (devices and backend == "gpu") else [None]
+    # on the CPU backend, listed devices are simulated: one worker process each
+    devs: list[int | None] = list(devices) if devices else [None]
     workers = [Worker(WorkerSetup(str(graph_path), spec.name, backend, str(ref_path), source,
                                   params, d)) for d in devs]
     deadline = time.time() + timeout_s if timeout_s else None
     ahead = Precompiler(spec, prepared.weighted,
-                        default_compile_ahead(backend) if compile_ahead is None
+                        default_compile_ahead(backend, len(workers)) if compile_ahead is None
                         else compile_ahead, device=devs[0], compiles=backend == "gpu")
     session = _Session(study, space, spec, prepared, backend, trials, deadline, warmup,
                        repeats, prune_factor, min_deadline_s, trial_timeout_s, progress,
                        refine=0.0 if sampler == "grid" else float(refine), seed=seed,
                        ahead=ahead, objective=objective)
+    session.n_workers = len(workers)
     try:
         if len(workers) == 1:
             session.run(workers[0])
         else:
-            threads = [threading.Thread(target=session.run, args=(w,), daemon=True)
-                       for w in workers]
+            threads = [threading.Thread(target=session.run, args=(w,), daemon=True,
+                                        name=f"gswitch-tune-{w.label}") for w in workers]
             for th in threads:
                 th.start()
             for th in threads:

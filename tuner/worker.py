@@ -205,7 +205,7 @@ def _send(conn: Any, data: dict[str, Any]) -> None:
 def _worker_main(conn: Any, setup_text: str) -> None:
     """Worker process: load the graph and reference, then answer trial requests."""
     setup = WorkerSetup(**json.loads(setup_text))
-    if setup.device is not None:
+    if setup.device is not None and setup.backend == "gpu":
         os.environ["CUDA_VISIBLE_DEVICES"] = str(setup.device)
     try:
         load_extra_plugins()
@@ -263,6 +263,18 @@ class Worker:
         self.process: Any = None
         self.conn: Any = None
         self.starts = 0
+        #: why its process could not be restarted (the tuner stops giving it trials)
+        self.broken: str = ""
+
+    @property
+    def label(self) -> str:
+        """The worker's name in trial records and progress: ``gpu1``, ``cpu0`` (a
+        simulated device on the CPU backend) or ``worker``.
+        """
+        d = self.setup.device
+        if d is None:
+            return "worker"
+        return f"{'gpu' if self.setup.backend == 'gpu' else 'cpu'}{d}"
 
     @property
     def alive(self) -> bool:
@@ -315,9 +327,13 @@ class Worker:
         -------
         dict
             The worker's answer (see :func:`measure`), or ``outcome`` ``crashed`` /
-            ``timeout`` with the reason when the worker died or was killed.
+            ``timeout`` with the reason when the worker died or was killed. A worker
+            found dead before the trial is restarted first; ``worker_restarted`` says why.
 
         """
+        died = ""
+        if self.process is not None and not self.process.is_alive():
+            died = self._death_reason()  # between trials: this trial is not affected
         if not self.alive:
             self.start()
         t0 = time.perf_counter()
@@ -340,6 +356,8 @@ class Worker:
                     "elapsed_s": time.perf_counter() - t0}
         if answer.get("outcome") == "device_fault":
             self.close()
+        if died:
+            answer["worker_restarted"] = f"{died} between trials; a fresh one ran this trial"
         return answer
 
     def close(self) -> None:

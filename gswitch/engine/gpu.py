@@ -35,6 +35,7 @@ from ..errors import (
     AlgorithmError,
     DeviceError,
     InvalidConfig,
+    InvalidInput,
     KernelCompileError,
 )
 from ..graph import Graph
@@ -202,9 +203,10 @@ class GpuEngine:
     """Runs algorithm specs on the current CUDA device through CuPy."""
 
     name = "gpu"
-    _instance: GpuEngine | None = None
+    #: one engine per CUDA device, made on first use (:meth:`instance`)
+    _instances: dict[int, GpuEngine] = {}
 
-    def __init__(self) -> None:
+    def __init__(self, device: int | None = None) -> None:
         try:
             import cupy as cp
         except ImportError as exc:  # pragma: no cover - depends on the machine
@@ -216,7 +218,13 @@ class GpuEngine:
         self.cp = cp
         self._modules: dict[str, Any] = {}
         self._graphs: weakref.WeakKeyDictionary[Graph, _Resident] = weakref.WeakKeyDictionary()
-        dev = cp.cuda.Device()
+        dev = cp.cuda.Device() if device is None else cp.cuda.Device(device)
+        #: the CUDA device this engine's stream, modules, pools and graphs belong to
+        self.device_id = int(dev.id)
+        with dev:
+            self._init_on_device(cp, cupyx, dev)
+
+    def _init_on_device(self, cp: Any, cupyx: Any, dev: Any) -> None:
         self.n_sm = int(dev.attributes["MultiProcessorCount"])
         self.device_name = cp.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
         self.stream = cp.cuda.Stream(non_blocking=True)
@@ -251,13 +259,46 @@ class GpuEngine:
         self.call_lock = threading.RLock()
 
     @classmethod
-    def instance(cls) -> GpuEngine:
-        """The process's engine (one stream, one set of pools), made on first use."""
-        if cls._instance is None:
+    def instance(cls, device: int | None = None) -> GpuEngine:
+        """The engine of CUDA device ``device`` (default: the current one): one stream
+        and one set of pools and resident graphs per device, made on first use.
+        """
+        if device is None:
+            from cupy.cuda import runtime
+
+            device = runtime.getDevice()
+        engine = cls._instances.get(device)
+        if engine is None:
             with _INSTANCE_LOCK:
-                if cls._instance is None:
-                    cls._instance = cls()
-        return cls._instance
+                engine = cls._instances.get(device)
+                if engine is None:
+                    engine = cls._instances[device] = cls(device)
+        return engine
+
+    def on_device(self) -> Any:
+        """Context manager making this engine's device the current one (every launch,
+        allocation and copy of a call runs inside it).
+        """
+        return self.cp.cuda.Device(self.device_id)
+
+    def resident_elsewhere(self, graph: Graph) -> int | None:
+        """The other device on which this very ``graph`` object has its device copy."""
+        for device, engine in list(GpuEngine._instances.items()):
+            if engine is self:
+                continue
+            res = engine._graphs.get(graph)
+            if res is not None and res._graph() is graph:
+                return device
+        return None
+
+    def release(self, graph: Graph) -> bool:
+        """Drop the device copy of this very ``graph`` object; whether there was one."""
+        with self.call_lock:
+            res = self._graphs.get(graph)
+            if res is None or res._graph() is not graph:
+                return False
+            del self._graphs[graph]
+            return True
 
     # ------------------------------------------------------------------ compilation
     def module(self, gen: GeneratedModule) -> Any:
@@ -305,6 +346,12 @@ class GpuEngine:
         """
         res = self._known(graph)
         if res is None:
+            other = self.resident_elsewhere(graph)
+            if other is not None:
+                raise InvalidInput(
+                    f"this graph is resident on GPU {other}, and gswitch never copies a graph "
+                    f"to another GPU (here GPU {self.device_id}) on its own: run it with "
+                    f"device={other}, or free that copy first with gswitch.release(graph)")
             # upload on the engine's stream and wait: a copy on the legacy default stream is
             # not ordered before work on a non-blocking stream, and under load (several
             # processes on one GPU) the transpose sort read the arrays before they landed
