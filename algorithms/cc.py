@@ -256,14 +256,15 @@ class Afforest:
             comp = up
 
 
-_PICKS: dict[tuple[int, str], object] = {}
+_PICKS: dict[tuple[int, str, int], object] = {}
 
 
 def _picks(n: int, xp) -> object:
     """The 1,024 (or ``n``) node ids ``find_largest`` samples, drawn once per size and
     array module (the same ones every run: the result never depends on them).
     """
-    key = (n, xp.__name__)
+    # a device array serves the GPU it was made on only
+    key = (n, xp.__name__, xp.cuda.Device().id if hasattr(xp, "cuda") else -1)
     if key not in _PICKS:
         if len(_PICKS) > 64:
             _PICKS.clear()

@@ -101,10 +101,32 @@ def _study(algorithm: str, graph: gs.Graph, devices: list[int], trials: int, wor
            "counts": result.counts, "per_gpu": _per_gpu(rows), "ok_trials": len(ok),
            "median_trial_wall_s": statistics.median(walls) if walls else None,
            "compile_s": sum(float(t.user_attrs.get("ahead_compile_s", 0.0)) for t in rows),
-           "storage": storage, "study": result.study_name}
+           "storage": storage, "study": result.study_name, "timings": result.timings,
+           "timeline": _timeline(rows)}
+    tm = result.timings
     print(f"  {label:<18} {wall:7.1f} s  best {_ms(result.best_time_s)}  trials per GPU "
-          f"{out['per_gpu']}  counts {result.counts}", flush=True)
+          f"{out['per_gpu']}  counts {result.counts}\n  {'':<18} setup {tm['setup_s']:.1f} s, "
+          f"trials {tm['trials_s']:.1f} s (serial {tm['serial_s']:.1f}, compile waits "
+          f"{tm['ahead_wait_s']:.1f}, busy {({k: round(v, 1) for k, v in tm['busy_s'].items()})}"
+          f"), close {tm['close_s']:.1f} s", flush=True)
     return out
+
+
+def _timeline(trials: list[Any]) -> list[dict[str, Any]]:
+    """When each trial ran (seconds from the first start), where, and what it waited for."""
+    starts = [t.datetime_start for t in trials if t.datetime_start is not None]
+    if not starts:
+        return []
+    zero = min(starts)
+
+    def at(d: Any) -> float | None:
+        return None if d is None else (d - zero).total_seconds()
+
+    keys = ("outcome", "source", "worker", "wall_s", "ahead_wait_s", "ahead_compile_s",
+            "compile_time_s", "value_s", "worker_restarted")
+    return [{"number": t.number, "state": t.state.name, "start": at(t.datetime_start),
+             "end": at(t.datetime_complete),
+             **{k: t.user_attrs[k] for k in keys if k in t.user_attrs}} for t in trials]
 
 
 def _ms(x: float | None) -> str:

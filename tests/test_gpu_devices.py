@@ -14,6 +14,8 @@ from gswitch.testing.reference import compare, reference
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU"),
+    # an array of one GPU read on another: CuPy warns, and turns on peer access
+    pytest.mark.filterwarnings("error:The device where the array resides"),
 ]
 
 

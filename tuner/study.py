@@ -121,6 +121,13 @@ class TuneResult:
         The search space (:meth:`SearchSpace.describe`).
     reference : str
         Where the expected answer came from.
+    timings : dict
+        Where this session's wall time went: ``setup_s`` (until the first trial could
+        start: features, reference, warm start, the graph file for the workers),
+        ``trials_s`` (the trial loop), ``close_s``; ``serial_s`` (the loop's work under
+        the session lock: asking, the local search, compiles handed out, recording),
+        ``ahead_wait_s`` (trials waiting for their background compile) and per worker
+        ``busy_s`` (time its process spent on trials, starts included).
 
     """
 
@@ -141,6 +148,7 @@ class TuneResult:
     warm_start: list[str] = field(default_factory=list)
     space: dict[str, Any] = field(default_factory=dict)
     reference: str = ""
+    timings: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -322,6 +330,10 @@ class _Session:
         self.broken: list[Worker] = []
         #: per worker label: finished trials and the last outcome (for the progress bars)
         self.by_worker: dict[str, dict[str, Any]] = {}
+        #: seconds: under the lock in the loop, waiting for compiles, per worker on trials
+        self.serial_s = 0.0
+        self.ahead_wait_s = 0.0
+        self.busy_s: dict[str, float] = {}
         #: compile processes; sampler trials asked ahead of their turn wait in ``queued``
         #: (trial, config) while their modules compile
         self.ahead = ahead if ahead is not None else Precompiler(spec, False, 0)
@@ -380,6 +392,7 @@ class _Session:
         try:
             while True:
                 with self.lock:
+                    t_locked = time.perf_counter()
                     if not self._may_continue():
                         return
                     self._refine()
@@ -394,6 +407,7 @@ class _Session:
                     # similar graph's best: the study reports its speedup over it
                     limit = None if trial.user_attrs.get("source") == "default" \
                         else self.limit()
+                    self.serial_s += time.perf_counter() - t_locked
                 self._one(trial, worker, limit, config)
                 if worker.broken:
                     with self.lock:
@@ -576,11 +590,16 @@ class _Session:
         t_wait = time.perf_counter()
         ahead_s = self.ahead.wait(config, self.trial_timeout_s)
         waited = time.perf_counter() - t_wait
+        t_run = time.perf_counter()
         try:
             answer = worker.run_trial(request, self.trial_timeout_s)
         except TunerError as exc:  # its process could not (re)start: retried elsewhere
             worker.broken = str(exc)
             answer = {"outcome": "crashed", "reason": f"worker could not start: {exc}"}
+        with self.lock:
+            self.ahead_wait_s += waited
+            self.busy_s[worker.label] = (self.busy_s.get(worker.label, 0.0)
+                                         + time.perf_counter() - t_run)
         if ahead_s is not None:
             # compiled in a background process: what the worker measured is the load from
             # the kernel cache
@@ -605,34 +624,43 @@ class _Session:
         if config is not None:
             attrs["config"] = config.to_dict()
         attrs["wall_s"] = time.perf_counter() - t0
+        with self.lock:
+            t_locked = time.perf_counter()
+            try:
+                self._tell_locked(trial, attrs, answer, outcome, attempt, transient, worker)
+            finally:
+                self.serial_s += time.perf_counter() - t_locked
+
+    def _tell_locked(self, trial: Any, attrs: dict[str, Any], answer: dict[str, Any],
+                     outcome: str, attempt: int, transient: bool, worker: Worker | None
+                     ) -> None:
         from optuna.exceptions import UpdateFinishedTrialError
 
-        with self.lock:
-            # SQLite has no row locks: two processes can pop the same enqueued trial; the
-            # first to finish records it, and the other's identical run is dropped, whether
-            # it finds the trial finished before recording or while (Optuna refuses a
-            # finished trial's attributes with UpdateFinishedTrialError and its second
-            # ``tell`` with ValueError)
-            if self._finished_elsewhere(trial):
-                return
-            try:
-                self._record(trial, attrs, answer, outcome, attempt, transient)
-            except (UpdateFinishedTrialError, ValueError):
-                if not self._finished_elsewhere(trial):
-                    raise
-                return
-            self.new_trials += 1
-            label = None if worker is None else worker.label
-            if label is not None:
-                mine = self.by_worker.setdefault(label, {"trials": 0, "last": None})
-                mine["trials"] += 1
-                mine["last"] = outcome
-            if self.progress is not None:
-                best = best_feasible(self.finished())
-                self.progress({"outcome": outcome, "number": trial.number,
-                               "best_s": None if best is None else best.value,
-                               "counts": self.counts(), "worker": label,
-                               "workers": {k: dict(v) for k, v in self.by_worker.items()}})
+        # SQLite has no row locks: two processes can pop the same enqueued trial; the
+        # first to finish records it, and the other's identical run is dropped, whether
+        # it finds the trial finished before recording or while (Optuna refuses a
+        # finished trial's attributes with UpdateFinishedTrialError and its second
+        # ``tell`` with ValueError)
+        if self._finished_elsewhere(trial):
+            return
+        try:
+            self._record(trial, attrs, answer, outcome, attempt, transient)
+        except (UpdateFinishedTrialError, ValueError):
+            if not self._finished_elsewhere(trial):
+                raise
+            return
+        self.new_trials += 1
+        label = None if worker is None else worker.label
+        if label is not None:
+            mine = self.by_worker.setdefault(label, {"trials": 0, "last": None})
+            mine["trials"] += 1
+            mine["last"] = outcome
+        if self.progress is not None:
+            best = best_feasible(self.finished())
+            self.progress({"outcome": outcome, "number": trial.number,
+                           "best_s": None if best is None else best.value,
+                           "counts": self.counts(), "worker": label,
+                           "workers": {k: dict(v) for k, v in self.by_worker.items()}})
 
     def _finished_elsewhere(self, trial: Any) -> bool:
         """Whether another process already finished this trial (see :meth:`_tell`)."""
@@ -1009,6 +1037,8 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
                        refine=0.0 if sampler == "grid" else float(refine), seed=seed,
                        ahead=ahead, objective=objective)
     session.n_workers = len(workers)
+    t_loop = time.perf_counter()
+    t_closing = t_loop
     try:
         if len(workers) == 1:
             session.run(workers[0])
@@ -1019,6 +1049,7 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
                 th.start()
             for th in threads:
                 th.join()
+        t_closing = time.perf_counter()
     except KeyboardInterrupt:
         session.stop = True
         raise
@@ -1051,6 +1082,9 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
         else None,
         counts=session.counts(), new_trials=session.new_trials,
         wall_s=time.perf_counter() - t_start, history=history, warm_start=enqueued,
-        space=space.describe(), reference=ref_desc)
+        space=space.describe(), reference=ref_desc,
+        timings={"setup_s": t_loop - t_start, "trials_s": t_closing - t_loop,
+                 "close_s": time.perf_counter() - t_closing, "serial_s": session.serial_s,
+                 "ahead_wait_s": session.ahead_wait_s, "busy_s": dict(session.busy_s)})
     return result
 
