@@ -43,7 +43,7 @@ from _common import require_gpu, write_json
 from gswitch.tuner import tune
 from gswitch.tuner.batch import tune_batch
 from gswitch.tuner.storage import open_storage
-from gswitch.tuner.study import _cached_reference, _default_source
+from gswitch.tuner.study import _cached_reference, _default_source, graph_features
 
 import gswitch as gs
 from gswitch.generators import parse_generator_spec, rmat
@@ -59,9 +59,12 @@ SMALL_BATCH = ["rmat:10,seed=11", "uniform:1000:8000,seed=12", "road:32x32,seed=
 
 
 def _warm_reference(algorithm: str, graph: gs.Graph) -> None:
-    """Compute (and cache) the reference a study checks trials against, off the clock."""
+    """Compute (and cache) what both sides of a comparison would otherwise find computed
+    by the first study: the reference trials are checked against (on disk), and the
+    graph's fingerprint and features (kept on the graph object)."""
     spec = get_registry().algorithm(algorithm)
     _cached_reference(spec, graph, _default_source(spec, graph, None), {})
+    graph_features(graph)
 
 
 def _fresh(workdir: Path, label: str) -> str:
@@ -123,7 +126,7 @@ def _timeline(trials: list[Any]) -> list[dict[str, Any]]:
         return None if d is None else (d - zero).total_seconds()
 
     keys = ("outcome", "source", "worker", "wall_s", "ahead_wait_s", "ahead_compile_s",
-            "compile_time_s", "value_s", "worker_restarted")
+            "compile_time_s", "value_s", "device_s", "call_s", "worker_restarted")
     return [{"number": t.number, "state": t.state.name, "start": at(t.datetime_start),
              "end": at(t.datetime_complete),
              **{k: t.user_attrs[k] for k in keys if k in t.user_attrs}} for t in trials]
@@ -145,15 +148,46 @@ def part_scaling(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         ratio = two["wall_s"] / one["wall_s"]
         quality = two["best_s"] / one["best_s"] if one["best_s"] and two["best_s"] else None
         both = len(two["per_gpu"]) >= 2 and "current" not in two["per_gpu"]
+        again = _remeasure(algorithm, graph, {"one_gpu": one["best_config"],
+                                              "two_gpus": two["best_config"]})
+        again_ratio = again["two_gpus"]["call_s"] / again["one_gpu"]["call_s"]
         out[algorithm] = {"one_gpu": one, "two_gpus": two, "wall_ratio": ratio,
                           "scaling_met": ratio <= 0.6, "best_ratio": quality,
-                          "quality_met": quality is not None and quality <= 1.05 and both,
+                          "remeasured": again, "remeasured_ratio": again_ratio,
+                          "quality_met": again_ratio <= 1.05 and both,
                           "both_gpus_count": both}
         print(f"{algorithm}: two GPUs / one = {ratio:.2f} (target <= 0.6: "
-              f"{'met' if ratio <= 0.6 else 'missed'}); best two / one = "
-              f"{quality if quality is None else round(quality, 3)} (target <= 1.05), both "
-              f"GPUs in the study: {both}", flush=True)
+              f"{'met' if ratio <= 0.6 else 'missed'}); best two / one in the studies = "
+              f"{quality if quality is None else round(quality, 3)}, timed again side by "
+              f"side = {again_ratio:.3f} (call; device "
+              f"{again['two_gpus']['device_s'] / again['one_gpu']['device_s']:.3f}; target "
+              f"<= 1.05), both GPUs in the study: {both}", flush=True)
     return out
+
+
+def _remeasure(algorithm: str, graph: gs.Graph, configs: dict[str, Any],
+               rounds: int = 9) -> dict[str, Any]:
+    """Time each study's best configuration again, in this process on GPU 0, in rotated
+    rounds: the studies' own figures carry the noise of their moment (two workers and the
+    compile processes share the host during a two-GPU study)."""
+    spec = get_registry().algorithm(algorithm)
+    src = _default_source(spec, graph, None)
+    kwargs = {} if src is None else {"source": src}
+    calls: dict[str, list[float]] = {k: [] for k in configs}
+    device: dict[str, list[float]] = {k: [] for k in configs}
+    for cfg in configs.values():
+        gs.run(algorithm, graph, backend=BACKEND, config=gs.Config(cfg), **kwargs)
+    labels = list(configs)
+    for r in range(rounds):
+        for label in labels[r % 2:] + labels[:r % 2]:
+            for _ in range(3):
+                t0 = time.perf_counter()
+                res = gs.run(algorithm, graph, backend=BACKEND, config=gs.Config(configs[label]),
+                             **kwargs)
+                calls[label].append(time.perf_counter() - t0)
+                device[label].append(res.stats.get("device_time_s") or res.stats["time_s"])
+    return {k: {"call_s": statistics.median(calls[k]), "device_s": statistics.median(device[k])}
+            for k in configs}
 
 
 def part_batch(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:

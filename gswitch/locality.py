@@ -22,8 +22,10 @@ graph lives, since graphs are immutable):
 
 from __future__ import annotations
 
+import os
 import time
 import weakref
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,7 +33,8 @@ import numpy as np
 from ._memory import check_memory
 from .errors import InvalidConfig
 
-__all__ = ["METHODS", "order", "renumbered", "to_caller", "edges_to_caller", "ID_KINDS"]
+__all__ = ["METHODS", "order", "renumbered", "share_renumbered", "to_caller", "edges_to_caller",
+           "ID_KINDS"]
 
 #: The values of the ``renumber`` key.
 METHODS = ("none", "rcm", "bfs", "degree")
@@ -148,18 +151,67 @@ def renumbered(graph: Any, method: str) -> tuple[Any, np.ndarray | None, float]:
     check_memory(f"a copy of the graph renumbered by {method} ({n:,} nodes, {m:,} edges)",
                  16 * (n + 1) + 12 * m + (8 * m if graph.weights is not None else 0),
                  "run with renumber=none, or renumber the graph once and save it")
-    perm = order(graph, method)
-    inv = np.empty(n, dtype=np.int64)
-    inv[perm] = np.arange(n)
-    new_ptr, pick = _edge_pick(graph, perm)
-    weights = None if graph.weights is None else np.asarray(graph.weights)[pick]
-    from .graph import Graph
 
-    out = Graph(new_ptr, inv[np.asarray(graph.indices)[pick]].astype(np.int32), weights,
-                directed=graph.directed, validate=False,
-                name=f"{graph.name or 'graph'} ({method} order)")
+    def build() -> tuple[Any, np.ndarray]:
+        perm = order(graph, method)
+        inv = np.empty(n, dtype=np.int64)
+        inv[perm] = np.arange(n)
+        new_ptr, pick = _edge_pick(graph, perm)
+        weights = None if graph.weights is None else np.asarray(graph.weights)[pick]
+        from .graph import Graph
+
+        out = Graph(new_ptr, inv[np.asarray(graph.indices)[pick]].astype(np.int32), weights,
+                    directed=graph.directed, validate=False,
+                    name=f"{graph.name or 'graph'} ({method} order)")
+        return out, perm
+
+    out, perm = _shared(graph, method, build)
+    _kept(graph, method, lambda: perm)
     _kept(graph, method + "/graph", lambda: out)
     return out, perm, time.perf_counter() - t0
+
+
+#: Folder where renumbered copies of large graphs are shared between processes (the
+#: tuner's workers of one study); ``None``: each process builds its own.
+_SHARED_DIR: Path | None = None
+#: Graphs with fewer edges renumber faster than a file round trip.
+SHARED_MIN_EDGES = 1 << 20
+
+
+def share_renumbered(folder: str | os.PathLike[str] | None) -> None:
+    """Share the renumbered copies of large graphs through ``folder``: the first process
+    that needs one builds it and writes it there (under a file lock), the others read it.
+
+    The tuner's workers call this with their study's folder, so that a renumbering of a
+    4M-node graph (tens of seconds) is built once per study, not once per GPU. ``None``
+    turns it off.
+    """
+    global _SHARED_DIR
+    _SHARED_DIR = None if folder is None else Path(folder)
+
+
+def _shared(graph: Any, method: str, build: Any) -> tuple[Any, np.ndarray]:
+    folder = _SHARED_DIR
+    if folder is None or graph.n_edges < SHARED_MIN_EDGES:
+        return build()
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock, no sharing
+        return build()
+    from .io.npz import _load_npz, save_npz
+
+    stem = f"renumbered-{graph.fingerprint}-{method}"
+    graph_file, perm_file = folder / f"{stem}.npz", folder / f"{stem}.perm.npy"
+    with open(folder / f"{stem}.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if graph_file.exists() and perm_file.exists():
+            return _load_npz(graph_file), np.load(perm_file, allow_pickle=False)
+        out, perm = build()
+        save_npz(out, graph_file)
+        tmp = perm_file.with_name(perm_file.name + ".tmp.npy")
+        np.save(tmp, perm, allow_pickle=False)
+        os.replace(tmp, perm_file)
+        return out, perm
 
 
 def to_caller(fields: dict[str, Any], perm: np.ndarray, kinds: dict[str, str]) -> dict:

@@ -246,3 +246,37 @@ def test_release_without_gpu_copies_frees_nothing():
     g = gs.Graph.from_edges([0, 1], [1, 2])
     gs.run("bfs", g, source=0, backend="cpu")
     assert gs.release(g) == 0
+
+
+def _renumber_in_process(folder, spec, queue):
+    from gswitch import locality
+
+    locality.SHARED_MIN_EDGES = 1
+    locality.share_renumbered(folder)
+    g = parse_generator_spec(spec)
+    calls = []
+    real = locality._BUILDERS["rcm"]
+    locality._BUILDERS["rcm"] = lambda graph: calls.append(1) or real(graph)
+    out, perm, _ = locality.renumbered(g, "rcm")
+    queue.put((len(calls), out.fingerprint, perm.tolist()))
+
+
+def test_renumbered_graphs_are_built_once_per_shared_folder(tmp_path):
+    """Two processes sharing a folder (a study's workers): the first builds the renumbered
+    graph and writes it, the second reads the same graph and order instead of building."""
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    got = []
+    for _ in range(2):
+        p = ctx.Process(target=_renumber_in_process, args=(str(tmp_path), "rmat:9,seed=2",
+                                                           queue))
+        p.start()
+        got.append(queue.get(timeout=60))
+        p.join(30)
+    assert [g[0] for g in got] == [1, 0]
+    assert got[0][1:] == got[1][1:]
+    from gswitch import locality
+
+    g = parse_generator_spec("rmat:9,seed=2")
+    assert locality.order(g, "rcm").tolist() == got[0][2]
+    assert list(tmp_path.glob("renumbered-*.npz"))

@@ -211,9 +211,12 @@ def _worker_main(conn: Any, setup_text: str) -> None:
         load_extra_plugins()
         from gswitch.config import Config
         from gswitch.io import load_graph
+        from gswitch.locality import share_renumbered
         from gswitch.plugins import get_registry
         from gswitch.runner import prepare
 
+        # renumbered copies of a large graph: built by the first worker that needs one
+        share_renumbered(os.path.dirname(setup.graph_path))
         spec = get_registry().algorithm(setup.algorithm)
         graph = load_graph(setup.graph_path)
         graph, _ = prepare(spec, graph, setup.source)
