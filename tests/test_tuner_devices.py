@@ -280,3 +280,25 @@ def test_renumbered_graphs_are_built_once_per_shared_folder(tmp_path):
     g = parse_generator_spec("rmat:9,seed=2")
     assert locality.order(g, "rcm").tolist() == got[0][2]
     assert list(tmp_path.glob("renumbered-*.npz"))
+
+
+def test_progress_bars_show_each_worker_and_each_lane():
+    """The study's bar counts finished trials; a line per worker follows its trials; a
+    batch has a line per device lane naming its current graph."""
+    from gswitch.tuner.progress import TuneBars
+
+    bars = TuneBars(4, "tune bfs")
+    counts = {"ok": 2, "pruned": 1, "running": 1, "refused": 1}
+    workers = {"gpu0": {"trials": 2, "last": "ok"}, "gpu1": {"trials": 3, "last": "pruned"}}
+    bars.study({"counts": counts, "best_s": 0.002, "workers": workers})
+    assert bars.main.n == 4  # ok + pruned + refused; running is not finished
+    assert {k: b.n for k, b in bars.lines.items()} == {"gpu0": 2, "gpu1": 3}
+    bars.close()
+    batch = TuneBars(10, "tune bfs, graphs", graphs=2)
+    batch.batch({"event": "start", "lane": "1", "graph": "/x/road.mtx"})
+    batch.batch({"event": "trial", "lane": "1", "graph": "/x/road.mtx", "counts": {"ok": 3},
+                 "best_s": 0.5})
+    assert "road.mtx" in batch.lines["1"].desc and batch.lines["1"].n == 3
+    batch.batch({"event": "done", "lane": "1", "graph": "/x/road.mtx"})
+    assert batch.main.n == 1
+    batch.close()
