@@ -22,9 +22,11 @@ graph lives, since graphs are immutable):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +35,8 @@ import numpy as np
 from ._memory import check_memory
 from .errors import InvalidConfig
 
-__all__ = ["METHODS", "order", "renumbered", "share_renumbered", "to_caller", "edges_to_caller",
-           "ID_KINDS"]
+__all__ = ["METHODS", "order", "renumbered", "share_renumbered", "build_renumbered",
+           "shared_copy", "write_shared_copy", "to_caller", "edges_to_caller", "ID_KINDS"]
 
 #: The values of the ``renumber`` key.
 METHODS = ("none", "rcm", "bfs", "degree")
@@ -152,23 +154,26 @@ def renumbered(graph: Any, method: str) -> tuple[Any, np.ndarray | None, float]:
                  16 * (n + 1) + 12 * m + (8 * m if graph.weights is not None else 0),
                  "run with renumber=none, or renumber the graph once and save it")
 
-    def build() -> tuple[Any, np.ndarray]:
-        perm = order(graph, method)
-        inv = np.empty(n, dtype=np.int64)
-        inv[perm] = np.arange(n)
-        new_ptr, pick = _edge_pick(graph, perm)
-        weights = None if graph.weights is None else np.asarray(graph.weights)[pick]
-        from .graph import Graph
-
-        out = Graph(new_ptr, inv[np.asarray(graph.indices)[pick]].astype(np.int32), weights,
-                    directed=graph.directed, validate=False,
-                    name=f"{graph.name or 'graph'} ({method} order)")
-        return out, perm
-
-    out, perm = _shared(graph, method, build)
+    out, perm = _shared(graph, method, lambda: build_renumbered(graph, method))
     _kept(graph, method, lambda: perm)
     _kept(graph, method + "/graph", lambda: out)
     return out, perm, time.perf_counter() - t0
+
+
+def build_renumbered(graph: Any, method: str) -> tuple[Any, np.ndarray]:
+    """Build ``graph`` renumbered by ``method`` (no caching) and the permutation."""
+    perm = order(graph, method)
+    n = graph.n_nodes
+    inv = np.empty(n, dtype=np.int64)
+    inv[perm] = np.arange(n)
+    new_ptr, pick = _edge_pick(graph, perm)
+    weights = None if graph.weights is None else np.asarray(graph.weights)[pick]
+    from .graph import Graph
+
+    out = Graph(new_ptr, inv[np.asarray(graph.indices)[pick]].astype(np.int32), weights,
+                directed=graph.directed, validate=False,
+                name=f"{graph.name or 'graph'} ({method} order)")
+    return out, perm
 
 
 #: Folder where renumbered copies of large graphs are shared between processes (the
@@ -190,27 +195,49 @@ def share_renumbered(folder: str | os.PathLike[str] | None) -> None:
     _SHARED_DIR = None if folder is None else Path(folder)
 
 
+@contextlib.contextmanager
+def shared_copy(folder: Path, fingerprint: str, method: str
+                ) -> Iterator[tuple[Any, np.ndarray] | None]:
+    """Hold the lock of one shared renumbered copy (see :func:`share_renumbered`); give
+    the copy and its permutation when it is there, else ``None`` (then write it with
+    :func:`write_shared_copy` before leaving the block).
+    """
+    import fcntl
+
+    stem = folder / f"renumbered-{fingerprint}-{method}"
+    with open(f"{stem}.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        graph_file, perm_file = Path(f"{stem}.npz"), Path(f"{stem}.perm.npy")
+        if graph_file.exists() and perm_file.exists():
+            from .io.npz import _load_npz
+
+            yield _load_npz(graph_file), np.load(perm_file, allow_pickle=False)
+        else:
+            yield None
+
+
+def write_shared_copy(folder: Path, fingerprint: str, method: str, graph: Any,
+                      perm: np.ndarray) -> None:
+    """Write a renumbered copy and its permutation, each file whole or not at all."""
+    from .io.npz import save_npz
+
+    stem = folder / f"renumbered-{fingerprint}-{method}"
+    perm_file = Path(f"{stem}.perm.npy")
+    tmp = Path(f"{stem}.perm.tmp.npy")
+    np.save(tmp, perm, allow_pickle=False)
+    save_npz(graph, Path(f"{stem}.npz"))
+    os.replace(tmp, perm_file)  # last: the pair counts as written once both are there
+
+
 def _shared(graph: Any, method: str, build: Any) -> tuple[Any, np.ndarray]:
     folder = _SHARED_DIR
-    if folder is None or graph.n_edges < SHARED_MIN_EDGES:
+    if folder is None or graph.n_edges < SHARED_MIN_EDGES or os.name != "posix":
         return build()
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: no lock, no sharing
-        return build()
-    from .io.npz import _load_npz, save_npz
-
-    stem = f"renumbered-{graph.fingerprint}-{method}"
-    graph_file, perm_file = folder / f"{stem}.npz", folder / f"{stem}.perm.npy"
-    with open(folder / f"{stem}.lock", "a+b") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if graph_file.exists() and perm_file.exists():
-            return _load_npz(graph_file), np.load(perm_file, allow_pickle=False)
+    with shared_copy(folder, graph.fingerprint, method) as found:
+        if found is not None:
+            return found
         out, perm = build()
-        save_npz(out, graph_file)
-        tmp = perm_file.with_name(perm_file.name + ".tmp.npy")
-        np.save(tmp, perm, allow_pickle=False)
-        os.replace(tmp, perm_file)
+        write_shared_copy(folder, graph.fingerprint, method, out, perm)
         return out, perm
 
 

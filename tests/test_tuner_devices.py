@@ -302,3 +302,63 @@ def test_progress_bars_show_each_worker_and_each_lane():
     batch.batch({"event": "done", "lane": "1", "graph": "/x/road.mtx"})
     assert batch.main.n == 1
     batch.close()
+
+
+def test_prebuilt_renumbered_copies_are_read_not_built(tmp_path, monkeypatch):
+    """A study's background builds write each renumbered copy beside the graph file; a
+    worker that then needs one reads it (its own builders are never called) and gets the
+    same graph and order as a build in place."""
+    from gswitch.tuner.prebuild import Prebuilder
+
+    from gswitch import locality
+
+    g = parse_generator_spec("rmat:10,seed=6")
+    path = gs.save_graph(g, tmp_path / "graph.npz")
+    built = Prebuilder(path, g.fingerprint, ["rcm", "degree"])
+    for p in built.processes:
+        p.join(60)
+    built.close()
+    want = {m: locality.build_renumbered(parse_generator_spec("rmat:10,seed=6"), m)
+            for m in ("rcm", "degree")}
+    monkeypatch.setattr(locality, "SHARED_MIN_EDGES", 1)
+    monkeypatch.setattr(locality, "_BUILDERS", {})  # any build here would fail
+    locality.share_renumbered(tmp_path)
+    try:
+        for method, (graph, perm) in want.items():
+            out, got, _ = locality.renumbered(gs.load_graph(path), method)
+            assert got.tolist() == perm.tolist()
+            assert out.fingerprint == graph.fingerprint
+    finally:
+        locality.share_renumbered(None)
+
+
+def test_prebuild_runs_for_large_gpu_studies_only(tmp_path):
+    from gswitch.tuner.prebuild import MIN_EDGES, Prebuilder, renumber_methods
+    from gswitch.tuner.space import build_space
+
+    from gswitch.plugins import get_registry
+
+    g = parse_generator_spec("grid:8x8")
+    spec = get_registry().algorithm("bfs")
+    assert renumber_methods(build_space(spec, g, "cpu")) == ["rcm", "bfs", "degree"]
+    space = build_space(spec, g, "cpu")
+    assert Prebuilder.for_study(g, tmp_path / "g.npz", space, "cpu") is None
+    assert g.n_edges < MIN_EDGES
+    assert Prebuilder.for_study(g, tmp_path / "g.npz", space, "gpu") is None
+
+
+def test_a_stopped_build_leaves_no_half_copy(tmp_path):
+    """close() while a build runs: the process is gone, and the copy is either whole (both
+    files) or absent, so a worker builds it then."""
+    from gswitch.tuner.prebuild import Prebuilder
+
+    g = parse_generator_spec("rmat:16,seed=1")
+    path = gs.save_graph(g, tmp_path / "graph.npz")
+    built = Prebuilder(path, g.fingerprint, ["rcm"])
+    time.sleep(1.0)
+    procs = list(built.processes)
+    built.close()
+    assert not any(p.is_alive() for p in procs)
+    perm = list(tmp_path.glob("renumbered-*.perm.npy"))
+    copy = list(tmp_path.glob("renumbered-*.npz"))
+    assert not perm or copy

@@ -62,7 +62,8 @@ from gswitch.errors import GswitchError, InvalidInput
 from gswitch.plugins import get_plugin_manager, get_registry
 from gswitch.strategy import AXES
 
-from .ahead import Precompiler, default_compile_ahead
+from .ahead import MAX_DEFAULT_PROCESSES, Precompiler, default_compile_ahead
+from .prebuild import Prebuilder
 from .space import SearchSpace, TunerError, build_space
 from .storage import (
     _scrub,
@@ -477,7 +478,9 @@ class _Session:
         if waiting:
             return
         running = sum(t.state.name == "RUNNING" for t in self.study.get_trials(deepcopy=False))
-        while len(self.queued) < self.ahead.processes and \
+        # at most MAX_DEFAULT_PROCESSES asked ahead, however many compile processes: a
+        # trial asked ahead is sampled before the results of those before it are known
+        while len(self.queued) < min(self.ahead.processes, MAX_DEFAULT_PROCESSES) and \
                 len(self.finished()) + running < self.trials:
             trial = self._ask()
             running += 1
@@ -1024,6 +1027,8 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
     workdir = Path(tempfile.mkdtemp(prefix="gswitch-tune-"))
     # the prepared graph (symmetrised where the algorithm needs it): workers skip that work
     graph_path = save_npz(prepared, workdir / "graph.npz")
+    # the renumbered copies of a large graph: built beside it while the GPUs run trials
+    prebuild = Prebuilder.for_study(prepared, graph_path, space, backend)
     # on the CPU backend, listed devices are simulated: one worker process each
     devs: list[int | None] = list(devices) if devices else [None]
     workers = [Worker(WorkerSetup(str(graph_path), spec.name, backend, str(ref_path), source,
@@ -1055,6 +1060,8 @@ def tune(algorithm: str, graph: Any, *, trials: int = 50, timeout_s: float | Non
         raise
     finally:
         session.cancel_queued()
+        if prebuild is not None:
+            prebuild.close()
         ahead.close()
         for w in workers:
             w.close()
