@@ -437,7 +437,7 @@ def _plan_key(algorithm: Any, graph: Any, config: Any, backend: str) -> tuple | 
     if config is None or isinstance(config, str):
         ckey: Any = config
     elif isinstance(config, Config):
-        ckey = ("config", id(config))
+        ckey = ("config", config.key())  # a Config never changes: equal ones share a plan
     elif isinstance(config, Mapping):
         try:
             ckey = tuple(sorted((k, type(v), v) for k, v in config.items()))
@@ -460,8 +460,7 @@ def _plan_call(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend:
     plans = graph._call_plans if key is not None else None
     if plans is not None:
         hit = plans.get(key)
-        if (hit is not None and (not isinstance(config, Config) or hit.given is config)
-                and (isinstance(algorithm, str) or hit.given_spec is algorithm)):
+        if hit is not None and (isinstance(algorithm, str) or hit.given_spec is algorithm):
             return hit
     plan = _build_plan(algorithm, graph, config, backend)
     if key is not None:

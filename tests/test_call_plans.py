@@ -57,7 +57,9 @@ def test_the_selector_and_the_checks_run_once_per_graph(monkeypatch):
     assert calls["choose"] == 2
 
 
-def test_config_objects_are_told_apart_by_identity():
+def test_config_objects_are_told_apart_by_content(monkeypatch):
+    """Different Configs get their own plans; an equal Config made afresh (a loop that
+    builds one per call) reuses the plan of the first."""
     g = _graph()
     a = gs.Config({"driving": "topology"})
     b = gs.Config({"driving": "data"})
@@ -65,6 +67,13 @@ def test_config_objects_are_told_apart_by_identity():
     rb = gs.run("bfs", g, source=0, backend="cpu", config=b)
     assert ra.config["driving"] == "topology" and rb.config["driving"] == "data"
     np.testing.assert_array_equal(ra["depth"], rb["depth"])
+    from gswitch import runner
+
+    built = []
+    real = runner._build_plan
+    monkeypatch.setattr(runner, "_build_plan", lambda *a, **k: built.append(1) or real(*a, **k))
+    rc = gs.run("bfs", g, source=0, backend="cpu", config=gs.Config({"driving": "topology"}))
+    assert not built and rc.config["driving"] == "topology"
 
 
 def test_a_failed_resolution_is_not_kept():
