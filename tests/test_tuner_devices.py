@@ -179,6 +179,7 @@ def _batch_cmd(folder, storage, trials):
             "--seed", "0", "--no-progress", "--json", "--warmup", "3", "--repeats", "6"]
 
 
+@pytest.mark.slow  # 14 s: three studies in subprocesses, twice
 def test_killed_batch_resumes_with_the_same_command(tmp_path):
     """SIGKILL of a batch run: the same command finishes every graph's study, and the
     trials finished before the kill are kept."""
