@@ -363,3 +363,23 @@ def test_a_stopped_build_leaves_no_half_copy(tmp_path):
     perm = list(tmp_path.glob("renumbered-*.perm.npy"))
     copy = list(tmp_path.glob("renumbered-*.npz"))
     assert not perm or copy
+
+
+def test_hosts_start_a_shared_batch_at_different_graphs(tmp_path, monkeypatch):
+    """The first graph a host takes depends on its name; results keep the list's order."""
+    from gswitch.tuner import batch
+
+    folder = _graph_dir(tmp_path, ["grid:4x4", "grid:5x5", "grid:6x6"])
+    paths = graph_paths(str(folder))
+    starts = set()
+    for host in ("node-a", "node-b", "node-c", "node-d", "node-e"):
+        monkeypatch.setattr(batch.socket, "gethostname", lambda host=host: host)
+        starts.add(batch.host_offset(3))
+    assert len(starts) > 1 and starts <= {0, 1, 2}
+    monkeypatch.setattr(batch.socket, "gethostname", lambda: "node-x")
+    first = []
+    items = tune_batch("bfs", paths, load=gs.load_graph, trials=2, backend="cpu",
+                       storage=f"journal://{tmp_path / 's.journal'}",
+                       progress=lambda e: e["event"] == "start" and first.append(e["graph"]))
+    assert first[0] == str(paths[batch.host_offset(3)])
+    assert [i["graph"] for i in items] == [str(p) for p in paths]

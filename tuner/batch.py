@@ -4,15 +4,19 @@
 ``gswitch tune ALG GRAPH`` would, and gives the graphs to the devices in turn: each device
 takes the next graph as soon as its last one is done, so a long study never holds the
 others back. A study is resumed where it stopped, so the same command after a kill
-finishes the batch: graphs whose studies have their trials are not run again.
+finishes the batch: graphs whose studies have their trials are not run again. Another
+host running the same command on the same storage starts at another graph of the list
+(:func:`host_offset`) and later joins or skips the studies this one began.
 
 On the CPU backend, listed devices are simulated: one lane of worker processes each.
 """
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
+import zlib
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +24,7 @@ from typing import Any
 
 from gswitch.errors import GswitchError, InvalidInput
 
-__all__ = ["BATCH_LIST_SUFFIX", "is_batch", "graph_paths", "tune_batch"]
+__all__ = ["BATCH_LIST_SUFFIX", "is_batch", "graph_paths", "host_offset", "tune_batch"]
 
 #: A file of graph paths, one per line (``#`` starts a comment; relative paths are taken
 #: from the list's folder).
@@ -83,6 +87,11 @@ def graph_paths(target: str) -> list[Path]:
     return paths
 
 
+def host_offset(n: int) -> int:
+    """Where this host starts in a batch of ``n`` graphs (stable per host name)."""
+    return zlib.crc32(socket.gethostname().encode()) % n if n else 0
+
+
 def tune_batch(algorithm: str, paths: list[Path], *, load: Callable[[Path], Any],
                devices: list[int] | None = None,
                progress: Callable[[dict[str, Any]], None] | None = None,
@@ -123,6 +132,9 @@ def tune_batch(algorithm: str, paths: list[Path], *, load: Callable[[Path], Any]
             raise InvalidInput(f"a batch sets {key} itself; tune one graph to choose it")
     lanes: list[int | None] = list(devices) if devices else [None]
     queue = deque(enumerate(paths))
+    # hosts running the same batch on one storage start at different graphs, and each
+    # later joins (or skips, when done) the studies the others began
+    queue.rotate(-host_offset(len(paths)))
     lock = threading.Lock()
     out: list[dict[str, Any] | None] = [None] * len(paths)
     stop = threading.Event()
