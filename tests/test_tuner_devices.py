@@ -383,3 +383,26 @@ def test_hosts_start_a_shared_batch_at_different_graphs(tmp_path, monkeypatch):
                        progress=lambda e: e["event"] == "start" and first.append(e["graph"]))
     assert first[0] == str(paths[batch.host_offset(3)])
     assert [i["graph"] for i in items] == [str(p) for p in paths]
+
+
+def test_a_large_gpu_study_starts_its_builds(tmp_path):
+    """for_study on a GPU study of a graph past MIN_EDGES starts one build per
+    renumbering of the space, and they write the copies beside the graph file."""
+    import types
+
+    from gswitch.tuner.prebuild import MIN_EDGES, Prebuilder
+    from gswitch.tuner.space import build_space
+
+    from gswitch.plugins import get_registry
+
+    g = parse_generator_spec("rmat:9,seed=8")
+    path = gs.save_graph(g, tmp_path / "graph.npz")
+    space = build_space(get_registry().algorithm("bfs"), g, "cpu")
+    large = types.SimpleNamespace(n_nodes=g.n_nodes, n_edges=MIN_EDGES,
+                                  fingerprint=g.fingerprint)
+    built = Prebuilder.for_study(large, path, space, "gpu")
+    assert built is not None and len(built.processes) == 3
+    for p in built.processes:
+        p.join(60)
+    built.close()
+    assert len(list(tmp_path.glob("renumbered-*.perm.npy"))) == 3
