@@ -99,25 +99,14 @@ def closure_path(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
     """The :class:`Closure` that computes this run's fixed point, or ``None`` where the
     run needs its super-steps (the module docstring lists when).
     """
-    op = spec.edge
-    if (op is None or op.raw is not None or op.first or spec.node is not None
-            or spec.step_totals or spec.converge_below is not None
-            or max_iterations < NO_LIMIT or os.environ.get("GSWITCH_CPU_STEPS") == "1"
-            or len(op.statements) != 1):
+    if max_iterations < NO_LIMIT or os.environ.get("GSWITCH_CPU_STEPS") == "1":
         return None
-    s = op.statements[0]
-    if not (isinstance(s, ex.Reduction) and s.kind.name == "min" and s.node == "dst"
-            and s.at is None and s.activate_above is None and s.activates
-            and s.field in fields):
+    shape = _shape(spec)
+    if shape is None or shape[0] not in fields:
         return None
-    x = fields[s.field]
-    if x.dtype != s.dtype or not isinstance(s.value, ex.BinOp) or s.value.op != "+" \
-            or x.dtype != s.value.dtype:
-        return None
-    a, b = s.value.a, s.value.b
-    if not _reads(a, s.field):
-        a, b = b, a
-    if not _reads(a, s.field):
+    field, dtype, b = shape
+    x = fields[field]
+    if x.dtype != dtype:
         return None
     step = _positive_step(b, params, graph, x.dtype)
     if step is False:
@@ -132,7 +121,47 @@ def closure_path(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
         if x.dtype.kind in "iu" and (float(start[0]) + step * max(graph.n_nodes - 1, 0)
                                      >= int_inf(x.dtype)):
             return None
-    return Closure(s.field, step)
+    return Closure(field, step)
+
+
+#: id(spec) -> (spec, its shape): what :func:`_shape` found, kept (a spec never changes)
+_SHAPES: dict[int, tuple[AlgorithmSpec, tuple[str, np.dtype, ex.Expr] | None]] = {}
+
+
+def _shape(spec: AlgorithmSpec) -> tuple[str, np.dtype, ex.Expr] | None:
+    """The field, its dtype and the added step expression of a spec whose only operator
+    is ``dst.x.reduce_min(src.x + step)``; ``None`` for any other spec. Read once per
+    spec: every call of a small graph would otherwise pay for the walk.
+    """
+    hit = _SHAPES.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    shape = _read_shape(spec)
+    if len(_SHAPES) > 256:
+        _SHAPES.clear()
+    _SHAPES[id(spec)] = (spec, shape)
+    return shape
+
+
+def _read_shape(spec: AlgorithmSpec) -> tuple[str, np.dtype, ex.Expr] | None:
+    op = spec.edge
+    if (op is None or op.raw is not None or op.first or spec.node is not None
+            or spec.step_totals or spec.converge_below is not None
+            or len(op.statements) != 1):
+        return None
+    s = op.statements[0]
+    if not (isinstance(s, ex.Reduction) and s.kind.name == "min" and s.node == "dst"
+            and s.at is None and s.activate_above is None and s.activates):
+        return None
+    if s.dtype != getattr(s.value, "dtype", None) or not isinstance(s.value, ex.BinOp) \
+            or s.value.op != "+":
+        return None
+    a, b = s.value.a, s.value.b
+    if not _reads(a, s.field):
+        a, b = b, a
+    if not _reads(a, s.field):
+        return None
+    return s.field, np.dtype(s.dtype), b
 
 
 def _reads(e: ex.Expr, field: str) -> bool:
