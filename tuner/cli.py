@@ -14,6 +14,8 @@ from typing import Any
 
 from gswitch.errors import InvalidInput
 
+from .progress import fmt_s as _fmt_s
+
 __all__ = ["add_tuner_commands", "cmd_tune", "cmd_report"]
 
 
@@ -48,12 +50,10 @@ def add_tuner_commands(sub: Any) -> None:
         "the same command again.")
     tune.add_argument("algorithm", help="bfs, sssp, cc, pagerank, or a plugin's algorithm")
     _add_graph_args(tune)
-    for action in tune._actions:
-        if action.dest == "graph":
-            action.metavar = "GRAPH|DIR|LIST"
-            action.help = ("graph file; or a batch: a folder of graph files or a .list file "
-                           "of paths (one study per graph, spread over --devices, resumed "
-                           "by running the same command again)")
+    _reword(tune, "graph", "GRAPH|DIR|LIST",
+            "graph file; or a batch: a folder of graph files or a .list file of paths (one "
+            "study per graph, spread over --devices, resumed by running the same command "
+            "again)")
     tune.add_argument("--source", type=int, metavar="NODE",
                       help="source node for bfs/sssp (default: the node of highest degree)")
     tune.add_argument("--param", dest="params", action="append", default=[],
@@ -127,21 +127,19 @@ def add_tuner_commands(sub: Any) -> None:
 
     run = sub.choices.get("run")
     if run is not None:
-        for action in run._actions:
-            if action.dest == "config":
-                action.metavar = "FILE.json|auto|tuned"
-                action.help = ("strategy config: a JSON file; 'tuned' (the study of this very "
-                               "graph); or 'auto' (tuned, else the nearest tuned graph's, else "
-                               "the default)")
+        _reword(run, "config", "FILE.json|auto|tuned",
+                "strategy config: a JSON file; 'tuned' (the study of this very graph); or "
+                "'auto' (tuned, else the nearest tuned graph's, else the default)")
         if "--storage" not in run._option_string_actions:
             run.add_argument("--storage", metavar="URL",
                              help="tuning storage for --config auto|tuned; " + storage_help)
 
 
-def _fmt_s(x: float | None) -> str:
-    from .progress import fmt_s
-
-    return fmt_s(x)
+def _reword(parser: argparse.ArgumentParser, dest: str, metavar: str, text: str) -> None:
+    """Give the argument ``dest`` of ``parser`` (added elsewhere) the tuner's wording."""
+    for action in parser._actions:
+        if action.dest == dest:
+            action.metavar, action.help = metavar, text
 
 
 def _bars(args: argparse.Namespace, graphs: int | None = None) -> Any:
