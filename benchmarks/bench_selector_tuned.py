@@ -14,7 +14,7 @@ with no config), the study's best and the default; every answer is checked again
 scipy. The targets: the geometric mean of selector / tuned within 1.25x, never above
 2x, and never slower than the CuPy peer. Usage::
 
-    python benchmarks/bench_selector_tuned.py [--graphs 0-19] [--trials 40] [--tag NAME]
+    python benchmarks/bench_selector_tuned.py [--graphs 0-19|9,10,13-15] [--trials 40] [--tag NAME]
     python benchmarks/bench_selector_tuned.py --table results/a.json results/b.json
 """
 
@@ -156,9 +156,19 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _indices(text: str) -> list[int]:
+    """``"9,10,13-15"`` as ``[9, 10, 13, 14, 15]``."""
+    out = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--graphs", default=f"0-{len(SPECS) - 1}", help="index range, e.g. 0-9")
+    ap.add_argument("--graphs", default=f"0-{len(SPECS) - 1}",
+                    help="indices and ranges, e.g. 0-9 or 9,10,13-15")
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--tag", default="")
@@ -173,9 +183,8 @@ def main() -> None:
     require_gpu("bench_selector_tuned.py")
     from gswitch.engine.gpu import GpuEngine
 
-    lo, _, hi = args.graphs.partition("-")
     rows = []
-    for name, make in SPECS[int(lo): int(hi or lo) + 1]:
+    for name, make in [SPECS[i] for i in _indices(args.graphs)]:
         g = make()
         g.name = name
         rows.append(measure(name, g, args.trials, args.repeats))
