@@ -57,12 +57,14 @@ NODE_ID = _NodeIdInit()
 
 
 @functools.cache
+@functools.lru_cache(maxsize=64)
 def int_inf(dtype: str | np.dtype) -> int:
     """Integer stand-in for infinity: a quarter of the type's range.
 
     Leaving headroom means ``INF + small`` stays above ``INF`` instead of wrapping
     around, so a relaxation from an unreached node never improves anything even in a
-    topology-driven sweep that touches every node.
+    topology-driven sweep that touches every node. Kept per dtype: ``np.iinfo`` costs
+    microseconds, and small CPU calls ask several times.
     """
     return int(np.iinfo(np.dtype(dtype)).max // 2 + 1) if dtype != "uint32" else 2**30
 

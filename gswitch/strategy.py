@@ -167,7 +167,7 @@ class Phase:
     The function is ``__device__ void gs_phase_<name>(GsStep& st)`` and must be correct
     for any grid size (grid-stride loops). The host loop launches one kernel per phase
     and sizes its grid from ``items``; the persistent kernel separates phases with
-    ``grid.sync()``; CUDA-graph replay launches them all with a fixed grid.
+    a grid barrier; CUDA-graph replay launches them all with a fixed grid.
 
     Parameters
     ----------

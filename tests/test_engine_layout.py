@@ -97,4 +97,8 @@ def test_control_block_layout_matches_the_device_header():
     assert words["GS_CTL_SUMS"] >= _CTL_WORDS
     assert words["GS_CTL_SUMS"] % 2 == 0  # doubles
     assert words["GS_CTL_SUMS"] + 3 * 2 * MAX_STEP_TOTALS <= _CTL_ROOM
+    # the grid barrier's word: after the step totals, on a 256-byte line of its own
+    barrier = words["GS_CTL_BARRIER"]
+    assert words["GS_CTL_SUMS"] + 3 * 2 * MAX_STEP_TOTALS <= barrier < _CTL_ROOM
+    assert barrier % 64 == 0 and _CTL_ROOM - barrier >= 64
     assert [_slot(i) for i in (-1, 0, 1, 2)] == [16, 0, 8, 16]

@@ -345,26 +345,28 @@ class LaunchContext:
     def launch_kernel(self, name: str, grid: int, args: tuple) -> None:
         """Launch a kernel of the module over ``grid`` blocks (timed).
 
-        Every kernel of a cooperative module is launched cooperatively, so a helper
-        kernel's grid (a worklist's compaction after an overflow, say) is capped at the
-        blocks that can be co-resident; kernels loop over their items with a grid stride.
+        The kernels without arguments of a cooperative module (the persistent loop with
+        its grid barrier) are launched cooperatively, their grid capped at the blocks
+        that can be co-resident; kernels loop over their items with a grid stride.
+        Kernels with arguments (a worklist's compaction after an overflow, say) have no
+        grid barrier and go through CuPy's plain launch.
         """
         f = self.function(name)
         grid = max(1, grid)
         # the launch strategy's own kernel loops over whole steps (told only to a profile)
         every = self._labels is not None and name in self.strategies["launch"].kernels
+        if args:
+            self._timed(lambda: f((grid,), (self.block,), args), name, every)
+            return
+        # no argument array for the driver: skip CuPy's packing
+        drv, b, sp, fp = self.engine.driver, self.block, self._sp, self._function_ptr(name)
         if self.gen.cooperative:  # every block that fits: the cap is co-residency
             grid = min(grid, self.engine.persistent_grid(f, self.block, 0))
-        if not args:  # no argument array for the driver: skip CuPy's packing
-            drv, b, sp, fp = self.engine.driver, self.block, self._sp, self._function_ptr(name)
-            if self.gen.cooperative:
-                self._timed(lambda: drv.launchCooperativeKernel(fp, grid, 1, 1, b, 1, 1, 0, sp,
-                                                                0), name, every)
-            else:
-                self._timed(lambda: drv.launchKernel(fp, grid, 1, 1, b, 1, 1, 0, sp, 0, 0),
-                            name, every)
+            self._timed(lambda: drv.launchCooperativeKernel(fp, grid, 1, 1, b, 1, 1, 0, sp, 0),
+                        name, every)
         else:
-            self._timed(lambda: f((grid,), (self.block,), args), name, every)
+            self._timed(lambda: drv.launchKernel(fp, grid, 1, 1, b, 1, 1, 0, sp, 0, 0),
+                        name, every)
 
     def nodes_grid(self) -> int:
         """Blocks for a grid-stride loop over all nodes."""
@@ -424,27 +426,21 @@ class LaunchContext:
         blocks and tests on the device whether it applies; otherwise the phases that do
         not apply are skipped and each grid is sized from its items.
 
-        The phase kernel of a module that is not cooperative goes to the driver with
-        its arguments packed once (about 3 us less host time a launch than through
-        CuPy's kernel call); kernels of a cooperative module go through CuPy, which
-        launches them cooperatively.
+        The phase kernel goes to the driver with its arguments packed once (about 3 us
+        less host time a launch than through CuPy's kernel call). It has no grid
+        barrier, so it needs no cooperative launch in any module.
         """
-        f = self.function("gs_phase_kernel")
-        raw = not self.gen.cooperative
         launch, sp = self.engine.driver.launchKernel, self._sp
-        fptr = self._function_ptr("gs_phase_kernel") if raw else 0
+        fptr = self._function_ptr("gs_phase_kernel")
         record = self._rt.eventRecord
         block = self.block
         labels = self._labels
-        for p, args, packed in self._step_phases(fixed_grid is not None):
+        for p, _args, packed in self._step_phases(fixed_grid is not None):
             grid = fixed_grid or self.phase_grid(p)
             if timed:
                 start, end = self._ev_pool.take()
                 record(start.ptr, sp)
-            if raw:
-                launch(fptr, grid, 1, 1, block, 1, 1, 0, sp, packed.ptr, 0)
-            else:
-                f((grid,), (block,), args)
+            launch(fptr, grid, 1, 1, block, 1, 1, 0, sp, packed.ptr, 0)
             if timed:
                 record(end.ptr, sp)
                 self._events.append((start, end))

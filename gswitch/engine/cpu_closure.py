@@ -25,7 +25,7 @@ strategies at work on the CPU (their step counts, modes and edges processed).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -49,11 +49,14 @@ NO_LIMIT = 1 << 30
 class Closure:
     """A recognised relaxation: ``field`` lowered by ``e.src.field + step``.
 
-    ``step`` is the constant added along every edge, or ``None`` for the edge weight.
+    ``step`` is the constant added along every edge, or ``None`` for the edge weight;
+    ``finite``, where the field held a finite value when the run's fields were checked
+    (:func:`closure_path` computed it; :meth:`run` reuses it).
     """
 
     field: str
     step: float | None
+    finite: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def method(self) -> str:
@@ -61,12 +64,15 @@ class Closure:
         return "scipy.sparse.csgraph." + ("dijkstra" if self.step is None
                                           else "breadth_first_order")
 
-    def run(self, graph: Graph, x: np.ndarray) -> dict[str, Any]:
+    def run(self, graph: Graph, x: np.ndarray,
+            finite: np.ndarray | None = None) -> dict[str, Any]:
         """Lower ``x`` (the field, in place) to the fixed point; the run's statistics.
 
-        ``x`` must satisfy :func:`closure_path`'s conditions (checked there).
+        ``x`` must satisfy :func:`closure_path`'s conditions (checked there);
+        ``finite``, where ``x`` is not infinite, if the caller has it.
         """
-        finite = _finite(x)
+        if finite is None:
+            finite = _finite(x)
         start = np.flatnonzero(finite)
         stats: dict[str, Any] = {"formulation": f"shortest-path closure ({self.method})"}
         if start.size == 0 or graph.n_edges == 0:
@@ -99,13 +105,12 @@ def closure_path(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
     """The :class:`Closure` that computes this run's fixed point, or ``None`` where the
     run needs its super-steps (the module docstring lists when).
     """
-    if max_iterations < NO_LIMIT or os.environ.get("GSWITCH_CPU_STEPS") == "1":
-        return None
     shape = _shape(spec)
-    if shape is None or shape[0] not in fields:
+    if shape is None or shape[0] not in fields or max_iterations < NO_LIMIT \
+            or os.environ.get("GSWITCH_CPU_STEPS") == "1":
         return None
-    field, dtype, b = shape
-    x = fields[field]
+    name, dtype, b = shape
+    x = fields[name]
     if x.dtype != dtype:
         return None
     step = _positive_step(b, params, graph, x.dtype)
@@ -121,7 +126,7 @@ def closure_path(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
         if x.dtype.kind in "iu" and (float(start[0]) + step * max(graph.n_nodes - 1, 0)
                                      >= int_inf(x.dtype)):
             return None
-    return Closure(field, step)
+    return Closure(name, step, finite)
 
 
 #: id(spec) -> (spec, its shape): what :func:`_shape` found, kept (a spec never changes)

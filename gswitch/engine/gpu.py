@@ -308,8 +308,11 @@ class GpuEngine:
             return mod
         cp = self.cp
         try:
-            mod = cp.RawModule(code=gen.source, options=("-std=c++17",),
-                               enable_cooperative_groups=gen.cooperative)
+            # never CuPy's cooperative-groups mode: it compiles relocatable code and links
+            # the device runtime library, seconds per module; the persistent kernel's
+            # grid barrier is the module's own, and its launch is cooperative
+            # (``LaunchContext.launch_kernel``)
+            mod = cp.RawModule(code=gen.source, options=("-std=c++17",))
             for k in gen.kernels:
                 mod.get_function(k)  # forces compilation now, not at first launch
         except Exception as exc:

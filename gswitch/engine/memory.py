@@ -49,8 +49,9 @@ HOST_REVERSE_EDGES = 1 << 18
 
 #: Words the control block occupies in a core block: 36 of counters and step state,
 #: then the algorithm's step totals (GS_CTL_SUMS: three slots of four doubles, to word
-#: 60); the rest keeps what follows 256-byte aligned. A run zeroes all of it.
-_CTL_ROOM = 64
+#: 60); at word 64, on a 256-byte line of its own, the persistent kernel's barrier word
+#: (GS_CTL_BARRIER); the rest keeps what follows 256-byte aligned. A run zeroes all of it.
+_CTL_ROOM = 128
 
 
 def _align(nbytes: int) -> int:

@@ -9,8 +9,29 @@ __device__ __forceinline__ unsigned long long gs_globaltimer() {
   return t;
 }
 
+// Grid-wide barrier; the launch is cooperative, so every block is resident. Each block's
+// first thread adds to the control block's barrier word: block 0 adds 2^31 - (blocks - 1)
+// and the others 1, so the word's top bit flips exactly when the last block arrives
+// (the counting scheme of the CUDA runtime's own grid barrier), and the word needs no
+// reset between barriers. The add releases and the spinning load acquires at GPU scope,
+// so every write before the barrier, by any thread of the grid, is seen by every read
+// after it (__syncthreads carries them within each block).
+__device__ __forceinline__ void gs_grid_sync() {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned* word = gs.ctl + GS_CTL_BARRIER;
+    const unsigned add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1u) : 1u;
+    unsigned old, now;
+    asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;"
+                 : "=r"(old) : "l"(word), "r"(add) : "memory");
+    do {
+      asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
+    } while (((old ^ now) & 0x80000000u) == 0u);
+  }
+  __syncthreads();
+}
+
 extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_persistent_kernel() {
-  cg::grid_group grid = cg::this_grid();
   const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
   unsigned* c = gs.ctl;
   int it = (int)gs_ld_ctl(c + GS_CTL_IT);
@@ -43,7 +64,7 @@ extern "C" __global__ void __launch_bounds__(GS_BLOCK_SIZE) gs_persistent_kernel
     for (int p = 0; p < GS_N_PHASES; ++p) {
       if (gs_phase_enabled(p, st)) {
         gs_run_phase(p, st);
-        grid.sync();
+        gs_grid_sync();
       }
     }
     edges += st.edges;

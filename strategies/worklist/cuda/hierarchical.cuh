@@ -12,21 +12,20 @@ __shared__ unsigned gs_wl_wlen[GS_WL_WARPS];  // places asked for (may pass the 
 __device__ __forceinline__ void gs_wl_push(GsStep& st, gs_vid v) {
   if (gs_wl_claimed(st, v)) return;
   const unsigned warp = threadIdx.x >> 5;
-  cg::coalesced_group g = cg::coalesced_threads();
+  const GsLanes g;
   unsigned base = 0;
-  if (g.thread_rank() == 0) base = atomicAdd(&gs_wl_wlen[warp], (unsigned)g.size());
-  base = g.shfl(base, 0);
-  const unsigned place = base + g.thread_rank();
+  if (g.rank() == 0) base = atomicAdd(&gs_wl_wlen[warp], g.size());
+  base = g.first(base);
+  const unsigned place = base + g.rank();
   if (place < GS_WL_WARP_CAP) {
     gs_wl_wq[warp][place] = v;
     return;
   }
-  cg::coalesced_group spill = cg::coalesced_threads();  // the lanes that found it full
+  const GsLanes spill;  // the lanes that found it full
   unsigned gbase = 0;
-  if (spill.thread_rank() == 0)
-    gbase = atomicAdd(st.ctl_cur + GS_CTL_SIZE, (unsigned)spill.size());
-  gbase = spill.shfl(gbase, 0);
-  gs_wl_store(st, gbase + spill.thread_rank(), v);
+  if (spill.rank() == 0) gbase = atomicAdd(st.ctl_cur + GS_CTL_SIZE, spill.size());
+  gbase = spill.first(gbase);
+  gs_wl_store(st, gbase + spill.rank(), v);
 }
 __device__ __forceinline__ void gs_wl_begin(GsStep& st) {
   (void)st;
