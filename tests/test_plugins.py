@@ -396,3 +396,25 @@ def test_plugins_add_commands_and_config_modes(capsys):
         assert {"tune", "report", "hello"} <= set(sub.choices)
     finally:
         pm.unregister(plugin)
+
+
+def test_registry_and_selector_import_no_scipy_sparse_or_tuner():
+    """A newcomer's first GPU call loads every plugin and asks the selector; neither may
+    import scipy.sparse (0.4 s on its own) or the tuner's optuna: a fresh process checks.
+    """
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import gswitch as gs\n"
+        "from gswitch.plugins import get_registry\n"
+        "from gswitch import selector\n"
+        "get_registry()\n"
+        "g = gs.Graph.from_edges([0, 1, 2], [1, 2, 3]).symmetrize()\n"
+        "selector.select('bfs', g)\n"
+        "print(sorted(m for m in ('scipy.sparse', 'optuna', 'networkx') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]", out

@@ -621,7 +621,7 @@ class CpuEngine:
     def _closure(closure: Closure, spec: AlgorithmSpec, graph: Graph,
                  fields: dict[str, np.ndarray], config: Config, t0: float,
                  progress: Any) -> Result:
-        stats = closure.run(graph, fields[closure.field], closure.finite)
+        stats = closure.run(graph, fields[closure.field])
         levels = stats.get("levels")
         stats.update(active=[], modes=[], directions=[], totals=[],
                      edges_processed=int(graph.n_edges),

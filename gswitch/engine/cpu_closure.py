@@ -50,13 +50,13 @@ class Closure:
     """A recognised relaxation: ``field`` lowered by ``e.src.field + step``.
 
     ``step`` is the constant added along every edge, or ``None`` for the edge weight;
-    ``finite``, where the field held a finite value when the run's fields were checked
-    (:func:`closure_path` computed it; :meth:`run` reuses it).
+    ``start``, the nodes whose field held a finite value when :func:`closure_path`
+    checked the run's fields (:meth:`run` reuses them).
     """
 
     field: str
     step: float | None
-    finite: np.ndarray | None = field(default=None, compare=False, repr=False)
+    start: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def method(self) -> str:
@@ -64,16 +64,13 @@ class Closure:
         return "scipy.sparse.csgraph." + ("dijkstra" if self.step is None
                                           else "breadth_first_order")
 
-    def run(self, graph: Graph, x: np.ndarray,
-            finite: np.ndarray | None = None) -> dict[str, Any]:
+    def run(self, graph: Graph, x: np.ndarray) -> dict[str, Any]:
         """Lower ``x`` (the field, in place) to the fixed point; the run's statistics.
 
-        ``x`` must satisfy :func:`closure_path`'s conditions (checked there);
-        ``finite``, where ``x`` is not infinite, if the caller has it.
+        ``x`` must satisfy :func:`closure_path`'s conditions (checked there), and
+        ``start`` name its finite entries if given.
         """
-        if finite is None:
-            finite = _finite(x)
-        start = np.flatnonzero(finite)
+        start = np.flatnonzero(_finite(x)) if self.start is None else self.start
         stats: dict[str, Any] = {"formulation": f"shortest-path closure ({self.method})"}
         if start.size == 0 or graph.n_edges == 0:
             stats.update(levels=1 if start.size else 0, reached=int(start.size))
@@ -116,17 +113,18 @@ def closure_path(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
     step = _positive_step(b, params, graph, x.dtype)
     if step is False:
         return None
-    finite = _finite(x)
-    if finite.any():
-        start = x[finite]
-        if not (start == start[0]).all():  # several start values: no single closure
+    start = np.flatnonzero(_finite(x))
+    if start.size:
+        base = x[start[0]]
+        # several start values: no single closure
+        if start.size > 1 and not (x[start] == base).all():
             return None
         # an integer field must hold the longest possible path (n - 1 steps) below its
         # infinity, as the super-steps would
-        if x.dtype.kind in "iu" and (float(start[0]) + step * max(graph.n_nodes - 1, 0)
+        if x.dtype.kind in "iu" and (float(base) + step * max(graph.n_nodes - 1, 0)
                                      >= int_inf(x.dtype)):
             return None
-    return Closure(name, step, finite)
+    return Closure(name, step, start)
 
 
 #: id(spec) -> (spec, its shape): what :func:`_shape` found, kept (a spec never changes)
