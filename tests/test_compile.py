@@ -205,6 +205,18 @@ def test_generation_is_deterministic(algorithm):
     assert other.key != a.key and "#define GS_BLOCK_SIZE 128" in other.source
 
 
+@pytest.mark.parametrize("worklist", ["warp_aggregated", "hierarchical", "bitmap"])
+def test_modules_include_no_header(worklist):
+    """A composed module includes no CUDA header (``<cooperative_groups.h>`` alone cost a
+    second of compile per module) and is not built as relocatable code: the persistent
+    kernel's barrier and the lane groups are the module's own."""
+    spec = get_registry().algorithm("bfs")
+    for launch in ("persistent", "host_loop"):
+        gen = generate_source(spec, gs.Config({"launch": launch, "worklist": worklist}), False)
+        assert "#include" not in gen.source and "cg::" not in gen.source
+        assert ("gs_grid_sync();" in gen.source) == (launch == "persistent")
+
+
 def test_runtime_parameters_do_not_change_the_module():
     """Runtime parameters are kernel arguments: changing one keeps the source; a
     compile-time one changes it."""
