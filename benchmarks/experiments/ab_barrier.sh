@@ -3,13 +3,7 @@
 #   mkdir .ab_old && git archive REV gswitch strategies algorithms tuner | tar -x -C .ab_old)
 # against the working tree, alternating, $ROUNDS rounds (default 2). Needs a GPU.
 set -euo pipefail
-for d in old new; do rm -rf /tmp/st-$d; mkdir -p /tmp/st-$d; done
-src=.ab_old
-for d in old new; do
-  cp -r $src/gswitch /tmp/st-$d/gswitch; cp -r $src/strategies /tmp/st-$d/gswitch/strategies
-  cp -r $src/algorithms /tmp/st-$d/gswitch/algorithms; cp -r $src/tuner /tmp/st-$d/gswitch/tuner
-  src=.
-done
+source benchmarks/experiments/stage_ab.sh
 for r in $(seq "${ROUNDS:-2}"); do
   for d in old new; do
     PYTHONPATH=/tmp/st-$d${PYTHONPATH:+:$PYTHONPATH} python3 benchmarks/experiments/ab_barrier.py "$d"

@@ -6,7 +6,6 @@
 #   mkdir .ab_old && git archive REV gswitch strategies algorithms tuner | tar -x -C .ab_old
 # Run from the repository root on a machine with a GPU: bash benchmarks/experiments/ab_call.sh
 set -euo pipefail
-for d in old new; do rm -rf /tmp/st-$d; mkdir -p /tmp/st-$d; done
-src=.ab_old; for d in old new; do cp -r $src/gswitch /tmp/st-$d/gswitch; cp -r $src/strategies /tmp/st-$d/gswitch/strategies; cp -r $src/algorithms /tmp/st-$d/gswitch/algorithms; cp -r $src/tuner /tmp/st-$d/gswitch/tuner; src=.; done
+source benchmarks/experiments/stage_ab.sh
 # ${MAPPING:+--mapping}: pass the configuration as a dict (MAPPING=1), as most callers do
 for r in $(seq ${ROUNDS:-3}); do for d in ${ORDER:-old new}; do for l in host_loop persistent cuda_graph; do echo -n "$d "; PYTHONPATH=/tmp/st-$d python benchmarks/experiments/profile_call.py --no-profile --calls 500 --launch $l ${MAPPING:+--mapping}; done; done; done

@@ -4,13 +4,7 @@
 #   bash benchmarks/experiments/ab_engine.sh pagerank,grid [extra bench_engine.py arguments]
 set -euo pipefail
 parts=${1:-pagerank,grid}; shift || true
-for d in old new; do rm -rf /tmp/st-$d; mkdir -p /tmp/st-$d; done
-src=.ab_old
-for d in old new; do
-  cp -r $src/gswitch /tmp/st-$d/gswitch; cp -r $src/strategies /tmp/st-$d/gswitch/strategies
-  cp -r $src/algorithms /tmp/st-$d/gswitch/algorithms; cp -r $src/tuner /tmp/st-$d/gswitch/tuner
-  src=.
-done
+source benchmarks/experiments/stage_ab.sh
 cd benchmarks
 for d in old new; do
   echo "== $d"; PYTHONPATH=/tmp/st-$d${PYTHONPATH:+:$PYTHONPATH} python bench_engine.py --parts "$parts" --tag "$d" "$@"
