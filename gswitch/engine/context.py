@@ -401,9 +401,9 @@ class LaunchContext:
                              f"queued, got {items!r}")
         return max(1, min(-(-(count * p.threads_per_item) // self.block), self.max_grid))
 
-    def _step_phases(self, every: bool) -> list[tuple[Phase, tuple, _PackedInts]]:
-        """The phases of the next step with their kernel arguments, as values and packed
-        for the driver (cached per mode and direction in the plan).
+    def _step_phases(self, every: bool) -> list[tuple[Phase, _PackedInts]]:
+        """The phases of the next step with their kernel arguments packed for the driver
+        (cached per mode and direction in the plan).
         """
         key = None if every else (self.mode & _MODE_ID, self.pull)
         phases = self.plan.steps.get(key)
@@ -415,7 +415,7 @@ class LaunchContext:
                 listed = [(0, self.gen.phases[0])]
             last = len(listed) - 1
             phases = self.plan.steps[key] = [
-                (p, (np.int32(i), np.int32(k == last)), _PackedInts((i, int(k == last))))
+                (p, _PackedInts((i, int(k == last))))
                 for k, (i, p) in enumerate(listed)]
         return phases
 
@@ -435,7 +435,7 @@ class LaunchContext:
         record = self._rt.eventRecord
         block = self.block
         labels = self._labels
-        for p, _args, packed in self._step_phases(fixed_grid is not None):
+        for p, packed in self._step_phases(fixed_grid is not None):
             grid = fixed_grid or self.phase_grid(p)
             if timed:
                 start, end = self._ev_pool.take()
