@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import gswitch as gs
+from gswitch.arrayops import divide_by_sum
 from gswitch.verify import l1_within
 
 #: Allowed L1 distance between a PageRank vector and the reference.
@@ -154,15 +155,11 @@ def pagerank_spec(residual_dtype: str = "float64", name: str = "pagerank",
 
 
 def _normalised(fields: dict, rank) -> dict:
-    """``fields`` with ``rank`` (float64, any array module) scaled to sum 1, as float32
-    (left as it is when it sums to zero). Branch-free on the total, a 0-d array: on the
-    device nothing waits for it.
+    """``fields`` with ``rank`` (any float dtype and array module) scaled to sum 1, as
+    float32 (left as it is when it sums to zero); on the device nothing waits for the
+    sum (:func:`gswitch.arrayops.divide_by_sum`).
     """
-    total = rank.sum()
-    scale = np.where(total > 0, total, 1.0)
-    out = np.empty_like(rank, dtype=np.float32)
-    np.divide(rank, scale, out=out, casting="same_kind")
-    fields["rank"] = out
+    fields["rank"] = divide_by_sum(rank)
     return fields
 
 
@@ -262,7 +259,7 @@ class PowerPull:
 
     @staticmethod
     def finalize(fields, params):
-        return _normalised(fields, fields["rank"].astype(np.float64))
+        return _normalised(fields, fields["rank"])
 
 
 @gs.algorithm(name="pagerank_weighted", max_iterations_param="max_iterations",

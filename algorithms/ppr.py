@@ -153,7 +153,7 @@ class PersonalizedPowerPull:
 
     @staticmethod
     def finalize(fields, params):
-        return _normalised(fields, fields["rank"].astype(np.float64))
+        return _normalised(fields, fields["rank"])
 
 
 def _residual_start(values, params) -> np.ndarray:

@@ -5,6 +5,8 @@
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || return 1
 export PYTHONPATH=/tmp/site
+# a machine kept warm between commands still has the last command's install: replace it
+rm -rf /tmp/gswitch-site
 if python3 -m pip install -q --no-index --no-deps --no-build-isolation --no-compile \
         --no-cache-dir --target /tmp/gswitch-site . >/tmp/gswitch-install.log 2>&1; then
     export PYTHONPATH=/tmp/gswitch-site:/tmp/site

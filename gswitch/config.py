@@ -217,13 +217,28 @@ class Config(Mapping[str, Any]):
         return cached
 
     def replace(self, **changes: Any) -> Config:
-        """Copy with some keys changed (use ``**{"load_balance.size": 8}`` for dotted keys)."""
+        """Copy with some keys changed (use ``**{"load_balance.size": 8}`` for dotted keys).
+
+        The copies are kept on this Config (both never change): a staged algorithm asks
+        for the same stage configs on every call, and each new Config is validated.
+        """
+        try:
+            memo_key: Any = tuple(sorted(changes.items()))
+            hash(memo_key)
+        except TypeError:  # an unhashable value: made anew
+            memo_key = None
+        memo = self.__dict__.setdefault("_replaced", {})
+        if memo_key is not None and memo_key in memo:
+            return memo[memo_key]
         data = dict(self._data)
         for axis in AXES:
             if axis in changes and changes[axis] != data[axis]:
                 data = {k: v for k, v in data.items() if not k.startswith(axis + ".")}
         data.update(changes)
-        return Config(data)
+        out = Config(data)
+        if memo_key is not None and len(memo) < 64:
+            memo[memo_key] = out
+        return out
 
     def options(self, axis: str) -> dict[str, Any]:
         """The parameters of the strategy chosen on ``axis``, without the prefix."""

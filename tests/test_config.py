@@ -230,6 +230,23 @@ def test_replace_validates():
     """replace() validates like the constructor."""
     with pytest.raises(gs.InvalidConfig, match="multiple of 32"):
         gs.Config().replace(block_size=100)
+    cfg = gs.Config()
+    for _ in range(2):  # a refused change is refused again, never remembered as valid
+        with pytest.raises(gs.InvalidConfig, match="multiple of 32"):
+            cfg.replace(block_size=100)
+
+
+def test_replace_keeps_its_copies():
+    """The same change of the same Config gives the same (unchanging) copy; other
+    changes give others, equal to a Config built from scratch."""
+    cfg = gs.Config({"launch": "persistent"})
+    a = cfg.replace(driving="topology", **{"driving.atomic_free": True})
+    assert cfg.replace(**{"driving.atomic_free": True}, driving="topology") is a
+    b = cfg.replace(driving="topology")
+    assert b is not a and b["driving.atomic_free"] is False and a["driving.atomic_free"]
+    assert a == gs.Config({"launch": "persistent", "driving": "topology",
+                           "driving.atomic_free": True})
+    assert gs.Config({"launch": "persistent"}).replace(driving="topology") is not b
 
 
 # ---------------------------------------------------------------------- --set parsing

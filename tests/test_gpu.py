@@ -669,6 +669,34 @@ def test_finalize_runs_on_the_host_without_room_on_the_device(monkeypatch):
     assert r.stats["finalized_on"] == "host" and compare("bfs", r["depth"], want) is None
 
 
+def test_free_memory_reading_is_reused_within_its_time_to_live(monkeypatch):
+    """The device's free memory is asked once per ``_FREE_MEMORY_TTL_S``; in between the
+    last answer stands, less what the memory pool took from the device since."""
+    import time
+
+    from gswitch.engine import gpu
+
+    engine = gpu.GpuEngine.instance()
+    pool = engine.cp.get_default_memory_pool()
+    asked = []
+    real = engine.runtime.memGetInfo
+    monkeypatch.setattr(engine.runtime, "memGetInfo", lambda: asked.append(1) or real())
+    engine._free_seen = None
+    idle = pool.free_bytes()
+    engine._room_for(idle + 1)
+    engine._room_for(idle + 1)
+    assert len(asked) == 1
+    held, spare = pool.total_bytes(), 1 << 20
+    engine._free_seen = (time.monotonic(), spare, held - 4096)  # the pool grew by 4 KiB
+    idle = pool.free_bytes()
+    assert engine._room_for(idle + spare - 4097)
+    assert not engine._room_for(idle + spare - 4095)
+    assert len(asked) == 1
+    engine._free_seen = (time.monotonic() - 2 * gpu._FREE_MEMORY_TTL_S, spare, held)
+    assert engine._room_for(idle + spare + 1)  # stale: asked again, and the device has room
+    assert len(asked) == 2
+
+
 @pytest.mark.parametrize("way", ["chunks", "pinned", "pinned_pool_full"])
 @pytest.mark.parametrize("launch", ["host_loop", "persistent"])
 @pytest.mark.parametrize("name", ALGORITHMS + ["half_hops", "dist64"])

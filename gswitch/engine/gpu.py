@@ -87,6 +87,10 @@ _DEVICE_FINALIZE_BYTES = 1 << 20
 #: ... when the device has this many times the fields' bytes free for the temporaries of
 #: ``finalize`` (else it runs on the host, as for a small graph).
 _FINALIZE_ROOM = 3
+#: How long a reading of the device's free memory stands in for a new one (less what
+#: the memory pool grew by since): the query costs tens of microseconds a call, and a
+#: wrong guess only moves a ``finalize`` to the host or ends in a named DeviceError.
+_FREE_MEMORY_TTL_S = 1.0
 #: Results of more bytes than this come from the device in chunks of
 #: ``_COPY_CHUNK_BYTES``, each copied out of page-locked staging into fresh arrays by a
 #: host thread as soon as it has landed: one thread copies (and faults in) well under the
@@ -251,6 +255,8 @@ class GpuEngine:
         #: control block back after every step.
         self.poll_control = platform.machine().lower() in ("x86_64", "amd64")
         self._copy_events: list[Any] = []
+        #: (when, free bytes, the pool's bytes) of the last free-memory query (_room_for)
+        self._free_seen: tuple[float, int, int] | None = None
         #: page-locked result arrays (``_PINNED_RESULT_BYTES``)
         self.results = PinnedResults(cp)
         #: held by ``gswitch.run`` around each call: the pinned staging, the pools of
@@ -606,8 +612,9 @@ class GpuEngine:
         h[_MODE] = ctx.mode
         h[_PULL] = ctx.pull
         # the start ids end where the control block begins and the fields follow it:
-        # one copy takes all three (the first two when the fields start on the device)
-        lead = 4 * n_ids
+        # one copy takes all three (the first two when the fields start on the device;
+        # not the ids when they are on the device already: a later copy puts them there)
+        lead = 4 * n_ids if isinstance(sources, np.ndarray) else 0
         if sources is None:
             start = self._all_nodes(res, n)
         elif isinstance(sources, np.ndarray):
@@ -677,12 +684,20 @@ class GpuEngine:
 
     def _room_for(self, nbytes: int) -> bool:
         """Whether ``nbytes`` more fit on the device: free memory plus what CuPy's pool
-        holds unused.
+        holds unused. The device is asked at most once per ``_FREE_MEMORY_TTL_S``; in
+        between, the last answer less what the pool has taken from the device since.
         """
-        idle = self.cp.get_default_memory_pool().free_bytes()
+        pool = self.cp.get_default_memory_pool()
+        idle = pool.free_bytes()
         if idle > nbytes:  # the pool's idle blocks suffice: no query of the device
             return True
-        free, _total = self.runtime.memGetInfo()
+        now, held = time.monotonic(), pool.total_bytes()
+        seen = self._free_seen
+        if seen is not None and now - seen[0] < _FREE_MEMORY_TTL_S:
+            free = seen[1] - (held - seen[2])
+        else:
+            free = int(self.runtime.memGetInfo()[0])
+            self._free_seen = (now, free, held)
         return free + idle > nbytes
 
     def _finalize_and_read_back(self, ctx: LaunchContext, plan: _Plan,

@@ -1,0 +1,76 @@
+"""One-pass finalize helpers (gswitch.arrayops) on NumPy arrays, and on CuPy arrays
+against their NumPy results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gswitch as gs
+from gswitch.arrayops import divide_by_sum, replace_at_least
+
+
+def _ints() -> np.ndarray:
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 100, size=1000).astype(np.int32)
+    a[rng.integers(0, 1000, size=200)] = 2**30
+    return a
+
+
+def test_replace_at_least_numpy_matches_mask_assignment() -> None:
+    a = _ints()
+    want = a.copy()
+    want[want >= 2**30] = -1
+    got = replace_at_least(a, 2**30, -1)
+    assert got.dtype == np.int32 and np.array_equal(got, want)
+    assert not np.shares_memory(got, a) and int(a.max()) == 2**30  # input untouched
+
+
+def test_divide_by_sum_numpy() -> None:
+    v = np.array([1.0, 2.0, 5.0], dtype=np.float32)
+    got = divide_by_sum(v)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, v / 8.0, rtol=1e-7)
+    assert abs(float(got.sum(dtype=np.float64)) - 1.0) < 1e-6
+    zero = np.zeros(4, dtype=np.float64)
+    assert divide_by_sum(zero).dtype == np.float32 and not divide_by_sum(zero).any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_divide_by_sum_float64_sum_of_many_shares(dtype) -> None:
+    # a float32 running sum of 2^22 equal shares drifts; the float64 sum does not
+    v = np.full(1 << 22, 1.0 / (1 << 22), dtype=dtype)
+    got = divide_by_sum(v)
+    np.testing.assert_allclose(got, np.float32(1.0 / (1 << 22)), rtol=1e-6)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+def test_device_forms_match_numpy() -> None:
+    import cupy
+
+    a = _ints()
+    d = cupy.asarray(a)
+    got = replace_at_least(d, 2**30, -1)
+    assert isinstance(got, cupy.ndarray) and got.dtype == np.int32
+    assert np.array_equal(got.get(), replace_at_least(a, 2**30, -1))
+    assert int(d.max()) == 2**30  # input untouched
+    for dtype in (np.float32, np.float64):
+        for size in (0, 1, 255, 10_000, 3_000_017):  # fewer elements than blocks, many more
+            v = np.random.default_rng(size).random(size).astype(dtype)
+            dv = divide_by_sum(cupy.asarray(v))
+            assert isinstance(dv, cupy.ndarray) and dv.dtype == np.float32 and dv.size == size
+            np.testing.assert_allclose(dv.get(), divide_by_sum(v), rtol=2e-7)
+            again = divide_by_sum(cupy.asarray(v))  # the same bits from run to run
+            assert bool((again == dv).all())
+    z = divide_by_sum(cupy.zeros(5, dtype=cupy.float64))
+    assert z.dtype == np.float32 and not bool(z.any())
+
+
+def test_device_kernels_compile(nvcc) -> None:
+    """The partial-sum and division kernels compile (the GPU runs them on device arrays)."""
+    from gswitch import arrayops
+    from gswitch.testing.nvcc import compile_source
+
+    ok, out = compile_source(arrayops._SUM_SOURCE, nvcc=nvcc)
+    assert ok, out[-2000:]
