@@ -68,12 +68,6 @@ def _lightest_pair(e):
     e.src.best_pair.at(e.src.comp).reduce_min(_pair(e), activate=False)
 
 
-def _target(e):
-    e.only_if(_leaving(e) & e.weight.eq(e.src.best_w.at(e.src.comp))
-              & _pair(e).eq(e.src.best_pair.at(e.src.comp)))
-    e.src.target.at(e.src.comp).reduce_min(e.dst.comp, activate=False)
-
-
 _STAGE = {"supports": {"driving": ("topology",), "direction": ("push",)},
           "config": {"driving": "topology"}}
 
@@ -99,14 +93,16 @@ class Boruvka:
     -----
     Every node starts as a component of its own (``comp`` is its root). A round:
 
-    1. Three sweeps over every edge that leaves its source's component find each
+    1. Two sweeps over every edge that leaves its source's component find each
        component's lightest leaving edge, in one total order: the smallest weight (an
        indirect ``min`` into the root, ``e.src.best_w.at(e.src.comp)``), then among
-       those the smallest ``(low id, high id)``, then the component across it.
-    2. ``hook`` (host step): each root with a lightest edge hangs under the root across
-       it, except the smaller root of a pair that chose the same edge (each other's
-       target); the edge joins the forest on the root that hangs. Pointer jumping then
-       makes every node point at its new root.
+       those the smallest ``(low id, high id)``.
+    2. ``hook`` (host step): the root across each component's edge is the component of
+       the edge's end outside it (read from the key, per root: no third sweep over the
+       edges). Each root with a lightest edge hangs under the root across it, except
+       the smaller root of a pair that chose the same edge (each other's target); the
+       edge joins the forest on the root that hangs. Pointer jumping then makes every
+       node point at its new root.
 
     Rounds repeat while any component has a leaving edge; each at least halves the
     number of components that have one, so there are at most ``log2(n)`` rounds.
@@ -137,8 +133,6 @@ class Boruvka:
                           doc="on a root: the lightest leaving weight")
     best_pair = gs.NodeField("int64", init=int(_NONE), output=False,
                              doc="on a root: the lightest leaving edge's (low, high) key")
-    target = gs.NodeField("int32", init=gs.INF, output=False,
-                          doc="on a root: the root across its lightest leaving edge")
 
     @gs.stage(**_STAGE)
     class lightest_weight:
@@ -154,29 +148,25 @@ class Boruvka:
         start = gs.all_nodes()
         find = gs.edge_op(_lightest_pair)
 
-    @gs.stage(**_STAGE)
-    class across:
-        """The root across each component's lightest leaving edge."""
-
-        start = gs.all_nodes()
-        find = gs.edge_op(_target)
-
     @gs.host_step
     def hook(fields, params, xp):
-        comp, target = fields["comp"], fields["target"]
+        comp, pair = fields["comp"], fields["best_pair"]
         n = int(comp.size)
         ids = xp.arange(n, dtype=xp.int32)
-        has = (comp == ids) & (target < n)
+        has = (comp == ids) & (pair != _NONE)  # a root with a lightest leaving edge
         if not bool(has.any()):
             return None  # no component has a leaving edge: the forest is complete
-        safe = xp.where(has, target, ids)
+        # the root across that edge: its end outside the component (one end is inside)
+        key = xp.where(has, pair, 0)
+        lo, hi = (key // n).astype(xp.int32), (key % n).astype(xp.int32)
+        near, far = comp[lo], comp[hi]
+        safe = xp.where(has, xp.where(near == ids, far, near), ids)
         keep = has & (safe[safe] == ids) & (ids < safe)  # the smaller of a mutual pair
         hang = has & ~keep
-        pair = fields["best_pair"]
         out = {
             "tree_w": xp.where(hang, fields["best_w"], fields["tree_w"]),
-            "tree_u": xp.where(hang, (pair // n).astype(xp.int32), fields["tree_u"]),
-            "tree_v": xp.where(hang, (pair % n).astype(xp.int32), fields["tree_v"]),
+            "tree_u": xp.where(hang, lo, fields["tree_u"]),
+            "tree_v": xp.where(hang, hi, fields["tree_v"]),
         }
         parent = xp.where(hang, safe, ids)
         comp = parent[comp]
@@ -189,7 +179,6 @@ class Boruvka:
             "comp": comp,
             "best_w": xp.full(n, np.inf, dtype=xp.float32),
             "best_pair": xp.full(n, _NONE, dtype=xp.int64),
-            "target": xp.full(n, np.iinfo(np.int32).max, dtype=xp.int32),
             "repeat": "lightest_weight",
         })
         return out
