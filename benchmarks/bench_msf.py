@@ -14,7 +14,11 @@ The RMAT graph is made simple (the lightest of parallel edges, no self loops) so
 the three agree on what an edge is: scipy would add up duplicate entries, networkx keep
 the last one.
 
-Usage: python benchmarks/bench_msf.py [--backend cpu|gpu] [--repeats 5] [--tag NAME]
+``--road N`` adds the NxN road grid (the GPU target: N = 2048, at most 50 ms), timed
+against scipy only (networkx would take minutes there).
+
+Usage: python benchmarks/bench_msf.py [--backend cpu|gpu] [--repeats 5] [--road N]
+           [--tag NAME]
 Writes <backend>_msf[_NAME].json to $OUT (or ./bench-results).
 """
 
@@ -34,10 +38,12 @@ import gswitch as gs
 from gswitch.generators import rmat, road
 
 
-def _graphs() -> list[gs.Graph]:
-    return [road(180, 180, seed=1),
-            rmat(14, 6, seed=2, weighted=True, directed=False, duplicates="min",
-                 self_loops="drop")]
+def _graphs(large: int) -> list[tuple[gs.Graph, bool]]:
+    """The graphs, each with whether networkx runs on it too."""
+    out = [(road(180, 180, seed=1), True),
+           (rmat(14, 6, seed=2, weighted=True, directed=False, duplicates="min",
+                 self_loops="drop"), True)]
+    return out + ([(road(large, large, seed=1), False)] if large else [])
 
 
 def _check(g: gs.Graph, edges: list[tuple[int, int, float]], want: float) -> None:
@@ -55,24 +61,27 @@ def _check(g: gs.Graph, edges: list[tuple[int, int, float]], want: float) -> Non
 
 def main() -> None:
     ap = peer_parser(__doc__, repeats=5)
+    ap.add_argument("--road", type=int, default=0,
+                    help="also the NxN road grid, against scipy only (GPU target: 2048)")
     args = ap.parse_args()
     if args.backend == "gpu":
         require_gpu("bench_msf.py")
     nx.config.backends.gswitch.backend = args.backend
     rows = []
-    for g in _graphs():
+    for g, with_nx in _graphs(args.road):
         a = g.to_scipy()
-        src, dst = g.edges()
-        once = src < dst
-        G = nx.Graph()
-        G.add_nodes_from(range(g.n_nodes))
-        G.add_weighted_edges_from(zip(src[once].tolist(), dst[once].tolist(),
-                                      g.weights[once].astype(float).tolist()))
         scipy_s, tree = timed(lambda a=a: csgraph.minimum_spanning_tree(a), args.repeats)
         want = float(tree.sum())
-        nx_s, T = timed(lambda G=G: nx.minimum_spanning_tree(G, backend="networkx"),
-                        args.repeats)
-        assert abs(T.size(weight="weight") - want) <= 1e-6 * want
+        if with_nx:
+            src, dst = g.edges()
+            once = src < dst
+            G = nx.Graph()
+            G.add_nodes_from(range(g.n_nodes))
+            G.add_weighted_edges_from(zip(src[once].tolist(), dst[once].tolist(),
+                                          g.weights[once].astype(float).tolist()))
+            nx_s, T = timed(lambda G=G: nx.minimum_spanning_tree(G, backend="networkx"),
+                            args.repeats)
+            assert abs(T.size(weight="weight") - want) <= 1e-6 * want
         ts = []
         for _ in range(args.repeats):
             copy = gs.Graph(g.indptr, g.indices, g.weights, directed=g.directed,
@@ -82,6 +91,16 @@ def main() -> None:
             ts.append(time.perf_counter() - t)
             _check(g, forest_edges(r), want)
         t = statistics.median(ts)
+
+        if not with_nx:
+            rows.append({"graph": g.name, "nodes": g.n_nodes, "edges": g.n_edges,
+                         "forest_weight": want, "backend": args.backend, "gswitch_s": t,
+                         "scipy_s": scipy_s, "gswitch_over_scipy": t / scipy_s,
+                         "iterations": r.stats["iterations"], "verified": True})
+            print(f"{g.name}: {g.n_nodes:,} nodes, {g.n_edges:,} edges: gswitch "
+                  f"{t * 1e3:8.1f} ms ({r.stats['iterations']} steps)  scipy "
+                  f"{scipy_s * 1e3:7.1f} ms  -> {t / scipy_s:5.2f}x scipy", flush=True)
+            continue
 
         def via_backend(G=G):
             G.__networkx_cache__.clear()  # convert on every call, as a first call does

@@ -71,8 +71,12 @@ BENCHES: dict[str, Bench] = {
     "scc": Bench("bench_scc.py", "cpu|gpu", "strongly connected components on ~100k-edge "
                  "directed RMAT and one-way road graphs",
                  "scipy connected_components(strong), networkx"),
+    "scale-targets": Bench("bench_scale_targets.py", "gpu|cpu",
+                           "sampled betweenness (k=64) and core_number on RMAT-22",
+                           "one BFS of the same run (x 64 x 3), a NumPy peel"),
     "msf": Bench("bench_msf.py", "cpu|gpu", "minimum spanning forest (Boruvka) on ~100k-edge "
-                 "road and simple RMAT graphs; the networkx backend's call beside",
+                 "road and simple RMAT graphs (--road 2048: the GPU target); the networkx "
+                 "backend's call beside",
                  "scipy minimum_spanning_tree, networkx minimum_spanning_tree"),
     "apsp": Bench("bench_apsp.py", "cpu|gpu", "all-pairs shortest path lengths: hops by "
                   "multi-source BFS on 2000 nodes, blocked Floyd-Warshall on 800",
