@@ -173,6 +173,26 @@ def test_reverse_matches_scipy_transpose():
     assert g.reverse.reverse is g
 
 
+def test_reverse_keeps_each_in_edge_list_in_source_order():
+    """Parallel edges and self-loops stay separate, each node's in-edges come in the
+    order of their sources' CSR rows (a stable sort by target), and weights follow their
+    edges; an empty graph and one without edges reverse too."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    for n, m in ((0, 0), (3, 0), (1, 5), (30, 200), (200, 3000)):
+        src, dst = rng.integers(0, max(n, 1), m), rng.integers(0, max(n, 1), m)
+        w = rng.random(m).astype(np.float32)
+        g = Graph.from_edges(src, dst, w, n_nodes=n)
+        s, d = g.edges()
+        order = np.lexsort((np.arange(m), d))
+        r = g.reverse
+        assert r.indices.dtype == np.int32 and r.n_edges == m
+        assert np.array_equal(r.indices, s[order])
+        assert np.array_equal(r.weights, g.weights[order])
+        assert np.array_equal(np.diff(r.indptr), np.bincount(d, minlength=n))
+
+
 def test_degrees_match_networkx():
     """out_degree and in_degree agree with a networkx MultiDiGraph."""
     ref = nx.MultiDiGraph()
