@@ -134,3 +134,24 @@ def try_plot(name: str, title: str, series: dict[str, list[float]], ylabel: str)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return path
+
+
+def symmetric_rmat(scale: int):
+    """The symmetrised RMAT graph of ``scale`` (edge factor 16, seed 1), kept in
+    ``/tmp/gs_rmat{scale}.npz`` between the runs of a session (building RMAT-22 takes
+    tens of seconds)."""
+    from pathlib import Path
+
+    import numpy as np
+
+    import gswitch as gs
+    from gswitch.generators import rmat
+
+    cache = Path(f"/tmp/gs_rmat{scale}.npz")
+    if cache.exists():
+        z = np.load(cache)
+        return gs.Graph(z["indptr"], z["indices"], None, directed=False, validate=False)
+    g = rmat(scale, 16, seed=1).symmetrize()
+    np.savez(cache, indptr=g.indptr, indices=g.indices)
+    return g
+

@@ -1,4 +1,5 @@
-"""Whole-array steps for ``finalize`` functions, one pass each on either array module.
+"""Whole-array steps, one pass each on either array module: for ``finalize`` functions,
+and a sorted unique for the engines and the selector.
 
 A ``finalize`` declared ``finalize_on_device`` runs on CuPy arrays under the GPU engine
 and on NumPy arrays elsewhere. Written with NumPy ufuncs, a step such as "unreached
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["replace_at_least", "divide_by_sum"]
+__all__ = ["replace_at_least", "divide_by_sum", "sorted_unique"]
 
 
 def _is_device(a: Any) -> bool:
@@ -76,6 +77,37 @@ def _sum_module() -> Any:
     import cupy
 
     return cupy.RawModule(code=_SUM_SOURCE)
+
+
+def sorted_unique(ids: Any) -> Any:
+    """The distinct values of ``ids``, ascending: a sort and a comparison with the
+    neighbour, on either array module.
+
+    NumPy's ``np.unique`` hashes, costing tens of microseconds even on small arrays and
+    20 ms on 30,000 ids, and its first call in a process imports ``numpy.ma``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sorted_unique(np.array([3, 1, 3, 2])).tolist()
+    [1, 2, 3]
+    """
+    xp = _module(ids)
+    a = xp.sort(ids)
+    if a.size < 2:
+        return a
+    keep = xp.empty(a.size, dtype=bool)
+    keep[0] = True
+    xp.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
+def _module(a: Any) -> Any:
+    if _is_device(a):
+        import cupy
+
+        return cupy
+    return np
 
 
 def replace_at_least(a: Any, bound: int, value: int) -> Any:

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from .arrayops import sorted_unique
+
 __all__ = ["FEATURES", "EXTRA_FEATURES", "MODEL_PATH", "Pick", "SelectorWarning", "explain",
            "graph_features", "load_model", "model_version", "select", "train"]
 
@@ -131,11 +133,9 @@ def _reach_hops(indptr: np.ndarray, indices: np.ndarray, n: int, samples: int = 
             slot = np.arange(take)
             owner = np.searchsorted(cum, slot, side="right")  # whose row each slot reads
             nb = indices[lo[owner] + slot - (cum - deg)[owner]]
-            # the new nodes once each, sorted: a sort, not np.unique (whose first call
-            # imports numpy.ma, 13 to 22 ms of a process's first call)
-            frontier = np.sort(nb[~seen[nb]]).astype(np.int64, copy=False)
-            if frontier.size > 1:
-                frontier = frontier[np.concatenate(([True], frontier[1:] != frontier[:-1]))]
+            # a sort, not np.unique, whose first call imports numpy.ma (13 to 22 ms of
+            # a process's first call)
+            frontier = sorted_unique(nb[~seen[nb]]).astype(np.int64, copy=False)
             seen[frontier] = True
             touched.append(frontier)
             reached += frontier.size

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gswitch as gs
-from gswitch.arrayops import divide_by_sum, replace_at_least
+from gswitch.arrayops import divide_by_sum, replace_at_least, sorted_unique
 
 
 def _ints() -> np.ndarray:
@@ -24,6 +24,14 @@ def test_replace_at_least_numpy_matches_mask_assignment() -> None:
     got = replace_at_least(a, 2**30, -1)
     assert got.dtype == np.int32 and np.array_equal(got, want)
     assert not np.shares_memory(got, a) and int(a.max()) == 2**30  # input untouched
+
+
+def test_sorted_unique_equals_numpy_unique() -> None:
+    rng = np.random.default_rng(5)
+    for size in (0, 1, 2, 7, 1000):
+        ids = rng.integers(-3, 40, size=size).astype(np.int32)
+        got = sorted_unique(ids)
+        assert got.dtype == ids.dtype and np.array_equal(got, np.unique(ids))
 
 
 def test_divide_by_sum_numpy() -> None:

@@ -35,13 +35,19 @@ import numpy as np
 from _common import TINY_EDGES, launch_floor, require_gpu, tiny_bfs_times
 
 TOTALS: dict[str, float] = defaultdict(float)
+#: calls of each wrapped stage since TOTALS was last cleared
+COUNTS: dict[str, int] = defaultdict(int)
+#: (owner, attr, original) of every wrap, for unwrap_all
+SAVED: list[tuple[Any, str, Any]] = []
 
 
 def wrap(owner: Any, attr: str, label: str) -> None:
-    """Replace ``owner.attr`` by a version that adds its time to ``TOTALS[label]``."""
+    """Replace ``owner.attr`` by a version that adds its time to ``TOTALS[label]`` (and
+    a call to ``COUNTS[label]``)."""
     fn = getattr(owner, attr, None)
     if fn is None:  # an older revision without this stage (A/B runs)
         return
+    SAVED.append((owner, attr, fn))
 
     def timed(*a: Any, **k: Any) -> Any:
         t = time.perf_counter()
@@ -49,8 +55,16 @@ def wrap(owner: Any, attr: str, label: str) -> None:
             return fn(*a, **k)
         finally:
             TOTALS[label] += time.perf_counter() - t
+            COUNTS[label] += 1
 
     setattr(owner, attr, timed)
+
+
+def unwrap_all() -> None:
+    """Put back every function :func:`wrap` replaced."""
+    while SAVED:
+        owner, attr, fn = SAVED.pop()
+        setattr(owner, attr, fn)
 
 
 def main() -> None:

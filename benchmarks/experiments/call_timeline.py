@@ -29,7 +29,7 @@ import statistics
 import time
 
 import numpy as np
-from _common import require_gpu
+from _common import require_gpu, symmetric_rmat
 
 
 def main() -> None:
@@ -45,19 +45,12 @@ def main() -> None:
     import cupy as cp
 
     import gswitch as gs
-    from gswitch.generators import rmat
 
     if args.tiny:
         g = gs.Graph.from_edges([0, 1, 2], [1, 2, 3], n_nodes=4).symmetrize()
         name = "path-4"
     else:
-        cache = pathlib.Path(f"/tmp/gs_rmat{args.scale}.npz")
-        if cache.exists():
-            z = np.load(cache)
-            g = gs.Graph(z["indptr"], z["indices"], None, directed=False, validate=False)
-        else:
-            g = rmat(args.scale, 16, seed=1).symmetrize()
-            np.savez(cache, indptr=g.indptr, indices=g.indices)
+        g = symmetric_rmat(args.scale)
         name = f"RMAT-{args.scale}"
     kw = {"source": int(np.argmax(g.out_degree))} if args.alg in ("bfs", "sssp") else {}
     for _ in range(5):
@@ -84,30 +77,12 @@ def main() -> None:
 def _breakdown(call, calls: int, cp) -> None:
     """Mean host time per call of the engine's steps (nested: a step's time includes
     the steps it calls)."""
-    from collections import defaultdict
+    from call_breakdown import COUNTS as counts
+    from call_breakdown import TOTALS as totals
+    from call_breakdown import unwrap_all, wrap
 
     from gswitch import runner, staging
     from gswitch.engine import context, gpu
-
-    totals: dict[str, float] = defaultdict(float)
-    counts: dict[str, int] = defaultdict(int)
-    saved = []
-
-    def wrap(owner, attr, label):
-        fn = getattr(owner, attr, None)
-        if fn is None:
-            return
-        saved.append((owner, attr, fn))
-
-        def timed(*a, **k):
-            t = time.perf_counter()
-            try:
-                return fn(*a, **k)
-            finally:
-                totals[label] += time.perf_counter() - t
-                counts[label] += 1
-
-        setattr(owner, attr, timed)
 
     wrap(runner, "_plan_call", "plan_call")
     wrap(runner, "prepare_sources", "prepare_sources")
@@ -143,8 +118,7 @@ def _breakdown(call, calls: int, cp) -> None:
         call()
         cp.cuda.Device().synchronize()
     wall = (time.perf_counter() - t) / calls
-    for owner, attr, fn in saved:
-        setattr(owner, attr, fn)
+    unwrap_all()
     print(f"  wrapped: {wall * 1e6:.1f} us a call (mean); per call, host time of:")
     for k, v in totals.items():
         print(f"    {k:<36} {v / calls * 1e6:8.1f} us  ({counts[k] / calls:.1f} calls)")

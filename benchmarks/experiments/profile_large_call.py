@@ -22,7 +22,7 @@ import statistics
 import time
 
 import numpy as np
-from _common import require_gpu
+from _common import require_gpu, symmetric_rmat
 
 
 def main() -> None:
@@ -36,15 +36,8 @@ def main() -> None:
     args = ap.parse_args()
     require_gpu("profile_large_call.py")
     import gswitch as gs
-    from gswitch.generators import rmat
 
-    cache = pathlib.Path(f"/tmp/gs_rmat{args.scale}.npz")  # kept between runs of a session
-    if cache.exists():
-        z = np.load(cache)
-        g = gs.Graph(z["indptr"], z["indices"], None, directed=False, validate=False)
-    else:
-        g = rmat(args.scale, 16, seed=1).symmetrize()
-        np.savez(cache, indptr=g.indptr, indices=g.indices)
+    g = symmetric_rmat(args.scale)
     kw = {"source": int(np.argmax(g.out_degree))} if args.alg in ("bfs", "sssp") else {}
     config = None if args.config == "none" else (
         "default" if args.config == "default" else json.loads(args.config))

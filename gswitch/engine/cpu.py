@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import expr as ex
 from ..algorithm import AlgorithmSpec, Operator
+from ..arrayops import sorted_unique as _sorted_unique
 from ..config import Config
 from ..errors import DeadlineExceeded
 from ..graph import Graph
@@ -220,20 +221,6 @@ class _NoActivations:
 
 
 _NO_ACTIVATIONS = _NoActivations()
-
-
-def _sorted_unique(ids: np.ndarray) -> np.ndarray:
-    """``np.unique`` of ids: a sort and a comparison with the neighbour (NumPy's
-    hash-based unique costs tens of microseconds even for small arrays, and 20 ms on
-    30,000 ids).
-    """
-    a = np.sort(ids)
-    if a.size < 2:
-        return a
-    keep = np.empty(a.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(a[1:], a[:-1], out=keep[1:])
-    return a[keep]
 
 
 #: A step whose activations number less than 1/16 of the nodes collects them from their

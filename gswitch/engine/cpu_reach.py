@@ -36,6 +36,7 @@ import scipy.sparse.csgraph as csgraph
 
 from .. import expr as ex
 from ..algorithm import AlgorithmSpec
+from ..arrayops import sorted_unique
 from ..graph import Graph
 from .cpu_closure import NO_LIMIT
 from .cpu_derived import derived
@@ -88,10 +89,7 @@ class Reach:
         if seeds.size == 0 or src.size == 0:
             stats["reached"] = int(seeds.size)
             return stats
-        values = np.sort(x[seeds])  # distinct, ascending (a sort: NumPy's unique hashes)
-        keep = np.ones(values.size, dtype=bool)
-        np.not_equal(values[1:], values[:-1], out=keep[1:])
-        values = values[keep]
+        values = sorted_unique(x[seeds])  # distinct, ascending
         if self.kind == "max":
             values = values[::-1]
         rank = np.searchsorted(-values if self.kind == "max" else values,
