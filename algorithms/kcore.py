@@ -76,6 +76,10 @@ def _shed(e, p):
     e.dst.excess.reduce_add(1, activate_above=1 - p.k)
 
 
+#: above any remaining degree: marks the peeled nodes out of the level's minimum
+_NO_DEGREE = 2**31 - 1
+
+
 def _first_level(n):
     isolated = n.out_degree < 1
     n.excess = -n.out_degree
@@ -156,12 +160,9 @@ class PeelLevels:
 
     @gs.host_step
     def level(fields, params, xp):
-        core, excess = fields["core"], fields["excess"]
-        alive = core < 0
-        if not bool(alive.any()):
-            return {"start": alive}
-        k = int((-excess[alive]).min()) + 1
-        return {"k": k, "start": alive & (excess > -k)}
+        out = _next_level(fields, xp)
+        # every node peeled already (isolated nodes only): peel runs from no node
+        return {"start": fields["core"] < 0} if out is None else out
 
     @gs.stage
     class peel:
@@ -173,9 +174,24 @@ class PeelLevels:
 
     @gs.host_step
     def next_level(fields, params, xp):
-        if bool((fields["core"] < 0).any()):
-            return {"repeat": "level"}
+        out = _next_level(fields, xp)
+        return None if out is None else {**out, "repeat": "peel"}
+
+
+def _next_level(fields, xp):
+    """The next level ``k`` (one more than the least remaining degree) and its start set,
+    the nodes below it; ``None`` once every node is peeled. One reduction and one read
+    of its value decide both.
+    """
+    core, excess = fields["core"], fields["excess"]
+    alive = core < 0
+    if alive.size == 0:
         return None
+    least = int(xp.where(alive, -excess, _NO_DEGREE).min())
+    if least == _NO_DEGREE:
+        return None
+    k = least + 1
+    return {"k": k, "start": alive & (excess > -k)}
 
 
 # ---------------------------------------------------------------------- peel_sweep

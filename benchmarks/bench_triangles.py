@@ -54,6 +54,12 @@ def cpu_rows(scale: int, ef: int, repeats: int) -> list[dict]:
              "ratio_first_to_networkx": first_s / nx_s}]
 
 
+def _rows(xp, indptr, first: int):
+    """The row of every entry of a CSR matrix with offsets ``indptr``, from ``first``."""
+    at = xp.arange(int(indptr[-1]), dtype=xp.int64)
+    return xp.searchsorted(xp.asarray(indptr, dtype=xp.int64), at, side="right") - 1 + first
+
+
 def gpu_rows(scale: int, ef: int, repeats: int) -> list[dict]:
     import cupy as cp
     import cupyx.scipy.sparse as csp
@@ -64,16 +70,37 @@ def gpu_rows(scale: int, ef: int, repeats: int) -> list[dict]:
                         cp.asarray(simple.indices), cp.asarray(simple.indptr)),
                        shape=(simple.n_nodes,) * 2)
 
+    n = simple.n_nodes
+    indptr = cp.asarray(simple.indptr, dtype=cp.int64)
+    a_rows = _rows(cp, indptr, 0)
+    a_keys = a_rows * n + cp.asarray(simple.indices, dtype=cp.int64)
+    # A @ A has up to sum over edges (i, j) of deg(j) entries (2e10 on RMAT-20), past
+    # cuSPARSE's int32 offsets (an unblocked product came back wrong, 0 at the hub):
+    # the product is formed a block of rows at a time, each under 2**28 such products
+    flops = np.cumsum(simple.to_scipy() @ np.diff(simple.indptr).astype(np.float64))
+    cuts = np.unique(np.r_[0, np.searchsorted(flops, np.arange(1, flops[-1] // 2**28 + 2)
+                                              * 2.0**28), n])
+    cuts = cuts[cuts <= n]
+
     def peer():
-        # (A @ A) .* A: its entries count common neighbours, exact in float32 below 2**24;
-        # the row sums (each triangle twice per node) are added in float64, not float32,
-        # whose sum loses triangles past 2**24
-        p = a @ a
-        p.sort_indices()  # the elementwise product matches sorted rows only
-        m = p.multiply(a).tocsr()
-        wide = csp.csr_matrix((m.data.astype(cp.float64), m.indices, m.indptr),
-                              shape=m.shape)
-        per_node = cp.rint(wide.sum(axis=1).ravel()).astype(cp.int64) // 2
+        # (A @ A) .* A, a block of rows at a time: the product's entries at A's nonzeros
+        # count common neighbours (exact in float32 below 2**24); they are looked up by
+        # (row, column) key in the product's sorted rows, and each row's sum (each
+        # triangle twice per node) is added in float64
+        per_node = cp.zeros(n, dtype=cp.float64)
+        for r0, r1 in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+            p = a[r0:r1] @ a
+            p.sort_indices()
+            p_rows = _rows(cp, p.indptr, r0)
+            p_keys = p_rows * n + p.indices.astype(cp.int64)
+            e0, e1 = int(simple.indptr[r0]), int(simple.indptr[r1])
+            keys = a_keys[e0:e1]
+            if p_keys.size == 0 or keys.size == 0:
+                continue
+            at = cp.minimum(cp.searchsorted(p_keys, keys), p_keys.size - 1)
+            common = cp.where(p_keys[at] == keys, p.data[at], 0).astype(cp.float64)
+            per_node += cp.bincount(a_rows[e0:e1], weights=common, minlength=n)
+        per_node = cp.rint(per_node).astype(cp.int64) // 2
         cp.cuda.Device().synchronize()
         return per_node
 

@@ -211,6 +211,22 @@ def test_weighted_pagerank_equals_networkx(directed):
         assert got == pytest.approx(nx.pagerank(G, weight=weight), abs=1e-6)
 
 
+def test_weighted_pagerank_reuses_its_stochastic_graph():
+    """The row-stochastic graph of a weight is made once per converted graph: a second
+    call reuses it (its reverse and device copy with it) and still equals networkx."""
+    G = _weighted(True)
+    B = BackendInterface.convert_from_nx(G, edge_attrs={"weight": 1, "cost": 1})
+    first = nx.pagerank(B, weight="weight", backend="gswitch")
+    made = dict(B._graphs)
+    second = nx.pagerank(B, weight="weight", backend="gswitch")
+    assert second == first == pytest.approx(nx.pagerank(G, weight="weight"), abs=1e-6)
+    key = ("stochastic", "weight")
+    assert key in made and B._graphs[key] is made[key]
+    other = nx.pagerank(B, weight="cost", backend="gswitch")  # another weight: its own
+    assert B._graphs[("stochastic", "cost")] is not made[key]
+    assert other == pytest.approx(nx.pagerank(G, weight="cost"), abs=1e-6)
+
+
 def test_pagerank_fails_to_converge_like_networkx():
     """max_iter steps without convergence raise PowerIterationFailedConvergence."""
     G = nx.gnm_random_graph(300, 1200, seed=5, directed=True)

@@ -10,7 +10,7 @@ counts them with multiplicity (networkx's rule too).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from itertools import chain
 from typing import Any
 
@@ -66,7 +66,9 @@ class NxGraph:
         self.edge_keys: list | None = None
         self._index: dict[Hashable, int] | None = None
         self._names: np.ndarray | None = None
-        self._graphs: dict[str | None, Graph] = {}
+        #: gswitch graphs made from this one, by weight attribute (and derived graphs,
+        #: such as PageRank's row-stochastic one, by a tuple key)
+        self._graphs: dict[Any, Graph] = {}
         #: the networkx graph itself, kept by a conversion for a function whose answer
         #: is a subgraph of it with every attribute (``k_core``, spanning trees); ``None``
         #: otherwise
@@ -154,6 +156,16 @@ class NxGraph:
             g = Graph(self.indptr, self.indices, w, directed=self.directed, validate=False,
                       name=str(self.graph.get("name", "") or ""))
             self._graphs[weight] = g
+        return g
+
+    def derived_graph(self, key: tuple, make: Callable[[], Graph]) -> Graph:
+        """A gswitch graph derived from this one (PageRank's row-stochastic graph), made
+        by ``make`` on first use and kept under ``key``, so that later calls reuse it,
+        its reverse and its device copy.
+        """
+        g = self._graphs.get(key)
+        if g is None:
+            g = self._graphs[key] = make()
         return g
 
 

@@ -27,12 +27,16 @@ __all__ = ["pagerank", "FLOAT32_L1_FLOOR"]
 FLOAT32_L1_FLOOR = 1e-6
 
 
-
-
-def _stochastic(G: NxGraph, w: np.ndarray) -> Graph:
+def _stochastic(G: NxGraph, weight: str, w: np.ndarray) -> Graph:
     """The graph with each row's weights divided by the row sum; rows summing to 0 lose
-    their edges (networkx treats those nodes as dangling).
+    their edges (networkx treats those nodes as dangling). Made once per weight
+    attribute and kept on ``G`` with its other gswitch graphs, so that a second call
+    reuses it, its reverse and its device copy.
     """
+    return G.derived_graph(("stochastic", weight), lambda: _stochastic_graph(G, w))
+
+
+def _stochastic_graph(G: NxGraph, w: np.ndarray) -> Graph:
     w = w.astype(np.float64)
     rows = np.repeat(np.arange(len(G)), np.diff(G.indptr))
     sums = np.bincount(rows, weights=w, minlength=len(G))
@@ -89,7 +93,7 @@ def pagerank(G: NxGraph, alpha: float = 0.85, personalization: Any = None,
     else:
         from gswitch.algorithms.pagerank import WEIGHTED
 
-        r = run(WEIGHTED, _stochastic(G, w), backend=engine_backend(), **params)
+        r = run(WEIGHTED, _stochastic(G, weight, w), backend=engine_backend(), **params)
     if not r.stats.get("converged", True):
         raise nx.PowerIterationFailedConvergence(max_iter)
     return dict(zip(G.nodes, np.asarray(r.fields["rank"], dtype=np.float64).tolist()))

@@ -56,9 +56,10 @@ def triangles(G: NxGraph, nodes: Any = None) -> dict | int:
     tri, _ = _counts(G)
     if nodes is not None and nodes in G:
         return int(tri[G.node_id(nodes)])
-    names = G.names
-    ids = range(len(G)) if nodes is None else _ids(G, nodes)
-    return {names[i]: int(tri[i]) for i in ids}
+    if nodes is None:
+        return dict(zip(G.nodes, tri.tolist()))
+    names, counts = G.names, tri.tolist()
+    return {names[i]: counts[i] for i in _ids(G, nodes)}
 
 
 def transitivity(G: NxGraph) -> float | int:
