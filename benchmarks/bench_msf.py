@@ -120,7 +120,8 @@ def main() -> None:
         best = min(scipy_s, nx_s)
         rows.append({"graph": g.name, "nodes": g.n_nodes, "edges": g.n_edges,
                      "forest_weight": want, "backend": args.backend, "gswitch_s": t,
-                     "gswitch_resident_s": resident_s, "scipy_s": scipy_s, "networkx_s": nx_s, "nx_backend_s": backend_s,
+                     "gswitch_resident_s": resident_s, "scipy_s": scipy_s,
+                     "networkx_s": nx_s, "nx_backend_s": backend_s,
                      **peer_ratios(t, scipy_s, nx_s),
                      "iterations": r.stats["iterations"], "verified": True})
         print(f"{g.name}: {g.n_nodes:,} nodes, {g.n_edges:,} edges: gswitch "

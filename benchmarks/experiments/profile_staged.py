@@ -45,10 +45,12 @@ def main() -> None:
         kw["sources"] = np.random.default_rng(1).choice(g.n_nodes, args.k, replace=False)
     print(f"{args.alg} on {args.graph}: {g.n_nodes:,} nodes, {g.n_edges:,} edges", flush=True)
     gs.run(args.alg, g, backend=args.backend, **kw)
-    sync = (lambda: None)
-    if args.backend == "gpu":
-        import cupy as cp
-        sync = cp.cuda.Device().synchronize
+    def sync() -> None:
+        if args.backend == "gpu":
+            import cupy as cp
+
+            cp.cuda.Device().synchronize()
+
     sync()
     t = time.perf_counter()
     r = gs.run(args.alg, g, backend=args.backend, **kw)
