@@ -100,7 +100,64 @@ class TrianglesSearch:
     finalize = staticmethod(_halve)
 
 
-SPECS = [TrianglesMerge, TrianglesSearch]
+@gs.algorithm(name="triangles", variant="oriented", default=False,
+              **{**_COMMON, "defaults": {**_COMMON["defaults"], "renumber": "degree"}})
+class TrianglesOriented:
+    """Triangle counting, each triangle found once, from the edges of a graph numbered by
+    degree (Schank and Wagner's oriented count).
+
+    Parameters
+    ----------
+    graph : Graph
+        Read as undirected (symmetrised); self loops and parallel edges do not count.
+
+    Returns
+    -------
+    triangles : ndarray of int64
+        Triangles through each node, as ``networkx.triangles`` counts them.
+
+    Notes
+    -----
+    Take a triangle ``a < b < c`` by node id. Its edge ``(b, c)`` sees ``a`` among the
+    common neighbours **below** both ends, and its edge ``(a, c)`` sees ``b`` among
+    those **between** them; no other (edge, neighbour) pair sees it. So one sweep over
+    each edge ``lo < hi`` once adds ``below + between`` to ``lo`` and ``below`` to
+    ``hi``, and every node gets each of its triangles exactly once, whatever the
+    numbering. The numbering decides the cost: with the default ``renumber="degree"``
+    (hubs first), the part of a row below or between two ids lists a node's
+    higher-degree neighbours, at most about ``sqrt(2m)`` of them, where ``merge`` and
+    ``search`` intersect whole rows (a hub's tens of thousands of ids for each of its
+    edges). The intersection itself is a binary search of the shorter range's ids in
+    the longer. Results come back in the caller's ids.
+
+    References
+    ----------
+    .. [1] Schank, Wagner, "Finding, counting and listing all triangles in large
+       graphs, an experimental study", WEA 2005.
+    .. [2] Hu, Liu, Huang, "TriCore: parallel triangle counting on GPUs", SC 2018.
+
+    Examples
+    --------
+    >>> import gswitch as gs
+    >>> g = gs.Graph.from_edges([0, 1, 2, 2], [1, 2, 0, 3])
+    >>> gs.run("triangles", g, config={"variant": "oriented"}).fields["triangles"].tolist()
+    [1, 1, 1, 0]
+
+    """
+
+    triangles = gs.NodeField("int64", init=0, doc="triangles through the node")
+    start = gs.all_nodes()
+
+    @gs.edge_op
+    def count(e):
+        e.only_if(e.src.id < e.dst.id)
+        below = e.common_neighbours("search", among="below")
+        between = e.common_neighbours("search", among="between")
+        e.src.triangles.at(e.src.id).reduce_add(below + between, activate=False)
+        e.dst.triangles.reduce_add(below, activate=False)
+
+
+SPECS = [TrianglesMerge, TrianglesSearch, TrianglesOriented]
 
 
 @gs.hookimpl

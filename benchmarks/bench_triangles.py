@@ -2,12 +2,14 @@
 
 - CPU engine (first call on a fresh graph object, then a repeated call) against
   ``networkx.triangles`` on the same simple undirected graph;
-- GPU (when CuPy sees one): both variants (``merge``, ``search``) against a plain-CuPy
-  SpGEMM count, ``((A @ A) .* A).sum() / 6`` with cupyx.scipy.sparse, in the same run
-  (issue target on RMAT-20: faster than that peer).
+- GPU (when CuPy sees one): the variants (``merge``, ``search``, ``oriented``; pick
+  with ``--variants``) against a plain-CuPy SpGEMM count, ``((A @ A) .* A).sum() / 6``
+  with cupyx.scipy.sparse, in the same run (issue target on RMAT-20: faster than that
+  peer). The product is formed a block of rows at a time: whole, its entry offsets
+  pass cuSPARSE's int32 range on RMAT-20 and the answer came back wrong.
 
 Usage: python benchmarks/bench_triangles.py [--scale 15] [--edge-factor 8]
-    [--gpu-scale 20] [--repeats 3]
+    [--gpu-scale 20] [--repeats 3] [--variants merge,search,oriented]
 Writes triangles[_TAG].json to $OUT (or ./bench-results).
 """
 
@@ -60,7 +62,8 @@ def _rows(xp, indptr, first: int):
     return xp.searchsorted(xp.asarray(indptr, dtype=xp.int64), at, side="right") - 1 + first
 
 
-def gpu_rows(scale: int, ef: int, repeats: int) -> list[dict]:
+def gpu_rows(scale: int, ef: int, repeats: int,
+             variants: tuple[str, ...] = ("merge", "search", "oriented")) -> list[dict]:
     import cupy as cp
     import cupyx.scipy.sparse as csp
 
@@ -119,7 +122,7 @@ def gpu_rows(scale: int, ef: int, repeats: int) -> list[dict]:
     assert not off, f"the SpGEMM peer is off at node {off[0]}: {want[off[0]]} != {exact[off[0]]}"
     peer_s = _time(peer, repeats)
     rows = []
-    for variant in ("merge", "search"):
+    for variant in variants:
         cfg = {"variant": variant}
         r = gs.run("triangles", g, backend="gpu", config=cfg)
         got = np.asarray(r.fields["triangles"], dtype=np.int64)
@@ -142,10 +145,12 @@ def main() -> None:
     ap.add_argument("--gpu-scale", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tag", default="")
+    ap.add_argument("--variants", default="merge,search,oriented")
     args = ap.parse_args()
     rows = cpu_rows(args.scale, args.edge_factor, args.repeats)
     if gs.gpu_available():
-        rows += gpu_rows(args.gpu_scale, args.edge_factor, args.repeats)
+        rows += gpu_rows(args.gpu_scale, args.edge_factor, args.repeats,
+                         tuple(args.variants.split(",")))
     else:
         print("no usable GPU: CPU rows only")
     for row in rows:

@@ -283,18 +283,24 @@ class _EdgeProxy:
         self.n_nodes = ex.NumNodes()
         self._tracer = tracer
 
-    def common_neighbours(self, method: str = "merge") -> ex.Expr:
+    def common_neighbours(self, method: str = "merge", among: str = "all") -> ex.Expr:
         """The number of distinct nodes other than the two ends that both ends' rows
         hold (int32): the triangles through this edge on a simple undirected graph.
 
         Rows are intersected sorted; a run sorts the rows of a graph that are not.
         ``method`` picks the GPU's intersection: ``"merge"`` walks both rows,
         ``"search"`` binary-searches the shorter row's ids in the longer row.
+        ``among`` counts ``"all"`` common neighbours, or only those whose id is
+        ``"below"`` both ends' ids or ``"between"`` them (each triangle is then seen
+        from one edge only: oriented counting).
         """
         if method not in ex.INTERSECTIONS:
             raise AlgorithmError(f"common_neighbours(method={method!r}): choose one of "
                                  f"{', '.join(ex.INTERSECTIONS)}")
-        return ex.CommonNeighbours(method)
+        if among not in ex.AMONG:
+            raise AlgorithmError(f"common_neighbours(among={among!r}): choose one of "
+                                 f"{', '.join(ex.AMONG)}")
+        return ex.CommonNeighbours(method, among)
 
     def label_frequency(self, field: str, row: str = "dst") -> ex.Expr:
         """How many neighbours of one end carry the other end's value of the integer

@@ -96,7 +96,8 @@ def lower_expr(e: ex.Expr) -> str:
     if isinstance(e, ex.EdgeWeight):
         return "gs_w"
     if isinstance(e, ex.CommonNeighbours):
-        return f"gs_common_neighbours_{e.method}(v, u)"
+        among = "" if e.among == "all" else f"{e.among}_"
+        return f"gs_common_neighbours_{among}{e.method}(v, u)"
     if isinstance(e, ex.LabelFrequency):
         ends = "v, u" if e.row == "dst" else "u, v"
         return f"gs_label_frequency(gs.F_{e.field}, {ends})"
@@ -391,6 +392,74 @@ __device__ __forceinline__ int gs_common_neighbours_search(const gs_vid a, const
   }
   return count;
 }
+// the restricted forms: only the part of each sorted row in an id range is walked
+__device__ __forceinline__ gs_eid gs_row_lower_bound(gs_eid lo, gs_eid hi, const gs_vid x) {
+  while (lo < hi) {  // the first position in [lo, hi) whose id is not below x
+    const gs_eid mid = lo + (hi - lo) / 2;
+    if (__ldg(gs.col + mid) < x) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+__device__ __forceinline__ int gs_common_in_ranges_merge(gs_eid i, const gs_eid ie, gs_eid j,
+                                                          const gs_eid je) {
+  int count = 0;
+  gs_vid last = -1;
+  while (i < ie && j < je) {
+    const gs_vid x = __ldg(gs.col + i), y = __ldg(gs.col + j);
+    if (x < y) {
+      ++i;
+    } else if (y < x) {
+      ++j;
+    } else {
+      if (x != last) ++count;
+      last = x;
+      ++i;
+      ++j;
+    }
+  }
+  return count;
+}
+__device__ __forceinline__ int gs_common_in_ranges_search(gs_eid i, gs_eid ie, gs_eid j,
+                                                           gs_eid je) {
+  if (ie - i > je - j) {  // walk the shorter range, search the longer
+    const gs_eid ti = i, tie = ie;
+    i = j; ie = je; j = ti; je = tie;
+  }
+  int count = 0;
+  gs_vid last = -1;
+  for (; i < ie && j < je; ++i) {
+    const gs_vid x = __ldg(gs.col + i);
+    if (x == last) continue;
+    last = x;
+    j = gs_row_lower_bound(j, je, x);
+    if (j < je && __ldg(gs.col + j) == x) ++count;
+  }
+  return count;
+}
+// ids below both ends
+#define GS_COMMON_BELOW(M)                                                              \
+  __device__ __forceinline__ int gs_common_neighbours_below_##M(const gs_vid a,         \
+                                                               const gs_vid b) {        \
+    const gs_vid lo = a < b ? a : b, hi = a < b ? b : a;                                \
+    const gs_eid i = __ldg(gs.row + lo), j = __ldg(gs.row + hi);                        \
+    return gs_common_in_ranges_##M(i, gs_row_lower_bound(i, __ldg(gs.row + lo + 1), lo), \
+                                   j, gs_row_lower_bound(j, __ldg(gs.row + hi + 1), lo)); \
+  }
+// ids strictly between the two ends
+#define GS_COMMON_BETWEEN(M)                                                            \
+  __device__ __forceinline__ int gs_common_neighbours_between_##M(const gs_vid a,       \
+                                                                 const gs_vid b) {      \
+    const gs_vid lo = a < b ? a : b, hi = a < b ? b : a;                                \
+    const gs_eid ie = __ldg(gs.row + lo + 1), je = __ldg(gs.row + hi + 1);              \
+    const gs_eid i = gs_row_lower_bound(__ldg(gs.row + lo), ie, lo + 1);                \
+    const gs_eid j = gs_row_lower_bound(__ldg(gs.row + hi), je, lo + 1);                \
+    return gs_common_in_ranges_##M(i, gs_row_lower_bound(i, ie, hi), j,                 \
+                                   gs_row_lower_bound(j, je, hi));                      \
+  }
+GS_COMMON_BELOW(merge)
+GS_COMMON_BELOW(search)
+GS_COMMON_BETWEEN(merge)
+GS_COMMON_BETWEEN(search)
 """
 
 

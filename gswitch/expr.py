@@ -281,14 +281,23 @@ class CommonNeighbours(Expr):
     rows of similar length), ``search`` looks each id of the shorter row up in the longer
     by binary search (cheap when one end is a hub). The CPU engine counts with a
     vectorised search of the shorter row's ids either way.
+
+    ``among`` restricts the common neighbours counted by id, with ``lo < hi`` the edge's
+    two ends: ``all`` of them, those ``below`` (ids under ``lo``) or those ``between``
+    (ids strictly between ``lo`` and ``hi``). Only the matching part of each sorted row
+    is walked, so on a graph numbered by degree (hubs first) both restricted forms
+    intersect short lists: the oriented counting of triangles.
     """
 
     method: str = "merge"
+    among: str = "all"
     dtype: str = "int32"
 
 
 #: How :class:`CommonNeighbours` may intersect two rows.
 INTERSECTIONS = ("merge", "search")
+#: Which common neighbours :class:`CommonNeighbours` counts, by id.
+AMONG = ("all", "below", "between")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -615,7 +624,8 @@ def format_expr(e: Expr) -> str:
     if isinstance(e, EdgeWeight):
         return "edge.weight"
     if isinstance(e, CommonNeighbours):
-        return f"common_neighbours({e.method})"
+        among = "" if e.among == "all" else f", among={e.among}"
+        return f"common_neighbours({e.method}{among})"
     if isinstance(e, LabelFrequency):
         return f"label_frequency({e.field}, row={e.row})"
     if isinstance(e, NodeId):

@@ -1,6 +1,6 @@
-"""GPU suite for core_number and maximal_independent_set: every supported strategy pair of
-each formulation on every zoo graph gives networkx's core numbers, or an independent and
-maximal set, and the set is the CPU engine's."""
+"""GPU suite for core_number, maximal_independent_set and triangles: every supported
+strategy pair of each formulation on every zoo graph gives networkx's core numbers or
+triangle counts, or an independent and maximal set, and the answer is the CPU engine's."""
 
 import functools
 
@@ -18,7 +18,8 @@ pytestmark = [
     pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU"),
 ]
 
-OUTPUT = {"core_number": "core", "maximal_independent_set": "in_set"}
+OUTPUT = {"core_number": "core", "maximal_independent_set": "in_set",
+          "triangles": "triangles"}
 
 
 def _cases():
@@ -53,8 +54,8 @@ def test_combination_matches_reference(case):
     failures = []
     for name in ZOO_NAMES:
         ref, cpu = _expected(spec.name, name)
-        got = gs.run(spec.name, _graph(name, spec.name), backend="gpu",
-                     config=cfg).fields[OUTPUT[spec.name]]
+        got = np.asarray(gs.run(spec.name, _graph(name, spec.name), backend="gpu",
+                                config=cfg).fields[OUTPUT[spec.name]])
         problem = compare(spec.name, got, ref)
         if problem is None and not np.array_equal(got, cpu):
             problem = "differs from the CPU engine's answer"

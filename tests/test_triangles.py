@@ -46,6 +46,44 @@ def test_triangles_equal_networkx_on_both_paths(monkeypatch, variant, label, gra
     assert np.array_equal(plain.fields["triangles"], fast.fields["triangles"])
 
 
+@pytest.mark.parametrize("renumber", ["degree", "none", "rcm"])
+@pytest.mark.parametrize("label,graph", GRAPHS, ids=[g[0] for g in GRAPHS])
+def test_oriented_count_equals_networkx_under_any_numbering(label, graph, renumber):
+    """Each triangle is seen once (below from one edge, between from another) whatever
+    the numbering; the result comes back in the caller's ids."""
+    r = gs.run("triangles", graph, backend="cpu",
+               config={"variant": "oriented", "renumber": renumber})
+    assert compare("triangles", r.fields["triangles"],
+                   reference("triangles", graph)) is None
+    assert r.iterations <= 1
+
+
+def test_oriented_count_is_the_default_renumbered_by_degree():
+    r = gs.run("triangles", rmat(9, 8, seed=2), backend="cpu", config={"variant": "oriented"})
+    assert r.config["renumber"] == "degree"
+
+
+@pytest.mark.parametrize("among", ["all", "below", "between"])
+def test_common_neighbours_among_an_id_range(among):
+    """The restricted intrinsic counts the common neighbours below both ends or strictly
+    between them, by id (a set computation per edge as the reference)."""
+    g = rmat(7, 8, seed=3).symmetrize().simple().with_sorted_rows()
+    rows = {v: set(g.indices[g.indptr[v]:g.indptr[v + 1]].tolist()) for v in range(g.n_nodes)}
+    a, b = g.edges()
+    got = common_neighbours(g, a, b, among)
+    want = []
+    for u, v in zip(a.tolist(), b.tolist()):
+        lo, hi = min(u, v), max(u, v)
+        common = (rows[u] & rows[v]) - {u, v}
+        if among == "below":
+            common = {w for w in common if w < lo}
+        elif among == "between":
+            common = {w for w in common if lo < w < hi}
+        want.append(len(common))
+    assert got.tolist() == want
+    assert any(want)
+
+
 @pytest.mark.parametrize("driving", ["data", "topology"])
 def test_any_sweeping_driving_counts_once(driving):
     g = rmat(8, 6, seed=1)
@@ -87,6 +125,15 @@ def test_language_checks():
             @gs.edge_op
             def count(e):
                 e.dst.x.reduce_add(e.common_neighbours("hash"))
+    with pytest.raises(AlgorithmError, match="choose one of all, below, between"):
+        @gs.algorithm(name="bad_range", reference="none")
+        class BadRange:
+            x = gs.NodeField("int32", init=0)
+            start = gs.all_nodes()
+
+            @gs.edge_op
+            def count(e):
+                e.dst.x.reduce_add(e.common_neighbours("merge", among="above"))
     spec = get_registry().algorithm("triangles")
     cfg = gs.Config({"direction": "pull", "driving": "topology"})
     reason = check_combination(spec, rmat(6, seed=1).symmetrize(), cfg, "gpu")
@@ -102,5 +149,18 @@ def test_triangle_modules_compile(variant, nvcc):
                            "load_balance": "twc"})):
         src = generate_source(spec, cfg, False).source
         assert f"gs_common_neighbours_{variant}(v, u)" in src
+        ok, log = compile_source(src)
+        assert ok, log[-2000:]
+
+
+@pytest.mark.compile
+def test_oriented_triangle_module_compiles(nvcc):
+    spec = get_registry().algorithm("triangles", "oriented")
+    for cfg in (gs.Config({"driving": "topology", "launch": "host_loop"}),
+                gs.Config({"driving": "data", "launch": "persistent",
+                           "load_balance": "twc"})):
+        src = generate_source(spec, cfg, False).source
+        assert "gs_common_neighbours_below_search(v, u)" in src
+        assert "gs_common_neighbours_between_search(v, u)" in src
         ok, log = compile_source(src)
         assert ok, log[-2000:]

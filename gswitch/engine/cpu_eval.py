@@ -212,7 +212,8 @@ def _leaf(e: ex.Expr, env: Env) -> Any:
     if isinstance(e, ex.CommonNeighbours):
         from .cpu_intrinsics import common_neighbours
 
-        return common_neighbours(env.graph, env.node_ids("src"), env.node_ids("dst"))
+        return common_neighbours(env.graph, env.node_ids("src"), env.node_ids("dst"),
+                                 e.among)
     if isinstance(e, ex.LabelFrequency):
         # a step's statements often read it twice (the mode and the own label's count):
         # kept until its field is written

@@ -31,9 +31,11 @@ def _edge_keys(graph: Graph) -> np.ndarray:
     return graph.sources().astype(np.int64) * graph.n_nodes + graph.indices
 
 
-def common_neighbours(graph: Graph, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def common_neighbours(graph: Graph, a: np.ndarray, b: np.ndarray,
+                      among: str = "all") -> np.ndarray:
     """Distinct common neighbours of ``a[i]`` and ``b[i]``, excluding both, per edge
-    (int32). ``graph``'s rows must be sorted (:meth:`Graph.with_sorted_rows`).
+    (int32): ``all`` of them, or only those with ids ``below`` both or ``between``
+    them. ``graph``'s rows must be sorted (:meth:`Graph.with_sorted_rows`).
     """
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
@@ -54,6 +56,9 @@ def common_neighbours(graph: Graph, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     pos = np.arange(total) - first[owner]
     w = graph.indices[indptr[short][owner] + pos].astype(np.int64)
     keep = (w != a[owner]) & (w != b[owner])
+    if among != "all":
+        lo, hi = np.minimum(a, b)[owner], np.maximum(a, b)[owner]
+        keep &= (w < lo) if among == "below" else (w > lo) & (w < hi)
     # a row's repeated ids (parallel edges) are adjacent in a sorted row: count one
     keep[1:] &= ~((w[1:] == w[:-1]) & (owner[1:] == owner[:-1]))
     w, owner = w[keep], owner[keep]
@@ -169,7 +174,7 @@ class NeighbourSweep:
         value = s.value.a if isinstance(s.value, ex.Cast) else s.value
         if not (isinstance(s, ex.Reduction) and s.kind.name == "add" and s.node == "dst"
                 and s.at is None and s.activate_above is None
-                and isinstance(value, ex.CommonNeighbours)):
+                and isinstance(value, ex.CommonNeighbours) and value.among == "all"):
             return None
         return cls(s)
 

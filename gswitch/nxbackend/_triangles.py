@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ._graph import NxGraph
-from ._run import run_algorithm
+from ._run import engine_backend, run_algorithm
 
 __all__ = ["triangles", "transitivity", "clustering", "average_clustering"]
 
@@ -40,7 +40,11 @@ def _counts(G: NxGraph) -> tuple[np.ndarray, np.ndarray]:
     if len(G) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     graph = G.gswitch_graph()
-    tri = np.asarray(run_algorithm("triangles", graph).fields["triangles"], dtype=np.int64)
+    # the GPU counts each triangle once on the degree-numbered graph; the CPU engine's
+    # default counts the whole graph with two sparse products
+    variant = "oriented" if engine_backend() == "gpu" else None
+    tri = np.asarray(run_algorithm("triangles", graph, variant=variant).fields["triangles"],
+                     dtype=np.int64)
     return tri, graph.symmetrize().simple().out_degree
 
 
