@@ -483,3 +483,25 @@ def test_a_graph_subclass_runs_in_networkx():
     why = BackendInterface.can_run("core_number", (G,), {})
     assert isinstance(why, str) and "Complement" in why
     assert BackendInterface.can_run("core_number", (nx.karate_club_graph(),), {}) is True
+
+
+@pytest.mark.parametrize("labelling", ["least", "largest"])
+def test_components_come_in_networkx_order_for_any_labels(monkeypatch, labelling):
+    """Components listed by first node, each a set; labels that are not each component's
+    least id (another formulation's) take the ranking path and give the same."""
+    import numpy as np
+
+    from gswitch.nxbackend import _cc
+
+    G = nx.union(nx.path_graph([5, 1, 9]), nx.cycle_graph([3, 0, 7, 2]))
+    G.add_nodes_from([8, 4, 6])
+    B = BackendInterface.convert_from_nx(G)
+    comp = _cc.labels(B)
+    if labelling == "largest":
+        big = {c: max(np.flatnonzero(comp == c)) for c in set(comp.tolist())}
+        comp = np.array([big[c] for c in comp.tolist()])
+        assert not _cc._labelled_by_least_member(comp)
+        monkeypatch.setattr(_cc, "labels", lambda _: comp)
+    else:
+        assert _cc._labelled_by_least_member(comp)
+    assert list(_cc.connected_components(B)) == list(nx.connected_components(G))

@@ -40,14 +40,26 @@ def connected_components(G: NxGraph) -> Iterator[set]:
 
 
 def _components(G: NxGraph) -> Iterator[set]:
-    _, first, inverse = np.unique(labels(G), return_index=True, return_inverse=True)
+    comp = labels(G)
+    if _labelled_by_least_member(comp):
+        key = comp  # ranking by label ranks by first node already
+    else:
+        _, first, inverse = np.unique(comp, return_index=True, return_inverse=True)
+        key = np.argsort(np.argsort(first))[inverse]
     # components ranked by their first node, then each component's nodes in graph order
-    key = np.argsort(np.argsort(first))[inverse]
     order = np.argsort(key, kind="stable")
     cuts = np.flatnonzero(np.diff(key[order])) + 1
     names = G.names
     for members in np.split(order, cuts) if order.size else ():
         yield set(names[members].tolist())
+
+
+def _labelled_by_least_member(comp: np.ndarray) -> bool:
+    """Whether every label is its component's smallest node id: each label names a node
+    of the same component (``comp[comp] == comp``) that is no larger than the node
+    (``comp <= id``). Two passes over the labels, instead of a sort to rank them.
+    """
+    return bool((comp <= np.arange(comp.size)).all()) and bool((comp[comp] == comp).all())
 
 
 def number_connected_components(G: NxGraph) -> int:
