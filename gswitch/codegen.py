@@ -241,6 +241,57 @@ def _src_struct(spec: AlgorithmSpec) -> str:
             "  GsSrc s;\n" + (loads or "  s.unused = 0; (void)v;\n") + "  return s;\n}\n")
 
 
+#: Expressions a row guard may hold: what reads only the source node, parameters and
+#: constants (no step number, no step total, no destination, edge or indirect read)
+_ROW_GUARD_NODES = (ex.Const, ex.ParamRef, ex.FieldLoad, ex.NodeId, ex.Degree, ex.NumNodes,
+                    ex.BinOp, ex.UnaryOp, ex.Compare, ex.Select, ex.Cast)
+
+
+def _reads_only_source(e: ex.Expr) -> bool:
+    if isinstance(e, ex.StepTotalRef) or not isinstance(e, _ROW_GUARD_NODES):
+        return False
+    if isinstance(e, (ex.FieldLoad, ex.NodeId, ex.Degree)) and e.node != "src":
+        return False
+    return all(_reads_only_source(c) for c in e.children())
+
+
+def _conjuncts(e: ex.Expr) -> list[ex.Expr]:
+    if isinstance(e, ex.BinOp) and e.op == "&" and e.dtype == "bool":
+        return _conjuncts(e.a) + _conjuncts(e.b)
+    return [e]
+
+
+def row_guards(op: Operator) -> list[ex.Expr]:
+    """The conditions of the edge operator's leading ``only_if`` guards that read the
+    source node alone (terms of a conjunction count one by one): where one is false,
+    every out-edge of the node returns at its guard, so the node's row is skipped whole.
+    """
+    if op.raw is None:
+        guards: list[ex.Expr] = []
+        for st in op.statements:
+            if not isinstance(st, ex.Guard):
+                break  # a guard after an update: the update runs for every edge
+            guards += [c for c in _conjuncts(st.value) if _reads_only_source(c)]
+        return guards
+    return []
+
+
+def _row_guard_function(spec: AlgorithmSpec) -> str:
+    """``gs_row_guard(v)`` (``GS_ROW_GUARD``): false where the edge operator's source-only
+    guards fail at ``v``; ``gs_row_end`` then ends the row at its start, and no load
+    balancer walks edges that would all return at the guard (a peel step's sweep
+    expands only the rows of the nodes peeled in it, not every row).
+    """
+    guards = row_guards(spec.edge)
+    if not guards:
+        return ""
+    cond = " && ".join(f"({lower_expr(g)})" for g in guards)
+    return ("#define GS_ROW_GUARD 1\n"
+            "__device__ __forceinline__ bool gs_row_guard(const gs_vid v) {\n"
+            "  const GsSrc s = gs_load_src(v);\n"
+            f"  return {cond};\n}}\n")
+
+
 def _prefetch_function(spec: AlgorithmSpec) -> str:
     """``gs_prefetch_node(u)`` (``l2_prefetch``).
 
@@ -798,6 +849,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         *([_COMMON_NEIGHBOURS] if uses_common_neighbours(spec) else []),
         *([_LABEL_FREQUENCY] if uses_label_frequency(spec) else []),
         _src_struct(spec),
+        _row_guard_function(spec),
         _prefetch_function(spec),
         _edge_function(spec.edge, "gs_edge_op", plain=False),
     ]

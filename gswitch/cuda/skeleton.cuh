@@ -87,8 +87,13 @@ __device__ __forceinline__ unsigned gs_out_degree(gs_vid v) {
 
 // The end of the out-edges node v expands: its row's end, or its first GS_EDGE_FIRST
 // edges when the edge operator names a limit (edge_op(first=...)). Every load balancer
-// walks [row[v], gs_row_end(v)) and bins nodes by gs_expand_degree(v).
+// walks [row[v], gs_row_end(v)) and bins nodes by gs_expand_degree(v). Where the edge
+// operator opens with guards on the source alone (GS_ROW_GUARD), a node they refuse
+// has an empty row: each of its edges would return at the guard.
 __device__ __forceinline__ gs_eid gs_row_end(gs_vid v) {
+#ifdef GS_ROW_GUARD
+  if (!gs_row_guard(v)) return __ldg(gs.row + v);
+#endif
 #ifdef GS_EDGE_FIRST
   const gs_eid b = __ldg(gs.row + v), e = __ldg(gs.row + v + 1);
   return e - b > (gs_eid)GS_EDGE_FIRST ? b + (gs_eid)GS_EDGE_FIRST : e;
