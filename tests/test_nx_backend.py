@@ -505,3 +505,21 @@ def test_components_come_in_networkx_order_for_any_labels(monkeypatch, labelling
     else:
         assert _cc._labelled_by_least_member(comp)
     assert list(_cc.connected_components(B)) == list(nx.connected_components(G))
+
+
+def test_small_graph_core_numbers_take_the_measured_gpu_configuration(monkeypatch):
+    """On the GPU a small graph's core numbers peel in one persistent run; a large one,
+    or the CPU engine, keeps the default; the answers equal networkx's either way."""
+    from gswitch.nxbackend import _centrality
+
+    G = nx.gnm_random_graph(300, 1200, seed=3)
+    B = BackendInterface.convert_from_nx(G)
+    graph = B.gswitch_graph()
+    monkeypatch.setattr(_centrality, "engine_backend", lambda: "gpu")
+    assert _centrality._small_core_config(graph) == {"variant": "peel_sweep",
+                                                     "launch": "persistent"}
+    monkeypatch.setattr(_centrality, "SMALL_CORE_EDGES", graph.n_edges - 1)
+    assert _centrality._small_core_config(graph) is None
+    monkeypatch.setattr(_centrality, "engine_backend", lambda: "cpu")
+    assert _centrality._small_core_config(graph) is None
+    assert nx.core_number(G, backend="gswitch") == nx.core_number(G)

@@ -99,7 +99,7 @@ def _config(algorithm: str, graph: Graph, backend: str, variant: str | None) -> 
 
 
 def run_algorithm(algorithm: str, graph: Graph, *, variant: str | None = None,
-                  **kwargs: Any) -> Result:
+                  config: dict[str, Any] | None = None, **kwargs: Any) -> Result:
     """``gswitch.run(algorithm, graph, ...)`` on the configured backend.
 
     Parameters
@@ -110,6 +110,9 @@ def run_algorithm(algorithm: str, graph: Graph, *, variant: str | None = None,
         The converted graph.
     variant : str, optional
         The formulation networkx's semantics need (PageRank: ``power_pull``).
+    config : dict, optional
+        The configuration the backend measured best for this call (a small graph's
+        core numbers); a tuned configuration, where the settings ask for one, wins.
     **kwargs
         ``source`` and algorithm parameters.
 
@@ -119,5 +122,7 @@ def run_algorithm(algorithm: str, graph: Graph, *, variant: str | None = None,
 
     """
     backend = engine_backend()
-    return run(algorithm, graph, backend=backend,
-               config=_config(algorithm, graph, backend, variant), **kwargs)
+    values = settings()
+    if config is None or (values["tune"] and values["storage"]):
+        config = _config(algorithm, graph, backend, variant)
+    return run(algorithm, graph, backend=backend, config=config, **kwargs)
