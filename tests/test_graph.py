@@ -361,3 +361,24 @@ def test_deduplicate_refuses_unknown_policy():
     """Graph.deduplicate with a misspelt policy raises instead of keeping every copy."""
     with pytest.raises(InvalidGraph, match="policy must be one of"):
         Graph.from_edges([0, 0], [1, 1]).deduplicate("first")
+
+
+def test_hash_agrees_with_equality_without_the_fingerprint():
+    """A graph hashes from its sizes and a sample of its arrays: equal graphs hash
+    alike, a weak-keyed lookup of the same object computes no fingerprint, and graphs
+    that differ only off the sample still compare unequal."""
+    import weakref
+
+    from gswitch.generators import road
+
+    g = road(64, 64, seed=1)
+    same = Graph(g.indptr, g.indices, g.weights, directed=g.directed, validate=False)
+    kept = weakref.WeakKeyDictionary({g: "resident"})
+    assert kept.get(g) == "resident" and g._fingerprint is None and same._fingerprint is None
+    assert hash(same) == hash(g) and same == g and kept.get(same) == "resident"
+    w = g.weights.copy()
+    w[1] += 1.0  # position 1 is not sampled (64 of 15,000 edges)
+    other = Graph(g.indptr, g.indices, w, directed=g.directed, validate=False)
+    assert hash(other) == hash(g) and other != g and kept.get(other) is None
+    empty = Graph.from_edges([], [], n_nodes=0)
+    assert hash(empty) == hash(Graph.from_edges([], [], n_nodes=0))
