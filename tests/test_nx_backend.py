@@ -510,6 +510,8 @@ def test_components_come_in_networkx_order_for_any_labels(monkeypatch, labelling
 def test_small_graph_core_numbers_take_the_measured_gpu_configuration(monkeypatch):
     """On the GPU a small graph's core numbers peel in one persistent run; a large one,
     or the CPU engine, keeps the default; the answers equal networkx's either way."""
+    from gswitch.algorithms import kcore
+
     from gswitch.nxbackend import _centrality
 
     G = nx.gnm_random_graph(300, 1200, seed=3)
@@ -518,7 +520,7 @@ def test_small_graph_core_numbers_take_the_measured_gpu_configuration(monkeypatc
     monkeypatch.setattr(_centrality, "engine_backend", lambda: "gpu")
     assert _centrality._small_core_config(graph) == {"variant": "peel_sweep",
                                                      "launch": "persistent"}
-    monkeypatch.setattr(_centrality, "SMALL_CORE_EDGES", graph.n_edges - 1)
+    monkeypatch.setattr(kcore, "SMALL_GRAPH_EDGES", graph.n_edges - 1)
     assert _centrality._small_core_config(graph) is None
     monkeypatch.setattr(_centrality, "engine_backend", lambda: "cpu")
     assert _centrality._small_core_config(graph) is None

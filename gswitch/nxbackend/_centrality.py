@@ -147,19 +147,15 @@ def _split_over_keys(G: NxGraph, a: np.ndarray, b: np.ndarray, first: Any, value
                                      w.tolist())}
 
 
-#: Adjacency entries up to which a GPU core_number call peels every level in one
-#: persistent run (peel_sweep): 0.23 ms against the level-by-level default's 3.0 ms on a
-#: 1,000-node graph, 0.98 against 3.7 ms at 100k nodes and 800k entries; the default
-#: wins on RMAT-22 (128M entries: 317 against 507 ms). H200,
-#: ``benchmarks/experiments/kcore_small.py`` (``h200_s33d_kcore_small.log``).
-SMALL_CORE_EDGES = 1_000_000
-
-
 def _small_core_config(graph: Any) -> dict | None:
-    """The configuration of a GPU ``core_number`` call on a small graph, else ``None``."""
-    if engine_backend() != "gpu" or graph.n_edges > SMALL_CORE_EDGES:
+    """The configuration of a GPU ``core_number`` call on a small graph (the algorithm
+    module's measured ``SMALL_GRAPH_CONFIG``), else ``None``.
+    """
+    from gswitch.algorithms.kcore import SMALL_GRAPH_CONFIG, SMALL_GRAPH_EDGES
+
+    if engine_backend() != "gpu" or graph.n_edges > SMALL_GRAPH_EDGES:
         return None
-    return {"variant": "peel_sweep", "launch": "persistent"}
+    return dict(SMALL_GRAPH_CONFIG)
 
 
 def core_number(G: NxGraph) -> dict:
