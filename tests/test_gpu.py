@@ -136,6 +136,23 @@ def test_stats_and_timing():
         assert 0 < r.stats["device_time_s"] <= r.stats["time_s"]
 
 
+@pytest.mark.parametrize("launch", ["host_loop", "persistent", "cuda_graph"])
+def test_a_run_stopped_by_its_step_limit_has_not_converged(launch):
+    """The step limit ends a run that its stopping rule did not: not converged, as on
+    the CPU engine; a run that meets its rule first has converged."""
+    g = _graph("grid")
+    cfg = {"launch": launch, "variant": "power_pull"}
+    short = gs.run("pagerank", g, backend="gpu", config=cfg, max_iterations=3,
+                   tolerance=1e-7)
+    assert short.iterations == 3 and short.stats["converged"] is False
+    cpu = gs.run("pagerank", g, backend="cpu", config={"variant": "power_pull"},
+                 max_iterations=3, tolerance=1e-7)
+    assert cpu.stats["converged"] is False
+    full = gs.run("pagerank", g, backend="gpu", config=cfg, max_iterations=500,
+                  tolerance=1e-4)
+    assert full.iterations < 500 and full.stats["converged"] is True
+
+
 def _plant_compile_error(monkeypatch, tag):
     """Make every generated module fail to compile (under a fresh cache key)."""
     import dataclasses

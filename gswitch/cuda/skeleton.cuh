@@ -352,7 +352,8 @@ __device__ __forceinline__ GsDecision gs_decide_step(int it, int mode, int pull,
   const double total = __ldcg((const double*)(gs.ctl + GS_CTL_SLOT(it) + GS_CTL_TOTAL));
   d.done = !(total >= GS_CONVERGE_BELOW);
 #endif
-  if (it + 1 >= gs.max_it) d.done = 1;
+  // the step limit ends the run too; 2 tells the host it was the limit, not convergence
+  if (it + 1 >= gs.max_it && !d.done) d.done = 2;
   return d;
 }
 

@@ -118,6 +118,8 @@ class LaunchContext:
         self.mode = 0
         self.pull = 0
         self.done = False
+        #: the run ended at its step limit, not at its stopping rule (not converged)
+        self.capped = False
         self.overflows = 0
         self._events: list[tuple[Any, Any]] = []
         #: with a timer (``gswitch profile``): what each timed launch ran, a
@@ -295,6 +297,7 @@ class LaunchContext:
         self.mode = int(h[_MODE])
         self.pull = int(h[_PULL])
         self.done = bool(h[_DONE])
+        self.capped = int(h[_DONE]) == 2
         return h
 
     def overflowed(self, it: int) -> bool:

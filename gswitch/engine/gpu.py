@@ -542,7 +542,8 @@ class GpuEngine:
         stats["modes"] = [names[x & _MODE_ID] for x in modes]
         stats["directions"] = ["pull" if (x >> 4) & 1 else "push" for x in modes]
         stats["iterations"] = ctx.it
-        stats["converged"] = ctx.done
+        # a run stopped by its step limit did not converge (the CPU engine says the same)
+        stats["converged"] = ctx.done and not ctx.capped
         stats["overflows"] = ctx.overflows
         stats["polled_reads"] = ctx.polled_reads
         stats["device_time_s"] = ctx.device_time_s()
