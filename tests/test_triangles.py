@@ -61,6 +61,11 @@ def test_oriented_count_equals_networkx_under_any_numbering(label, graph, renumb
 def test_oriented_count_is_the_default_renumbered_by_degree():
     r = gs.run("triangles", rmat(9, 8, seed=2), backend="cpu", config={"variant": "oriented"})
     assert r.config["renumber"] == "degree"
+    from gswitch.runner import _spec
+
+    cfg = gs.Config({})
+    assert _spec("triangles", cfg, None, "gpu").variant == "oriented"  # the GPU's default
+    assert _spec("triangles", cfg, None, "cpu").variant == "merge"
 
 
 @pytest.mark.parametrize("among", ["all", "below", "between"])
