@@ -62,3 +62,15 @@ def test_combination_matches_reference(case):
         if problem:
             failures.append(f"{name}: {problem}")
     assert not failures, "; ".join(failures)
+
+
+def test_triangles_default_on_the_gpu_is_the_oriented_count():
+    """With no configuration the GPU counts oriented (renumbered by degree) and gives
+    networkx's counts, in the caller's ids."""
+    from gswitch.generators import rmat
+
+    g = rmat(11, 8, seed=7)
+    r = gs.run("triangles", g, backend="gpu")
+    assert r.config["variant"] == "oriented" and r.config["renumber"] == "degree"
+    assert compare("triangles", np.asarray(r.fields["triangles"]),
+                   reference("triangles", g)) is None
