@@ -71,6 +71,6 @@ def test_triangles_default_on_the_gpu_is_the_oriented_count():
 
     g = rmat(11, 8, seed=7)
     r = gs.run("triangles", g, backend="gpu")
-    assert r.config["variant"] == "oriented" and r.config["renumber"] == "degree"
+    assert r.stats["variant"] == "oriented" and r.config["renumber"] == "degree"
     assert compare("triangles", np.asarray(r.fields["triangles"]),
                    reference("triangles", g)) is None
