@@ -8,13 +8,17 @@ Usage: python benchmarks/experiments/kcore_small.py [--backend gpu]
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+import sys
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
 
-import gswitch as gs
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _common import median_time  # noqa: E402
+
+import gswitch as gs  # noqa: E402
 
 
 def main() -> None:
@@ -29,7 +33,7 @@ def main() -> None:
         G = nx.gnm_random_graph(n, m, seed=n)
         want = nx.core_number(G)
         g = gs.Graph.from_networkx(G)
-        t_nx = statistics.median(_times(lambda G=G: nx.core_number(G), 5))
+        t_nx, _ = median_time(lambda G=G: nx.core_number(G), 5)
         print(f"gnm {n} nodes {m} edges: networkx {t_nx * 1e3:.2f} ms", flush=True)
         for cfg in configs:
             if args.backend == "cpu" and "launch" in cfg and cfg["launch"] != "host_loop":
@@ -41,20 +45,10 @@ def main() -> None:
                 continue
             got = np.asarray(r.fields["core"])
             assert all(int(got[i]) == want[i] for i in range(n)), cfg
-            ts = _times(lambda cfg=cfg, g=g: gs.run("core_number", g, backend=args.backend,
-                                                    config=cfg), 20 if n < 50_000 else 5)
-            print(f"  {str(cfg):60s} {statistics.median(ts) * 1e3:8.2f} ms "
+            t, _ = median_time(lambda cfg=cfg, g=g: gs.run(
+                "core_number", g, backend=args.backend, config=cfg), 20 if n < 50_000 else 5)
+            print(f"  {str(cfg):60s} {t * 1e3:8.2f} ms "
                   f"({r.stats.get('iterations')} steps)", flush=True)
-
-
-def _times(fn, repeats: int) -> list[float]:
-    fn()
-    out = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return out
 
 
 if __name__ == "__main__":
