@@ -10,6 +10,9 @@ import gswitch as gs
 from gswitch.errors import InvalidInput
 from gswitch.verify import close
 
+#: ``depth`` of a node the source does not reach (an int32 infinity with room for + 1)
+UNREACHED = 2**30
+
 
 def source_mask(values, params) -> np.ndarray:
     """The ``sources`` run argument (node ids) as a 0/1 mask over the nodes."""
@@ -100,7 +103,7 @@ def expected_betweenness(graph: gs.Graph, source: int | None = None, *,
 def levels(key, reached, like, xp):
     """Nodes in order of their level ``key`` (int32 ``order``), where each level ends in
     that order (``bound[L]``, an array like ``like``) and the deepest reached level:
-    what the backward accumulation walks, deepest level first.
+    what a backward accumulation walks, deepest level first (the weighted variant's).
     """
     deepest = int(key[reached].max()) if bool(reached.any()) else 0
     order = xp.argsort(key).astype(xp.int32)
@@ -137,7 +140,8 @@ def compare_betweenness(got: np.ndarray, expected: np.ndarray) -> str | None:
 
 
 @gs.algorithm(name="betweenness", reference="networkx.betweenness_centrality (unscaled)",
-              simple=True, expected=expected_betweenness, compare=compare_betweenness)
+              simple=True, expected=expected_betweenness, compare=compare_betweenness,
+              priority=lambda n, p: p.deepest - n.depth, priority_width=1.0)
 class Betweenness:
     """Betweenness centrality by Brandes' algorithm, one source at a time.
 
@@ -158,19 +162,27 @@ class Betweenness:
 
     Notes
     -----
-    Per source, four parts of a staged algorithm over the simple graph (self loops and
-    parallel edges dropped, as networkx counts paths):
+    Per source, two stages over the simple graph (self loops and parallel edges dropped,
+    as networkx counts paths), each one run of device steps:
 
-    1. ``forward``: a BFS from the source into ``depth``;
-    2. ``count``: a level-synchronous sweep from the source that adds ``sigma[u]`` to
-       each successor one level deeper, so each level's path counts are complete when
-       it sends (data-driven, push: the next frontier is exactly the next level);
-    3. ``backward``, once per level from the deepest up: every node ``u`` of the level
-       takes ``sigma[u] / sigma[v] * (1 + delta[v])`` from each successor ``v`` one
-       level deeper, with an indirect, non-activating add into ``u``; host steps sort
-       the nodes by depth once and hand each level to the stage;
-    4. ``accumulate``: ``betweenness += delta`` (and the endpoint counts), then the next
-       source.
+    1. ``paths``: a level-synchronous BFS from the source that counts shortest paths as
+       it goes. A step's frontier is one level, whose path counts are complete (every
+       parent sat in the previous frontier). Each edge whose target is not at the
+       source's depth or above (so one level deeper, reached in this step or not yet)
+       sets the target's ``depth`` to one more than the source's, which pushes it into
+       the next level the first time, and adds the source's ``sigma`` to it
+       (data-driven, push).
+    2. ``backward``: the dependencies, deepest level first, on the driving ``priority``
+       with a node's key its height above the deepest level (``deepest - depth``,
+       ``priority_width=1``: one level per bucket). Its first step files every reached
+       node in the far set; each later data step is one level, whose nodes take
+       ``sigma[u] / sigma[v] * (1 + delta[v])`` from each successor ``v`` one level
+       deeper, complete since its level ran before (an indirect, non-activating add into
+       ``u``). A refill step on the device brings the next level up.
+
+    Host steps start a source (its fields reset), find the deepest level between the
+    stages, and add the dependencies into ``betweenness`` (with the endpoint counts)
+    before the next source.
 
     References
     ----------
@@ -195,12 +207,14 @@ class Betweenness:
     picked = gs.NodeField("int32", output=False, doc="1 at the sources",
                           init=gs.per_node_input("sources", default=1, prepare=source_mask,
                                                  doc="source node ids"))
-    order = gs.NodeField("int32", init=0, output=False, doc="nodes by depth")
-    bound = gs.NodeField("int32", init=0, output=False,
-                         doc="where each level ends in order (levels 0 .. deepest)")
+    filed = gs.NodeField("int32", init=0, output=False,
+                         doc="backward: 1 once filed in the far set by level")
+    ready = gs.NodeField("int32", init=0, output=False,
+                         doc="backward: 1 when the node's level is being processed")
     endpoints = gs.Param("int32", 0, low=0, high=1, doc="1: count the path ends")
     done = gs.Param("int32", 0, low=0, high=2**31 - 1, doc="sources finished")
-    level = gs.Param("int32", 0, low=-1, high=2**31 - 1, doc="level the backward stage reads")
+    deepest = gs.Param("int32", 0, low=0, high=2**31 - 1,
+                       doc="the source's deepest level (set by a host step)")
 
     @gs.host_step
     def next_source(fields, params, xp):
@@ -208,75 +222,59 @@ class Betweenness:
         if params["done"] >= ids.size:  # no source (left): nothing to start from
             return {"start": ids[:0]}
         s = ids[params["done"]]
-        depth = xp.full_like(fields["depth"], fields["depth"].dtype.type(2**30))
+        depth = xp.full_like(fields["depth"], fields["depth"].dtype.type(UNREACHED))
         depth[s] = 0
         sigma = xp.zeros_like(fields["sigma"])
         sigma[s] = 1.0
         return {"start": s.reshape(1), "depth": depth, "sigma": sigma,
-                "delta": xp.zeros_like(fields["delta"])}
+                "delta": xp.zeros_like(fields["delta"]),
+                "filed": xp.zeros_like(fields["filed"])}
 
-    @gs.stage
-    class forward:
-        """Hops from the source."""
+    @gs.stage(config={"driving": "data", "direction": "push"},
+              supports={"driving": ("data",), "direction": ("push",)})
+    class paths:
+        """Hops and shortest-path counts from the source, level by level."""
 
         start = gs.chosen_nodes()
 
         @gs.edge_op
         def hop(e):
-            e.dst.depth.reduce_min(e.src.depth + 1)
-
-    @gs.host_step
-    def count_from_source(fields, params, xp):
-        return {"start": xp.flatnonzero(fields["sigma"])}  # the source: sigma 1
-
-    @gs.stage(config={"driving": "data", "direction": "push"},
-              supports={"driving": ("data",), "direction": ("push",)})
-    class count:
-        """Shortest-path counts, level by level."""
-
-        start = gs.chosen_nodes()
-
-        @gs.edge_op
-        def paths(e):
-            e.only_if(e.dst.depth.eq(e.src.depth + 1))
-            # activates once, when the first count reaches the node (sigma, 0 before,
-            # reaches 0.5): a queue worklist then holds each node of the next level once,
-            # not once per path into it
-            e.dst.sigma.reduce_add(e.src.sigma, activate_above=0.5)
+            # the target is one level deeper unless it was reached before this step (it
+            # is then no deeper than the source): whether another edge of the step has
+            # reached it already does not change the test
+            e.only_if(e.dst.depth > e.src.depth)
+            e.dst.depth.reduce_min(e.src.depth + 1)  # pushes the target the first time
+            e.dst.sigma.reduce_add(e.src.sigma, activate=False)
 
     @gs.host_step
     def by_depth(fields, params, xp):
-        depth = fields["depth"]
-        reached = depth < 2**30
-        order, bound, deepest = levels(depth, reached, fields["bound"], xp)
-        level = deepest - 1  # the deepest level with successors one deeper
-        lo, hi = (int(bound[level - 1]), int(bound[level])) if level >= 1 else (0, 0)
-        return {"order": order, "bound": bound, "level": level, "start": order[lo:hi]}
+        reached = fields["depth"] < UNREACHED
+        deepest = int(xp.where(reached, fields["depth"], 0).max()) if reached.size else 0
+        return {"deepest": deepest, "start": reached}
 
-    @gs.stage(config={"driving": "data", "direction": "push"},
-              supports={"driving": ("data",), "direction": ("push",)})
+    @gs.stage(config={"driving": "priority", "direction": "push"},
+              supports={"driving": ("priority",), "direction": ("push",)})
     class backward:
-        """One level's dependencies, from the level below it."""
+        """Dependencies, one level per step from the deepest up."""
 
         start = gs.chosen_nodes()
 
+        @gs.node_op
+        def file(n, p):
+            first = p.iteration.eq(0)
+            # step 0 only files the reached nodes by level; later steps are levels
+            n.filed.reduce_add(gs.where(first, 1, 0), activate=True)
+            n.ready = gs.where(first, 0, 1)
+
         @gs.edge_op
         def depend(e):
-            e.only_if(e.dst.depth.eq(e.src.depth + 1))
+            e.only_if(e.src.ready.eq(1) & e.dst.depth.eq(e.src.depth + 1))
             e.dst.delta.at(e.src.id).reduce_add(
                 e.src.sigma / e.dst.sigma * (1.0 + e.dst.delta), activate=False)
 
     @gs.host_step
-    def up_a_level(fields, params, xp):
-        level = params["level"] - 1
-        if level < 1:
-            return {"level": max(level, 0)}
-        lo, hi = int(fields["bound"][level - 1]), int(fields["bound"][level])
-        return {"level": level, "start": fields["order"][lo:hi], "repeat": "backward"}
-
-    @gs.host_step
     def accumulate(fields, params, xp):
-        return accumulate_source(fields, params, xp, fields["depth"] < 2**30)
+        return accumulate_source(fields, params, xp, fields["depth"] < UNREACHED)
 
 
 SPECS = [Betweenness]

@@ -270,17 +270,108 @@ class PeelSweep:
         n.level = k
 
 
+# ---------------------------------------------------------------------- peel_buckets
+def _shed_below_bucket(e, p):
+    # as _shed, with the level the step's bucket: a neighbour whose remaining degree
+    # falls to the bucket is pushed (once: the add that crosses); the others wait in the
+    # far set under their remaining degree
+    e.only_if(e.src.shed.eq(1) & (e.dst.core < 0))
+    e.dst.excess.reduce_add(1, activate_above=-p.bucket)  # reaches -k: degree k
+
+
+def _peel_bucket(n, p):
+    excess = gs.where(p.iteration.eq(0), -n.out_degree, n.excess)
+    alive = n.core < 0
+    removing = alive & (excess > -1 - p.bucket)  # remaining degree at most the bucket
+    # stored first: the push below files the node under its remaining degree
+    n.excess = excess
+    n.shed = gs.where(removing, 1, 0)
+    # the first step files every node it does not peel in the far set, by its degree
+    n.waiting.reduce_add(gs.where(alive & ~removing & p.iteration.eq(0), 1, 0),
+                         activate=True)
+    n.core = gs.where(removing, p.bucket, n.core)
+
+
+@gs.algorithm(name="core_number", symmetric=True, reference=_REFERENCE, variant="peel_buckets",
+              default=False, check_graph=simple_graph_problem,
+              priority=lambda n: -n.excess, priority_width=1.0,
+              supports={"driving": ("priority",), "direction": ("push",)},
+              defaults={"driving": "priority", "direction": "push"},
+              # RMAT-22 on an H200 (bench_scale_targets.py, gpu_scale_targets_s34.json):
+              # 82 ms persistent with virtual warps, 164 ms with twc, 171 ms as a CUDA
+              # graph, 261 ms host loop; peel_levels 254 ms in the same run
+              default_on=("gpu",),
+              backend_defaults={"gpu": {"launch": "persistent",
+                                        "load_balance": "virtual_warp"}})
+class PeelBuckets:
+    """Core numbers by peeling, with the levels as the buckets of priority driving.
+
+    Returns
+    -------
+    core : ndarray of int32
+        The core number of every node.
+
+    Raises
+    ------
+    InvalidInput
+        If the symmetrised graph has a self-loop or a parallel edge.
+
+    Notes
+    -----
+    Julienne's bucketed peeling [2]_ on the driving strategy ``priority``: a node's
+    priority key is its remaining degree and a bucket is one key value
+    (``priority_width=1``), so the bucket a step processes, ``p.bucket``, is the level
+    ``k`` being peeled. A processed node whose remaining degree is at most ``k`` gets
+    core number ``k`` and takes itself from its neighbours' degrees; a neighbour whose
+    degree falls to ``k`` is pushed into the current bucket, every other one waits in the
+    far set under its degree. When a level is exhausted, the strategy's refill step takes
+    the next non-empty bucket from the far set on the device. The run is one sequence of
+    steps, with no host step between levels (``peel_levels`` returns to the host once
+    per level), and a step visits only the nodes peeled in it, not every node
+    (``peel_sweep``). The first step visits every node: it peels the isolated ones and
+    files the others under their degree.
+
+    A node whose degree fell below a later level while it waited is pushed by that
+    level's crossing and again, harmlessly, by the refill of its old bucket: the second
+    visit finds it peeled.
+
+    References
+    ----------
+    .. [1] Batagelj, Zaversnik, "An O(m) algorithm for cores decomposition of networks",
+       arXiv cs/0310049 (2003).
+    .. [2] Dhulipala, Blelloch, Shun, "Julienne: a framework for parallel graph algorithms
+       using work-efficient bucketing", SPAA 2017.
+
+    Examples
+    --------
+    >>> import gswitch as gs
+    >>> g = gs.Graph.from_edges([0, 0, 1, 2], [1, 2, 2, 3], n_nodes=5)
+    >>> gs.run("core_number", g, config={"variant": "peel_buckets"}).fields["core"].tolist()
+    [2, 2, 2, 1, 0]
+
+    """
+
+    core = gs.NodeField("int32", init=-1, doc="core number (-1 until peeled)")
+    excess = gs.NodeField("int32", init=0, output=False, doc="minus the remaining degree")
+    shed = gs.NodeField("int32", init=0, output=False, doc="1 in the step a node is peeled")
+    waiting = gs.NodeField("int32", init=0, output=False,
+                           doc="1 once the first step filed the node in the far set")
+    start = gs.all_nodes()
+    shed_edges = gs.edge_op(_shed_below_bucket)
+    peel = gs.node_op(_peel_bucket)
+
+
 #: Adjacency entries up to which a GPU call is fastest peeling every level in one
-#: persistent run (``SMALL_GRAPH_CONFIG``): 0.23 ms against the level-by-level default's
-#: 3.0 ms on a 1,000-node graph, 0.98 against 3.7 ms at 100k nodes and 800k entries; the
-#: default wins on RMAT-22 (128M entries: 317 against 507 ms). H200,
+#: persistent run (``SMALL_GRAPH_CONFIG``): 0.23 ms against the level-by-level
+#: formulation's 3.0 ms on a 1,000-node graph, 0.98 against 3.7 ms at 100k nodes and 800k
+#: entries; level by level won on RMAT-22 (128M entries: 317 against 507 ms). H200,
 #: ``benchmarks/experiments/kcore_small.py`` (``h200_s33d_kcore_small.log``). The
 #: networkx backend's ``core_number`` uses it.
 SMALL_GRAPH_EDGES = 1_000_000
 SMALL_GRAPH_CONFIG = {"variant": "peel_sweep", "launch": "persistent"}
 
 SPEC = PeelLevels
-VARIANTS = [PeelLevels, PeelSweep]
+VARIANTS = [PeelLevels, PeelSweep, PeelBuckets]
 
 
 @gs.hookimpl

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -348,6 +349,8 @@ class _ParamProxy:
             return ex.NumNodes()
         if name == "iteration":
             return ex.Iteration()
+        if name == "bucket" and name not in self._params:
+            return ex.Bucket()
         if name in self._params:
             return ex.ParamRef(name, self._params[name].dtype)
         if name in self._totals:
@@ -420,6 +423,9 @@ class AlgorithmSpec:
     converge_below: str | None = None
     config_defaults: dict[str, Any] = field(default_factory=dict)
     priority: ex.Expr | None = None
+    #: a bucket width in units of the priority key that the algorithm fixes (``None``:
+    #: the driving strategy's, from the graph)
+    priority_width: float | None = None
     #: names of the algorithm's :class:`StepTotal` sums, in slot order
     step_totals: tuple[str, ...] = ()
     #: backends on which this formulation, not the registry's default, runs by default
@@ -683,6 +689,21 @@ def _operators(c: type, fields: dict[str, NodeField], params: dict[str, Param],
                 priority=key)
 
 
+def _checked_width(width: float | None, priority: Callable | None) -> float | None:
+    """``priority_width`` as a positive float, or ``None``."""
+    if width is None:
+        return None
+    if priority is None:
+        raise AlgorithmError("priority_width needs a priority key (priority=...)")
+    try:
+        w = float(width)
+    except (TypeError, ValueError):
+        raise AlgorithmError(f"priority_width must be a number, got {width!r}") from None
+    if not (w > 0 and math.isfinite(w)):
+        raise AlgorithmError(f"priority_width must be positive and finite, got {width!r}")
+    return w
+
+
 def _trace_priority(func: Callable, fields: dict[str, NodeField],
                     params: dict[str, Param]) -> ex.Expr:
     """The priority key expression of ``func(n[, params])`` over a node's fields."""
@@ -699,6 +720,8 @@ def _trace_priority(func: Callable, fields: dict[str, NodeField],
                              "it may not reduce, assign or total")
     if not isinstance(value, (ex.Expr, int, float)) or isinstance(value, bool):
         raise AlgorithmError(f"priority must return a number expression, got {value!r}")
+    if isinstance(value, ex.Expr) and any(isinstance(x, ex.Bucket) for x in ex.walk(value)):
+        raise AlgorithmError("priority may not read p.bucket: the bucket comes from the key")
     key = ex._lift(value, "float64")
     return key if key.dtype == "float64" else ex.Cast(key, "float64")
 
@@ -714,7 +737,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
               defaults: Mapping[str, Any] | None = None,
               priority: Callable | None = None, default_on: tuple[str, ...] = (),
               backend_defaults: Mapping[str, Mapping[str, Any]] | None = None,
-              check_graph: Callable | None = None) -> Any:
+              check_graph: Callable | None = None,
+              priority_width: float | None = None) -> Any:
     """Class decorator turning a declarative class into an :class:`AlgorithmSpec`.
 
     Parameters
@@ -814,6 +838,13 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         that orders work (``priority``: near-far, delta-stepping buckets) processes
         nodes of small keys first; every other strategy ignores it. A result never
         depends on it, only the work does, so it must not change what the fixpoint is.
+    priority_width : float, optional
+        A bucket width, in units of the priority key, that the formulation relies on:
+        with ``1.0`` and an integer key, a bucket is one key value, and operators that
+        read ``p.bucket`` (the bucket a step processes) read that value (k-core's
+        peeling level). Driving ``priority`` then uses it instead of a width from the
+        graph, and refuses a ``width_scale`` other than 1. ``None`` (default): the
+        width is the strategy's.
 
     Returns
     -------
@@ -900,6 +931,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             first_hit_final=first_hit_final, variant=variant, default_variant=default,
             expected=expected, compare=compare, default_on=tuple(default_on),
             step_totals=tuple(totals), check_graph=check_graph,
+            priority_width=_checked_width(priority_width, priority),
             backend_defaults={str(k): dict(v) for k, v in (backend_defaults or {}).items()})
         allowed = {str(k): tuple(v) for k, v in (supports or {}).items()}
         own_defaults = dict(defaults or {})

@@ -83,6 +83,8 @@ def lower_expr(e: ex.Expr) -> str:
     t = CUDA_TYPES[e.dtype]
     if isinstance(e, ex.Const):
         return _literal(e.value, e.dtype)
+    if isinstance(e, ex.Bucket):
+        return "GS_BUCKET(st.mode)"
     if isinstance(e, ex.StepTotalRef):
         return f"gs_last_sum(it, {e.slot})"
     if isinstance(e, ex.ParamRef):
@@ -359,6 +361,9 @@ def pull_form(spec: AlgorithmSpec) -> str | None:
         return "label_frequency() reads out-rows, which pull does not walk"
     if not st.activating:
         return "pull activates every destination it changes; this reduction activates none"
+    read = [st.value] + ([st.activate_above] if st.activate_above is not None else [])
+    if any(isinstance(x, ex.Bucket) for r in read for x in ex.walk(r)):
+        return "p.bucket is the step's priority bucket, which pull's value function does not see"
     return None
 
 
@@ -584,7 +589,9 @@ def _priority_function(spec: AlgorithmSpec) -> str:
     """
     if spec.priority is None:
         return "#define GS_HAS_PRIORITY 0\n"
-    return ("#define GS_HAS_PRIORITY 1\n"
+    fixed = ("" if spec.priority_width is None
+             else f"#define GS_PRIO_WIDTH {float(spec.priority_width)!r}\n")
+    return (fixed + "#define GS_HAS_PRIORITY 1\n"
             "__device__ __forceinline__ double gs_priority(const gs_vid v) {\n"
             "  const int it = 0;\n  (void)it;\n"
             f"  return (double)({lower_expr(spec.priority)});\n}}\n")

@@ -26,6 +26,7 @@ __all__ = [
     "Const",
     "ParamRef",
     "StepTotalRef",
+    "Bucket",
     "FieldLoad",
     "FieldAt",
     "Total",
@@ -236,6 +237,18 @@ class StepTotalRef(ParamRef):
     """
 
     slot: int = 0
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Bucket(StepTotalRef):
+    """``p.bucket``: the bucket of priority keys the step processes under driving
+    ``priority`` (``key // width``), 0 under every other driving. Like a step total it
+    changes between steps, so nothing that reads it is cached across steps or hoisted
+    out of an edge loop.
+    """
+
+    name: str = "@bucket"
+    dtype: str = "int32"
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -613,6 +626,8 @@ def format_expr(e: Expr) -> str:
         if isinstance(e.value, float) and math.isinf(e.value):
             return "INF" if e.value > 0 else "-INF"
         return repr(e.value)
+    if isinstance(e, Bucket):
+        return "bucket"
     if isinstance(e, StepTotalRef):
         return f"last_step.{e.name}"
     if isinstance(e, ParamRef):

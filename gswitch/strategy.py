@@ -19,6 +19,7 @@ each followed by a barrier), :meth:`WorklistStrategy.seed` and
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -45,6 +46,7 @@ __all__ = [
     "WorklistStrategy",
     "LoadBalanceStrategy",
     "DrivingStrategy",
+    "PriorityKey",
     "DirectionStrategy",
     "LaunchStrategy",
 ]
@@ -466,6 +468,19 @@ class LoadBalanceStrategy(Strategy):
                       threads_per_item=self.threads_per_item(), runs_in="operators")]
 
 
+@dataclass(frozen=True)
+class PriorityKey:
+    """CPU engine: an algorithm's priority key, evaluated at node ids by calling it, and
+    the bucket width the algorithm fixes (``width``, ``None``: the strategy's own).
+    """
+
+    evaluate: Callable[[Any], Any]
+    width: float | None = None
+
+    def __call__(self, nodes: Any) -> Any:
+        return self.evaluate(nodes)
+
+
 class DrivingStrategy(Strategy):
     """Driving axis: which nodes are active in a step and when the run stops.
 
@@ -536,13 +551,20 @@ class DrivingStrategy(Strategy):
         """
         return mode
 
-    def begin(self, graph: Graph, config: Config, key: Any) -> Any:
+    def begin(self, graph: Graph, config: Config, key: PriorityKey | None) -> Any:
         """CPU engine: per-run state of a strategy that keeps nodes back.
 
-        ``key(nodes)`` evaluates the algorithm's priority key at ``nodes`` (``None``
-        when the algorithm declares none).
+        ``key(nodes)`` evaluates the algorithm's priority key at ``nodes``, and
+        ``key.width`` is the bucket width the algorithm fixes, if any (``key`` is
+        ``None`` when the algorithm declares no priority).
         """
         return None
+
+    def bucket(self, state: Any) -> int:
+        """CPU engine: the bucket the next step processes (``p.bucket``); 0 for a
+        strategy without buckets.
+        """
+        return 0
 
     def admit(self, state: Any, nodes: Any) -> Any:
         """CPU engine: the activations (sorted node ids) that enter the next worklist;

@@ -20,9 +20,10 @@ pytestmark = pytest.mark.usefixtures("super_steps")
 
 NAME = "core_number"
 VARIANTS = sorted(get_registry().variants[NAME])
-CASES = [(v, d) for v in VARIANTS
+CASES = [(v, d, r) for v in VARIANTS
          for d in get_registry().variants[NAME][v].supports.get(
-             "driving", ("data", "topology", "temporal"))]
+             "driving", ("data", "topology", "temporal"))
+         for r in get_registry().variants[NAME][v].supports.get("direction", ("push", "pull"))]
 GENERATED = {
     "rmat": lambda: rmat(11, 12, seed=2).remove_self_loops(),
     "road": lambda: road(48, 48, seed=3),
@@ -38,8 +39,7 @@ def _run(graph, variant, driving="data", direction="push"):
 
 
 @pytest.mark.parametrize("graph_name", ZOO_NAMES)
-@pytest.mark.parametrize("variant,driving", CASES)
-@pytest.mark.parametrize("direction", ["push", "pull"])
+@pytest.mark.parametrize("variant,driving,direction", CASES)
 def test_zoo_matches_networkx(graph_name, variant, driving, direction):
     """Each formulation gives networkx's core numbers on every zoo graph (self-loops
     removed), under every driving it supports and both directions."""
@@ -108,6 +108,30 @@ def test_levels_skip_empty_levels_and_sweep_needs_no_host_step():
     sweep = gs.run(NAME, g, backend="cpu", config={"variant": "peel_sweep"})
     assert "stages" not in sweep.stats and np.array_equal(sweep.fields["core"], cores)
     assert sweep.stats["iterations"] > cores.max()
+
+
+@pytest.mark.parametrize("policy", ["near_far", "buckets"])
+def test_buckets_peel_every_level_in_one_run(policy):
+    """peel_buckets has no host step, takes its levels from the far set (a refill step
+    per level above the first), and its answer does not depend on the refill policy."""
+    g = GENERATED["rmat"]()
+    r = gs.run(NAME, g, backend="cpu", config={"variant": "peel_buckets",
+                                                "driving": "priority", "driving.policy": policy})
+    cores = r.fields["core"]
+    assert "stages" not in r.stats
+    assert compare(NAME, cores, reference(NAME, g)) is None
+    refills = r.stats["modes"].count("refill")
+    assert refills >= np.unique(cores[cores > 0]).size
+    # a data step visits what it peels (and nodes filed twice), not every node
+    assert sum(r.stats["active"][1:]) < 3 * g.n_nodes + refills * g.n_nodes
+
+
+def test_buckets_refuse_another_bucket_width():
+    """The peeling level is the bucket: a width_scale other than 1 is refused."""
+    with pytest.raises(gs.InvalidConfig, match="width_scale"):
+        gs.run(NAME, GENERATED["grid"](), backend="cpu",
+               config={"variant": "peel_buckets", "driving": "priority",
+                       "driving.width_scale": 2.0})
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -25,8 +25,9 @@ import gswitch as gs  # noqa: E402
 
 CONFIGS = [
     {},
+    {"launch": "persistent"},
     {"load_balance": "twc", "launch": "persistent"},
-    {"load_balance": "twc", "launch": "persistent", "direction": "direction_optimizing"},
+    {"load_balance": "virtual_warp", "launch": "persistent"},
     {"worklist": "bitmap", "load_balance": "twc", "launch": "persistent"},
     {"load_balance": "twc", "launch": "cuda_graph"},
 ]

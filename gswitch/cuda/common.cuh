@@ -10,6 +10,11 @@ typedef int gs_eid;   // edge offset (graphs of 2^31 edges or more are refused o
 // predicates gs_mode_worklist / gs_mode_pushes / gs_mode_operators from its StepModes).
 // A mode word's low 4 bits are the mode's number, bits 8 and up the strategy's state.
 #define gs_mode_id(mode) ((mode) & 15)
+// p.bucket: the priority bucket a mode word carries; a driving that keeps buckets defines
+// GS_BUCKET(mode) among its defines, every other driving processes bucket 0.
+#ifndef GS_BUCKET
+#define GS_BUCKET(mode) 0
+#endif
 
 // Control block. Three rotating slots of 8 words: step `it` writes the counters of
 // slot GS_CTL_SLOT(it) (its pushes are the size of step it + 1), then the step state.

@@ -22,6 +22,7 @@ from ..config import Config
 from ..errors import DeadlineExceeded
 from ..graph import Graph
 from ..result import Result
+from ..strategy import PriorityKey
 from .cpu_closure import Closure, closure_path
 from .cpu_derived import derived
 from .cpu_eval import ALL, evaluate, shared_subexpressions, unaliased
@@ -452,8 +453,9 @@ class CpuEngine:
         first_ok = _first_edges(graph, params[edge_op.first]) if edge_op.first else None
         gather = None if first_ok is not None else whole_edge_path(spec, graph,
                                                                    _apply_reduction)
-        dstate = driving.begin(graph, config, None if spec.priority is None else (
-            lambda ids: _priority_keys(spec, fields, ids, params, graph, degrees)))
+        dstate = driving.begin(graph, config, None if spec.priority is None else PriorityKey(
+            lambda ids: _priority_keys(spec, fields, ids, params, graph, degrees),
+            spec.priority_width))
         if timer is not None:
             timer.lap("setup")
         while it < max_iterations:
@@ -477,6 +479,7 @@ class CpuEngine:
             nodes = driving.items(active, n) if step.items == "worklist" else all_nodes
             for name in spec.step_totals:
                 params[name] = sums.get(name, 0.0)
+            params[ex.Bucket.name] = driving.bucket(dstate)  # p.bucket
             sums = {}
             stats["active"].append(int(nodes.size))
             stats["modes"].append(mode)

@@ -89,6 +89,10 @@ class PriorityDriving(DrivingStrategy):
         if algorithm.priority is None:
             return (f"driving priority needs an algorithm that declares a priority key "
                     f"(priority=...); {algorithm.label} declares none")
+        if algorithm.priority_width is not None and self.options["width_scale"] != 1.0:
+            return (f"{algorithm.label} fixes its bucket width at {algorithm.priority_width:g} "
+                    f"key units; leave driving.width_scale at 1 (got "
+                    f"{self.options['width_scale']:g})")
         if algorithm.converge_below is not None:
             return (f"{algorithm.label} stops on a reduced total, which a step that only "
                     "refills the worklist does not compute; use another driving")
@@ -100,7 +104,9 @@ class PriorityDriving(DrivingStrategy):
 
     def defines(self) -> dict[str, str]:
         return {"GS_DRIVE_ADMIT": "1",
-                "GS_PRIO_BUCKETS": "1" if self.options["policy"] == "buckets" else "0"}
+                "GS_PRIO_BUCKETS": "1" if self.options["policy"] == "buckets" else "0",
+                # p.bucket: the mode word's bits 9 and up (priority.cuh)
+                "GS_BUCKET(mode)": "((int)(((unsigned)(mode)) >> 9))"}
 
     def runtime_args(self, graph, config):
         inv = 1.0 if graph is None else 1.0 / self.width(graph)
@@ -118,8 +124,12 @@ class PriorityDriving(DrivingStrategy):
 
     # ---- CPU engine
     def begin(self, graph, config, key):
-        return _HostState(key, self.width(graph), self.options["policy"] == "near_far",
+        width = key.width if key.width is not None else self.width(graph)
+        return _HostState(key, width, self.options["policy"] == "near_far",
                           np.zeros(graph.n_nodes, dtype=bool))
+
+    def bucket(self, state):
+        return state.bucket
 
     def admit(self, state, nodes):
         if nodes.size == 0:

@@ -9,7 +9,11 @@
 #define GS_PRIO_WAITING 256
 
 __device__ __forceinline__ unsigned gs_prio_bucket(gs_vid v) {
+#ifdef GS_PRIO_WIDTH
+  const double k = gs_priority(v) * (1.0 / (double)GS_PRIO_WIDTH);  // the algorithm's own
+#else
   const double k = gs_priority(v) * (double)gs.driving_inv_width;
+#endif
   if (!(k > 0.0)) return 0u;  // and NaN
   return k >= (double)GS_PRIO_MAX_BUCKET ? GS_PRIO_MAX_BUCKET : (unsigned)k;
 }
