@@ -175,10 +175,12 @@ class Betweenness:
     2. ``backward``: the dependencies, deepest level first, on the driving ``priority``
        with a node's key its height above the deepest level (``deepest - depth``,
        ``priority_width=1``: one level per bucket). Its first step files every reached
-       node in the far set; each later data step is one level, whose nodes take
-       ``sigma[u] / sigma[v] * (1 + delta[v])`` from each successor ``v`` one level
-       deeper, complete since its level ran before (an indirect, non-activating add into
-       ``u``). A refill step on the device brings the next level up.
+       node in the far set; each later data step is one level, whose nodes ``v``, their
+       dependencies complete since the level below ran before, send
+       ``sigma[u] / sigma[v] * (1 + delta[v])`` to each predecessor ``u`` one level up
+       (on the reverse graph, with a non-activating add: the adds into one node come
+       from many rows, not all from one warp). A refill step on the device brings the
+       next level up.
 
     Host steps start a source (its fields reset), find the deepest level between the
     stages, and add the dependencies into ``betweenness`` (with the endpoint counts)
@@ -253,9 +255,9 @@ class Betweenness:
         return {"deepest": deepest, "start": reached}
 
     @gs.stage(config={"driving": "priority", "direction": "push"},
-              supports={"driving": ("priority",), "direction": ("push",)})
+              supports={"driving": ("priority",), "direction": ("push",)}, reverse=True)
     class backward:
-        """Dependencies, one level per step from the deepest up."""
+        """Dependencies, one level per step from the deepest up, sent to predecessors."""
 
         start = gs.chosen_nodes()
 
@@ -268,9 +270,10 @@ class Betweenness:
 
         @gs.edge_op
         def depend(e):
-            e.only_if(e.src.ready.eq(1) & e.dst.depth.eq(e.src.depth + 1))
-            e.dst.delta.at(e.src.id).reduce_add(
-                e.src.sigma / e.dst.sigma * (1.0 + e.dst.delta), activate=False)
+            # on the reverse graph: e.src is a node of the level, e.dst a predecessor
+            e.only_if(e.src.ready.eq(1) & e.dst.depth.eq(e.src.depth - 1))
+            e.dst.delta.reduce_add(e.dst.sigma / e.src.sigma * (1.0 + e.src.delta),
+                                   activate=False)
 
     @gs.host_step
     def accumulate(fields, params, xp):

@@ -77,9 +77,10 @@ def numpy_cores(g: gs.Graph) -> np.ndarray:
     return core
 
 
-def _dependency_sum_ok(g: gs.Graph, backend: str, source: int) -> tuple[float, float]:
+def _dependency_sum_ok(g: gs.Graph, backend: str, source: int,
+                       config: dict | None = None) -> tuple[float, float]:
     """gswitch's dependency sum of one source and ``sum (d(s, t) - 1)`` by scipy."""
-    r = gs.run("betweenness", g, backend=backend, sources=np.array([source]))
+    r = gs.run("betweenness", g, backend=backend, sources=np.array([source]), config=config)
     got = float(np.asarray(r.fields["betweenness"], dtype=np.float64).sum())
     d = csgraph.shortest_path(g.to_scipy(), unweighted=True, indices=source)
     reached = np.isfinite(d) & (d > 0)

@@ -25,7 +25,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--backend", default="gpu")
     args = ap.parse_args()
-    configs = [{}, {"launch": "persistent"}, {"launch": "cuda_graph"},
+    configs = [{}, {"variant": "peel_levels"}, {"variant": "peel_levels", "launch": "persistent"},
+               {"variant": "peel_buckets", "launch": "cuda_graph"},
                {"variant": "peel_sweep", "launch": "host_loop"},
                {"variant": "peel_sweep", "launch": "persistent"},
                {"variant": "peel_sweep", "launch": "cuda_graph"}]
