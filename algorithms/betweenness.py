@@ -141,7 +141,12 @@ def compare_betweenness(got: np.ndarray, expected: np.ndarray) -> str | None:
 
 @gs.algorithm(name="betweenness", reference="networkx.betweenness_centrality (unscaled)",
               simple=True, expected=expected_betweenness, compare=compare_betweenness,
-              priority=lambda n, p: p.deepest - n.depth, priority_width=1.0)
+              priority=lambda n, p: p.deepest - n.depth, priority_width=1.0,
+              # RMAT-22, 4 sources on an H200 (experiments/bc_configs.py,
+              # h200_s34d_bc_configs.log): 133 ms, against 197 ms host loop and 160 ms
+              # persistent with twc and a queue
+              backend_defaults={"gpu": {"worklist": "bitmap", "load_balance": "twc",
+                                        "launch": "persistent"}})
 class Betweenness:
     """Betweenness centrality by Brandes' algorithm, one source at a time.
 

@@ -41,7 +41,8 @@ class TwcLoadBalancer(LoadBalanceStrategy):
 
     def buffers(self, spec, graph, config):
         n = 0 if graph is None else graph.n_nodes
-        return [Buffer("side", "gs_vid", n), Buffer("side_count", "unsigned", 2, zero=True)]
+        # two step counters (by parity) and the blocks that have read the current one
+        return [Buffer("side", "gs_vid", n), Buffer("side_count", "unsigned", 3, zero=True)]
 
     def phases(self, spec, config):
         return super().phases(spec, config) + [Phase("outliers", 25, items="queued",

@@ -61,9 +61,21 @@ __device__ __forceinline__ void gs_lb_expand(GsStep& st) {
 }
 
 // The whole grid expands the deferred outliers of this step, then resets the other
-// step's side counter (the next step uses it; nobody reads it during this one).
+// step's side counter (the next step uses it; nobody reads it during this one). The last
+// block to read this step's counter zeroes it too: a step without operators (a priority
+// refill) runs no expansion, so the next step of the same parity may be two steps on,
+// and it must not find this step's outliers. Word 2 counts the blocks that have read.
 __device__ __forceinline__ void gs_phase_outliers(GsStep& st) {
-  const unsigned count = gs_ld_ctl(gs.load_balance_side_count + (st.it & 1));
+  unsigned* counts = gs.load_balance_side_count;
+  const unsigned count = gs_ld_ctl(counts + (st.it & 1));
+  __syncthreads();  // every thread of the block has read it
+  if (threadIdx.x == 0) {
+    __threadfence();
+    if (atomicAdd(counts + 2, 1u) == gridDim.x - 1u) {  // every block has
+      counts[st.it & 1] = 0u;
+      counts[2] = 0u;
+    }
+  }
   const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned stride = gridDim.x * blockDim.x;
   for (unsigned k = 0; k < count; ++k) {
