@@ -190,6 +190,13 @@ class Config(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         return self._data[key]
 
+    def get(self, key: str, default: Any = None) -> Any:
+        # the dict's own: Mapping.get goes through __getitem__ and a KeyError per miss
+        return self._data.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._data)
 
