@@ -49,9 +49,7 @@ def _components(G: NxGraph) -> Iterator[set]:
     # components ranked by their first node, then each component's nodes in graph order
     order = np.argsort(key, kind="stable")
     cuts = np.flatnonzero(np.diff(key[order])) + 1
-    names = G.names
-    for members in np.split(order, cuts) if order.size else ():
-        yield set(names[members].tolist())
+    yield from G.member_sets(np.split(order, cuts) if order.size else [])
 
 
 def _labelled_by_least_member(comp: np.ndarray) -> bool:

@@ -100,6 +100,27 @@ class NxGraph:
         return (f"<gswitch networkx backend graph ({kind}): {len(self.nodes)} nodes, "
                 f"{self.indices.size} adjacency entries>")
 
+    def member_sets(self, groups: list[np.ndarray]) -> list[set]:
+        """The node names of each group of node ids, as sets, in the order given.
+
+        A group holding more than half of the nodes is built as every node name (the
+        keys of :attr:`index`, whose hashes the dict keeps) less the other groups' names:
+        for one giant component that is about three times faster than a set of its
+        hundreds of thousands of names.
+        """
+        names = self.names
+        sizes = [g.size for g in groups]
+        big = int(np.argmax(sizes)) if sizes else -1
+        if big < 0 or 2 * sizes[big] <= len(self.nodes):
+            return [set(names[g].tolist()) for g in groups]
+        others = [g for i, g in enumerate(groups) if i != big]
+        outside = names[np.concatenate(others)].tolist() if others else []
+        giant = set(self.index)
+        giant.difference_update(outside)
+        if len(giant) != sizes[big]:  # the groups do not cover every node: plainly
+            giant = set(names[groups[big]].tolist())
+        return [giant if i == big else set(names[g].tolist()) for i, g in enumerate(groups)]
+
     @property
     def index(self) -> dict[Hashable, int]:
         """Node name to node id, built on first use."""

@@ -45,9 +45,7 @@ def _components(G: NxGraph) -> Iterator[set]:
     order = np.argsort(label, kind="stable")
     cuts = np.flatnonzero(np.diff(label[order])) + 1
     groups = np.split(order, cuts) if order.size else []
-    names = G.names
-    for c in _sinks_first(G, label, len(groups)):
-        yield set(names[groups[c]].tolist())
+    yield from G.member_sets([groups[c] for c in _sinks_first(G, label, len(groups))])
 
 
 def _sinks_first(G: NxGraph, label: np.ndarray, count: int) -> list[int]:
