@@ -171,12 +171,13 @@ class Betweenness:
     as networkx counts paths), each one run of device steps:
 
     1. ``paths``: a level-synchronous BFS from the source that counts shortest paths as
-       it goes. A step's frontier is one level, whose path counts are complete (every
-       parent sat in the previous frontier). Each edge whose target is not at the
-       source's depth or above (so one level deeper, reached in this step or not yet)
-       sets the target's ``depth`` to one more than the source's, which pushes it into
-       the next level the first time, and adds the source's ``sigma`` to it
-       (data-driven, push).
+       it goes. Step ``t``'s frontier is level ``t``: its node operator records ``t`` as
+       their ``depth``, and their path counts are complete (every parent sat in the
+       previous frontier). Each edge from the frontier to a node without a level yet
+       (one level deeper, reached in this step or not yet) adds the source's ``sigma``
+       to it; the first add pushes it into the next frontier. That one add into the
+       target has a pull form, so the stage runs push, pull or direction-optimizing
+       (data-driven).
     2. ``backward``: the dependencies, deepest level first, on the driving ``priority``
        with a node's key its height above the deepest level (``deepest - depth``,
        ``priority_width=1``: one level per bucket). Its first step files every reached
@@ -237,21 +238,23 @@ class Betweenness:
                 "delta": xp.zeros_like(fields["delta"]),
                 "filed": xp.zeros_like(fields["filed"])}
 
-    @gs.stage(config={"driving": "data", "direction": "push"},
-              supports={"driving": ("data",), "direction": ("push",)})
+    @gs.stage(config={"driving": "data"}, supports={"driving": ("data",)})
     class paths:
         """Hops and shortest-path counts from the source, level by level."""
 
         start = gs.chosen_nodes()
 
+        @gs.node_op
+        def level(n, p):
+            n.depth = p.iteration  # step t's frontier is level t
+
         @gs.edge_op
-        def hop(e):
-            # the target is one level deeper unless it was reached before this step (it
-            # is then no deeper than the source): whether another edge of the step has
-            # reached it already does not change the test
-            e.only_if(e.dst.depth > e.src.depth)
-            e.dst.depth.reduce_min(e.src.depth + 1)  # pushes the target the first time
-            e.dst.sigma.reduce_add(e.src.sigma, activate=False)
+        def count(e, p):
+            # from a node of this level to one not yet given a level: one level deeper
+            # (reached in this step or not yet); the first count pushes it (the next
+            # frontier), once. One add into the target: it also pulls.
+            e.only_if(e.src.depth.eq(p.iteration) & (e.dst.depth >= UNREACHED))
+            e.dst.sigma.reduce_add(e.src.sigma, activate_above=0.5)
 
     @gs.host_step
     def by_depth(fields, params, xp):

@@ -340,15 +340,17 @@ def pull_form(spec: AlgorithmSpec) -> str | None:
     """Why the edge operator has no pull form, or ``None`` when it has one.
 
     Pull needs exactly one reduction, into ``e.dst``, of kind min, max, add or or, and
-    no other statement: the values of all in-edges are then combined locally and
+    no other statement but guards before it (an in-edge a guard refuses offers the
+    reduction's identity): the values of all in-edges are then combined locally and
     applied to the destination once.
     """
     op = spec.edge
     if op.raw is not None:
         return "a raw CUDA operator has no pull form"
-    if len(op.statements) != 1 or not isinstance(op.statements[0], ex.Reduction):
-        return "pull needs an edge operator of exactly one reduction"
-    st = op.statements[0]
+    if not op.statements or not isinstance(op.statements[-1], ex.Reduction) or any(
+            not isinstance(g, ex.Guard) for g in op.statements[:-1]):
+        return "pull needs an edge operator of exactly one reduction (after any guards)"
+    st = op.statements[-1]
     if st.at is not None:
         return "pull cannot apply a reduction through .at() (its target is not e.dst)"
     if st.node != "dst" or st.kind.name not in ("min", "max", "add", "or"):
@@ -361,7 +363,8 @@ def pull_form(spec: AlgorithmSpec) -> str | None:
         return "label_frequency() reads out-rows, which pull does not walk"
     if not st.activating:
         return "pull activates every destination it changes; this reduction activates none"
-    read = [st.value] + ([st.activate_above] if st.activate_above is not None else [])
+    read = [st.value] + ([st.activate_above] if st.activate_above is not None else []) + [
+        g.value for g in op.statements[:-1]]
     if any(isinstance(x, ex.Bucket) for r in read for x in ex.walk(r)):
         return "p.bucket is the step's priority bucket, which pull's value function does not see"
     return None
@@ -527,7 +530,8 @@ _COMBINE = {"min": "gs_min<{t}>({a}, {b})", "max": "gs_max<{t}>({a}, {b})",
 
 def _pull_functions(spec: AlgorithmSpec) -> str:
     """``gs_pull_value``, ``gs_pull_combine``, ``gs_pull_apply`` and the candidate test."""
-    st = spec.edge.statements[0]
+    st = spec.edge.statements[-1]
+    guards = [g.value for g in spec.edge.statements[:-1]]
     t = CUDA_TYPES[st.dtype]
     k = st.kind.name
     field = spec.fields[st.field]
@@ -546,7 +550,9 @@ def _pull_functions(spec: AlgorithmSpec) -> str:
         f"__device__ __forceinline__ gs_pull_t gs_pull_value(const gs_vid v, const GsSrc& s, "
         f"const gs_vid u, const float gs_w, const int it) {{\n"
         f"  (void)v; (void)s; (void)u; (void)gs_w; (void)it;\n"
-        f"  return ({t})({lower_expr(st.value)});\n}}\n"
+        + (f"  if (!({' && '.join(f'({lower_expr(g)})' for g in guards)})) "
+           "return GS_PULL_IDENTITY;  // a guard refuses the in-edge\n" if guards else "")
+        + f"  return ({t})({lower_expr(st.value)});\n}}\n"
         f"__device__ __forceinline__ gs_pull_t gs_pull_combine(gs_pull_t a, gs_pull_t b) "
         f"{{ return {combine}; }}\n"
         f"__device__ __forceinline__ bool gs_pull_apply(const gs_vid u, const gs_pull_t acc, "

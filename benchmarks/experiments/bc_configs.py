@@ -30,6 +30,10 @@ CONFIGS = [
     {"load_balance": "virtual_warp", "launch": "persistent"},
     {"worklist": "bitmap", "load_balance": "twc", "launch": "persistent"},
     {"load_balance": "twc", "launch": "cuda_graph"},
+    {"worklist": "bitmap", "load_balance": "twc", "launch": "persistent",
+     "direction": "direction_optimizing"},
+    {"worklist": "bitmap", "load_balance": "twc", "launch": "persistent",
+     "direction": "direction_optimizing", "direction.gather": "nodes"},
 ]
 
 

@@ -10,9 +10,11 @@ from gswitch.strategy import Buffer, Categorical, DirectionStrategy, IntRange, P
 
 
 def _value_reads_dst(spec) -> bool:
-    """Whether the value an in-edge offers reads its destination (``e.dst``)."""
-    value = spec.edge.statements[0].value
-    return any(getattr(e, "node", None) == "dst" for e in ex.walk(value))
+    """Whether the value an in-edge offers, or a guard before it, reads its destination
+    (``e.dst``).
+    """
+    read = [s.value for s in spec.edge.statements]  # the guards, then the reduction
+    return any(getattr(e, "node", None) == "dst" for v in read for e in ex.walk(v))
 
 
 class PullCapable(DirectionStrategy):
