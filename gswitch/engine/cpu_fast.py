@@ -13,6 +13,9 @@ the field. Each path gives the answers of the per-edge evaluation in
 - :class:`DestinationReduce`: ``min``, ``max`` or ``or`` of ``f(e.src)`` into ``e.dst``
   or into the node ``g(e.dst)`` names (label propagation, hooking).
 
+Whole runs rather than steps have their own paths in :mod:`~gswitch.engine.cpu_guarded`
+(guarded edges, one-step marking stages) and :mod:`~gswitch.engine.cpu_reach`.
+
 Nothing here names an algorithm.
 """
 

@@ -12,22 +12,37 @@ those nodes never spread anything, so every driving, direction and worklist reac
 fixed point: ``x[v]`` becomes the best of its own value and the values of the start
 nodes that reach it in ``G_c``. A super-step loop needs as many steps as the longest
 such path has edges (a road network's diameter, at tens of microseconds each); here
-it is one call of ``scipy.sparse.csgraph.dijkstra`` on ``G_c`` plus a super source
-joined to every start node that holds a better value than ``m``, the edge to a node
-weighted by its value's rank (1 for the best) and the edges of ``G_c`` by
-``1 / (n + 2)``: a path of at most ``n`` edges adds less than one rank, so the whole
-part of a node's distance is the rank of the best value that reaches it.
+it is one depth-first search (``scipy.sparse.csgraph.depth_first_order``) from the
+start nodes that hold a better value than ``m``, taken best value first: a search
+visits everything the nodes before it left unvisited and it reaches, so the node that
+starts the search visiting ``v`` holds the best value that reaches ``v`` (one such
+start node: a breadth-first search from it).
+
+The searches are chained: a helper node per start node has two edges, to its start
+node and to the next helper, and one search from the first helper visits them in turn.
+scipy's search rescans a node's row from its beginning each time it returns to the
+node, so a row longer than :data:`_FAN` entries is first moved to a chain of helper
+nodes, each holding that many of its entries and an edge to the next: the rescans
+cost at most that many times the edges. ``G_c`` is never written out as an edge list:
+its rows are counted and its targets compressed from a mask over the graph's edges
+(:class:`~gswitch.engine.cpu_guarded.GuardedEdges`); a fresh array costs more in first
+touches of memory than most passes over it on a 100,000-edge graph.
 
 The shape is recognised from the operator's structure; nothing here names an algorithm.
 The same conditions as :mod:`~gswitch.engine.cpu_closure` keep the super-steps (an
 iteration limit, a node operator, step totals, ``GSWITCH_CPU_STEPS=1``, ...).
 ``tests/test_cpu_reach.py`` compares both.
+
+:func:`reach_path` also answers, for a stage of another shape that runs one
+super-step, its :class:`~gswitch.engine.cpu_guarded.MarkStep`: the engine runs both the
+same way, in place of its super-steps.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -36,13 +51,15 @@ import scipy.sparse.csgraph as csgraph
 
 from .. import expr as ex
 from ..algorithm import AlgorithmSpec
-from ..arrayops import sorted_unique
 from ..graph import Graph
 from .cpu_closure import NO_LIMIT
-from .cpu_derived import derived
-from .cpu_eval import Env, evaluate
+from .cpu_eval import ALL
+from .cpu_guarded import GuardedEdges, MarkStep, row_counts
 
 __all__ = ["Reach", "reach_path"]
+
+#: The longest row a depth-first search rescans; longer ones are split among helper nodes.
+_FAN = 64
 
 #: what a guard may read: the same every step, and not the field the run writes
 _STEP_DEPENDENT = (ex.Iteration, ex.StepTotalRef, ex.StmtValue, ex.LabelFrequency,
@@ -59,6 +76,11 @@ class Reach:
     kind: str
     guards: tuple[ex.Expr, ...]
 
+    @cached_property
+    def edges(self) -> GuardedEdges:
+        """How the guards are evaluated (read once); a self-loop spreads nothing."""
+        return GuardedEdges(self.guards, loops=False)
+
     def run(self, graph: Graph, fields: dict[str, np.ndarray], params: dict[str, Any],
             start: np.ndarray | None, degrees: dict[str, np.ndarray]) -> dict[str, Any] | None:
         """Spread ``fields[field]`` in place to the fixed point and return the run's
@@ -70,84 +92,220 @@ class Reach:
         x = fields[self.field]
         n = graph.n_nodes
         stats: dict[str, Any] = {"formulation": "reach closure "
-                                 "(scipy.sparse.csgraph.dijkstra)", "levels": 1,
+                                 "(scipy.sparse.csgraph.depth_first_order)", "levels": 1,
                                  "reached": 0}
         if n == 0 or graph.n_edges == 0:
             return stats
-        src, dst = self._edges(graph, fields, params, degrees)
+        keep, senders = self.edges.kept(graph, fields, params, degrees)
         worst = x.min() if self.kind == "max" else x.max()
-        if start is not None:
-            outside = np.ones(n, dtype=bool)
-            outside[start] = False
-            if bool((x[src[outside[src]]] != worst).any()):
-                return None  # a node outside the start set would spread under topology
-        seeds = np.flatnonzero(x != worst)
+        inside = None
         if start is not None:
             inside = np.zeros(n, dtype=bool)
             inside[start] = True
-            seeds = seeds[inside[seeds]]
-        if seeds.size == 0 or src.size == 0:
+            # a node outside the start set that may send along a kept edge, holding a
+            # better value than the worst, would spread under topology driving: per node
+            # first, per edge only where that finds one
+            suspect = ~inside & (x != worst)
+            if senders is not ALL:
+                suspect &= senders
+            if suspect.any() and bool((row_counts(graph, keep) > 0)[suspect].any()):
+                return None
+        seeds = np.flatnonzero(x != worst if inside is None else inside & (x != worst))
+        if seeds.size == 0 or (keep is not None and not keep.any()):
             stats["reached"] = int(seeds.size)
             return stats
-        values = sorted_unique(x[seeds])  # distinct, ascending
-        if self.kind == "max":
-            values = values[::-1]
-        rank = np.searchsorted(-values if self.kind == "max" else values,
-                               -x[seeds] if self.kind == "max" else x[seeds]) + 1.0
-        # rows in CSR order already (the super source's last): built as CSR directly, so
-        # parallel edges stay apart rather than summed into a longer one
-        weights = np.concatenate([np.full(src.size, 1.0 / (n + 2)), rank])
-        indptr = np.zeros(n + 2, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:n + 1])
-        indptr[n + 1] = indptr[n] + seeds.size
-        matrix = sp.csr_array((weights, np.concatenate([dst, seeds]), indptr),
-                              shape=(n + 1, n + 1))
-        dist = csgraph.dijkstra(matrix, directed=True, indices=n)[:n]
-        reached = np.isfinite(dist)
-        best = values[np.floor(dist[reached]).astype(np.intp) - 1]
+        if seeds.size == 1:
+            stats["formulation"] = ("reach closure "
+                                    "(scipy.sparse.csgraph.breadth_first_order)")
+            matrix = _matrix(graph, keep, np.empty(0, np.int32), np.empty(0, np.int64))
+            reached = csgraph.breadth_first_order(matrix, int(seeds[0]), directed=True,
+                                                  return_predecessors=False)
+            best = x[seeds[0]]
+        else:
+            # best value first (ties in any order: either search gives the same value)
+            rank = np.argsort(x[seeds], kind="stable")
+            seeds = seeds[rank[::-1] if self.kind == "max" else rank]
+            first = _first_search(graph, keep, seeds)
+            reached = np.flatnonzero(first >= 0)
+            best = x[first[reached]]
         combine = np.maximum if self.kind == "max" else np.minimum
-        x[reached] = combine(x[reached], best.astype(x.dtype))
-        stats["reached"] = int(np.count_nonzero(reached))
+        x[reached] = combine(x[reached], best)
+        stats["reached"] = int(reached.size)
         return stats
 
-    def _edges(self, graph: Graph, fields: dict[str, np.ndarray], params: dict[str, Any],
-               degrees: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """The ends of the edges every guard keeps."""
-        src, dst = derived(graph, "reach:ends", lambda g: (
-            g.sources().astype(np.intp), g.indices.astype(np.intp)))
-        w = graph.weights
-        for g in self.guards:
-            env = Env(fields, {"src": src, "dst": dst}, w, src.size, params, 0, graph,
-                      degrees)
-            ok = np.broadcast_to(np.asarray(evaluate(g, env), dtype=bool), src.shape)
-            src, dst = src[ok], dst[ok]
-            w = None if w is None else w[ok]
-        return src, dst
+
+def _first_search(graph: Graph, keep: np.ndarray | None, seeds: np.ndarray) -> np.ndarray:
+    """For each node of ``graph``, the first of ``seeds`` that reaches it over the edges
+    ``keep`` marks (``None``: all), or -1: one chained depth-first search (module
+    docstring).
+    """
+    n, k = graph.n_nodes, seeds.size
+    # helper n + j: an edge to seeds[j], then one to helper n + j + 1 (in that order)
+    chain = np.empty(2 * k - 1, dtype=np.int32)
+    chain[0::2] = seeds
+    chain[1::2] = np.arange(n + 1, n + k, dtype=np.int32)
+    counts = np.full(k, 2, dtype=np.int64)
+    counts[-1] = 1
+    matrix = _matrix(graph, keep, chain, counts, fan=True)
+    visit, pred = csgraph.depth_first_order(matrix, n, directed=True)
+    # a search starts where a node's predecessor is a helper of the chain (or at its
+    # first helper); every node after it up to the next start is its
+    from_chain = pred[visit]
+    starts = (from_chain >= n) & (from_chain < n + k)
+    starts[0] = True
+    pos = np.arange(visit.size)
+    where = np.maximum.accumulate(np.where(starts, pos, 0))
+    first = np.full(n, -1, dtype=np.intp)
+    mine = visit < n
+    first[visit[mine]] = visit[where[mine]]
+    return first
+
+
+def _matrix(graph: Graph, keep: np.ndarray | None, extra: np.ndarray,
+            extra_counts: np.ndarray, fan: bool = False) -> sp.csr_array:
+    """The graph of the edges of ``graph`` that ``keep`` marks (``None``: all) on nodes
+    ``0 .. n - 1``, then rows of ``extra_counts`` entries each holding ``extra`` in turn
+    (nodes from ``n`` on), as a square CSR matrix of ones for ``scipy.sparse.csgraph``.
+
+    With ``fan``, a row of the ``n`` longer than :data:`_FAN` entries holds instead
+    one edge to the first of a chain of new nodes (numbered after the others): each
+    takes :data:`_FAN` of the row's entries in turn and an edge to the next. Reachability
+    among the other nodes is unchanged, and a depth-first search rescans no row longer
+    than ``_FAN + 1`` entries.
+    """
+    n = graph.n_nodes
+    deg = row_counts(graph, keep)
+    m = int(deg.sum())
+    long_rows = np.flatnonzero(deg > _FAN) if fan else np.empty(0, np.intp)
+    if long_rows.size == 0:
+        counts = np.concatenate([deg, extra_counts])
+        indices = np.empty(m + extra.size, dtype=np.int32)  # filled in place: no copies
+        if keep is None:
+            indices[:m] = graph.indices
+        else:
+            np.compress(keep, graph.indices, out=indices[:m])
+        indices[m:] = extra
+    else:
+        cols = graph.indices if keep is None else graph.indices.compress(keep)
+        counts, indices = _fanned(deg, cols, long_rows, n + extra_counts.size, extra,
+                                  extra_counts)
+    total = counts.size
+    indptr = np.zeros(total + 1, dtype=np.int32)
+    np.cumsum(counts, out=indptr[1:])
+    return sp.csr_array((_ones(indices.size), indices, indptr), shape=(total, total))
+
+
+#: Entries up to which the matrices' values (never read by a traversal) are views of
+#: one shared array of ones, not a new array a search: a first touch of fresh memory
+#: costs more than the search on a 100,000-edge graph.
+_SHARED_ONES = 1 << 21
+_ones_kept = np.ones(0)
+
+
+def _ones(size: int) -> np.ndarray:
+    """``size`` ones (float64, read-only)."""
+    global _ones_kept
+    if size > _SHARED_ONES:
+        return np.ones(size)
+    if _ones_kept.size < size:
+        _ones_kept = np.ones(min(max(size, 2 * _ones_kept.size), _SHARED_ONES))
+        _ones_kept.flags.writeable = False
+    return _ones_kept[:size]
+
+
+def _fanned(deg: np.ndarray, cols: np.ndarray, long_rows: np.ndarray, base: int,
+            extra: np.ndarray, extra_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row lengths and entries of :func:`_matrix`'s fanned graph: ``deg`` and ``cols``
+    the original rows, ``long_rows`` those to split, ``base`` the first new node.
+    """
+    indptr = np.zeros(deg.size + 1, dtype=np.int64)
+    np.cumsum(deg, out=indptr[1:])
+    d = deg[long_rows]
+    chunks = (d + _FAN - 1) // _FAN  # new nodes per long row
+    first_new = base + np.cumsum(chunks) - chunks
+    # the original rows: a long one keeps one entry, to its first new node
+    in_short_row = np.repeat(deg <= _FAN, deg)
+    short = in_short_row.copy()
+    short[indptr[long_rows]] = True
+    head = cols.copy()
+    head[indptr[long_rows]] = first_new
+    rows_part = head[short]
+    row_counts = deg.copy()
+    row_counts[long_rows] = 1
+    # the new nodes: _FAN entries of the row each, then (but the last) the next one
+    n_new = int(chunks.sum())
+    last = np.cumsum(chunks) - 1  # each long row's last new node, counted from 0
+    new_counts = np.full(n_new, _FAN + 1, dtype=np.int64)
+    new_counts[last] = d - (chunks - 1) * _FAN
+    owner_start = np.repeat(indptr[long_rows], d)  # each long entry's row start
+    long_entries = np.flatnonzero(~in_short_row)
+    within = long_entries - owner_start  # place in its row
+    part = d + chunks - 1  # a long row's entries and links among its new nodes
+    out_start = np.cumsum(part) - part
+    where = np.repeat(out_start, d) + within + within // _FAN
+    new_part = np.empty(int(part.sum()), dtype=np.int32)
+    new_part[where] = cols[long_entries]
+    # the link to the next new node closes every new node's part but the last
+    node = np.arange(n_new)
+    links = np.ones(n_new, dtype=bool)
+    links[last] = False
+    owner = np.repeat(np.arange(long_rows.size), chunks)
+    j = node - np.repeat(np.cumsum(chunks) - chunks, chunks)  # place among its row's
+    at = out_start[owner] + (j + 1) * _FAN + j
+    new_part[at[links]] = (base + node[links] + 1).astype(np.int32)
+    counts = np.concatenate([row_counts, extra_counts, new_counts])
+    return counts, np.concatenate([rows_part, extra, new_part])
 
 
 def reach_path(spec: AlgorithmSpec, params: dict[str, Any], fields: dict[str, np.ndarray],
-               max_iterations: int) -> Reach | None:
-    """The :class:`Reach` of this run's operator, or ``None`` where the run needs its
-    super-steps (the module docstring says when).
+               max_iterations: int) -> Reach | MarkStep | None:
+    """The :class:`Reach` of this run's operator, or for a stage that runs one
+    super-step its :class:`~gswitch.engine.cpu_guarded.MarkStep`; ``None`` where the run
+    needs its super-steps (the module docstring says when).
     """
+    if os.environ.get("GSWITCH_CPU_STEPS") == "1" or max_iterations < 2:
+        return None
+    found = _shape(spec)
+    if isinstance(found, Reach):
+        x = fields.get(found.field)
+        if max_iterations < NO_LIMIT or x is None or x.dtype.kind not in "iu" \
+                or x.dtype.name != _SHAPES[id(spec)][2]:
+            return None
+    return found
+
+
+#: id(spec) -> (spec, what :func:`_read_shape` found, the reduction's dtype): kept (a
+#: spec never changes), as every stage run of a staged algorithm asks again
+_SHAPES: dict[int, tuple[AlgorithmSpec, Reach | MarkStep | None, str]] = {}
+
+
+def _shape(spec: AlgorithmSpec) -> Reach | MarkStep | None:
+    hit = _SHAPES.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        if len(_SHAPES) > 256:
+            _SHAPES.clear()
+        found, dtype = _read_shape(spec)
+        hit = _SHAPES[id(spec)] = (spec, found, dtype)
+    return hit[1]
+
+
+def _read_shape(spec: AlgorithmSpec) -> tuple[Reach | MarkStep | None, str]:
     op = spec.edge
     if (op is None or op.raw is not None or op.first or spec.node is not None
             or spec.step_totals or spec.converge_below is not None
-            or max_iterations < NO_LIMIT or os.environ.get("GSWITCH_CPU_STEPS") == "1"
             or not op.statements):
-        return None
+        return MarkStep.of(spec), ""
     *guards, s = op.statements
     if not (isinstance(s, ex.Reduction) and s.kind.name in ("max", "min")
             and s.node == "dst" and s.at is None and s.activate_above is None
-            and s.field in fields and fields[s.field].dtype.kind in "iu"
             and isinstance(s.value, ex.FieldLoad) and s.value.field == s.field
-            and s.value.node == "src" and s.dtype == fields[s.field].dtype.name):
-        return None
+            and s.value.node == "src"):
+        return MarkStep.of(spec), ""
     for g in guards:
         if not isinstance(g, ex.Guard):
-            return None
+            return None, ""
         for e in ex.walk(g.value):
             if isinstance(e, _STEP_DEPENDENT) or (
                     isinstance(e, (ex.FieldLoad, ex.FieldAt)) and e.field == s.field):
-                return None
-    return Reach(s.field, s.kind.name, tuple(g.value for g in guards))
+                return None, ""
+    return Reach(s.field, s.kind.name, tuple(g.value for g in guards)), s.dtype
