@@ -30,6 +30,7 @@ from .cpu_eval import Env as _Env
 from .cpu_eval import broadcast as _broadcast
 from .cpu_eval import node_index as _node_index
 from .cpu_fast import whole_edge_path
+from .cpu_guarded import MarkStep
 from .cpu_local import run_rounds
 from .cpu_reach import Reach, reach_path
 from .timing import PhaseTimer
@@ -622,9 +623,13 @@ class CpuEngine:
         return Result(spec.name, fields, stats, backend="cpu", config=config)
 
     @staticmethod
-    def _reach(reach: Reach, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
-               sources: np.ndarray | None, fields: dict[str, np.ndarray], config: Config,
-               t0: float, progress: Any) -> Result | None:
+    def _reach(reach: Reach | MarkStep, spec: AlgorithmSpec, graph: Graph,
+               params: dict[str, Any], sources: np.ndarray | None,
+               fields: dict[str, np.ndarray], config: Config, t0: float,
+               progress: Any) -> Result | None:
+        """A run answered whole by ``reach`` (a reach closure, or a one-step marking
+        stage), or ``None`` where it declines and the super-steps run.
+        """
         start = None if spec.start.kind == "all" else np.asarray(sources, dtype=np.intp)
         stats = reach.run(graph, fields, params, start, derived(graph, "degrees32",
                                                                  _degrees32))
