@@ -1,0 +1,356 @@
+"""Sampled or exact betweenness with up to 64 sources per traversal (batched Brandes).
+
+:func:`betweenness` returns the same raw sums as the ``betweenness`` algorithm (one
+source at a time, in the operator language), from one level-synchronous traversal per
+batch of 64 sources instead of one per source.
+
+Why array code and not the operator language: a batch keeps 64 path counts and 64
+dependencies per node, one per source, and adds them lane by lane: a warp gives each
+of its 32 threads two sources of one edge's row. The language's fields hold one value
+per node (or a 64-bit set, as ``msbfs`` uses), so it can state the traversal's sets but
+not the per-source counts that ride on them. The GPU path here is three CUDA kernels
+(:data:`SOURCE`, compiled in CI like every kernel the GPU runs); the CPU path runs the
+same levels in NumPy, so CI checks the formulation without a GPU.
+
+The traversal (Brandes [1]_, with the sources of a batch sharing each edge sweep as in
+multi-source BFS [2]_):
+
+- Forward, level ``t``: every entry ``(v, m)`` of level ``t`` (``m``: the sources whose
+  level ``t`` holds ``v``) offers ``m`` along its out-edges. Target ``u`` takes the
+  sources it has not seen, ``fresh = m & ~seen[u]``; for each of them ``u``'s path count
+  gains ``v``'s, and ``u`` joins level ``t + 1`` with the union of its fresh sets.
+- Backward, deepest level first: entry ``(v, m)`` of level ``t`` sums
+  ``(1 + delta[w]) / sigma[w]`` over out-neighbours ``w`` on level ``t + 1`` of the same
+  source, then multiplies by ``sigma[v]``: Brandes' dependency, per source.
+- A node's betweenness gains the dependencies of every source but itself (and with
+  ``endpoints``, networkx's path-end counts).
+
+Each level's edges are spread over threads evenly (a thread per edge of the level's
+rows, found by a search over the rows' degree prefix sums), so hubs cost no more than
+their edges.
+
+References
+----------
+.. [1] Brandes, "A faster algorithm for betweenness centrality", J. Math. Sociol. 25
+   (2001).
+.. [2] Then et al., "The more the merrier: efficient multi-source graph traversal",
+   VLDB 2015.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import gswitch as gs
+from gswitch.errors import InvalidInput
+
+__all__ = ["BATCH", "SOURCE", "batch_bytes", "betweenness"]
+
+#: Sources per traversal: the bits of one ``uint64`` set per node.
+BATCH = 64
+
+SOURCE = r"""
+typedef unsigned long long gs_u64;
+#define GS_LANES 64
+#define GS_FULL 0xffffffffu
+
+// The level entry holding edge e of the level's rows: off[i] <= e < off[i + 1]. Threads
+// 0 and 1 bound the block's entries first, so each thread searches a short range.
+__device__ __forceinline__ int gs_entry_of(const long long* off, int nq, long long e,
+                                           long long first, long long last) {
+  __shared__ int bound[2];
+  if (threadIdx.x < 2) {
+    const long long key = threadIdx.x == 0 ? first : last;
+    int lo = 0, hi = nq - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) >> 1;
+      if (off[mid] <= key) lo = mid; else hi = mid - 1;
+    }
+    bound[threadIdx.x] = lo;
+  }
+  __syncthreads();
+  int lo = bound[0], hi = bound[1];
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) >> 1;
+    if (off[mid] <= e) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
+// Forward level: entries (q[i], qm[i]) offer their sets along their out-edges.
+extern "C" __global__ void gs_bc_forward(
+    const int* row, const int* col, const int* q, const gs_u64* qm, const long long* off,
+    int nq, long long total, const gs_u64* seen, gs_u64* next, int* count, int* q_next,
+    double* sigma) {
+  const long long first = (long long)blockIdx.x * blockDim.x;
+  const long long e = first + threadIdx.x;
+  const long long last = min(first + (long long)blockDim.x, total) - 1;
+  const int i = gs_entry_of(off, nq, e < total ? e : last, first, last);
+  const int lane = threadIdx.x & 31;
+  int v = 0, u = 0;
+  gs_u64 fresh = 0ull;
+  if (e < total) {
+    v = q[i];
+    u = col[row[v] + (e - off[i])];
+    fresh = qm[i] & ~seen[u];
+    if (fresh) {
+      const gs_u64 old = atomicOr(next + u, fresh);
+      if (old == 0ull) q_next[atomicAdd(count, 1)] = u;  // joins the next level once
+    }
+  }
+  // the warp adds the path counts of each fresh edge, two sources per thread
+  unsigned hits = __ballot_sync(GS_FULL, fresh != 0ull);
+  while (hits) {
+    const int src = __ffs(hits) - 1;
+    hits &= hits - 1u;
+    const int vv = __shfl_sync(GS_FULL, v, src);
+    const int uu = __shfl_sync(GS_FULL, u, src);
+    const gs_u64 f = __shfl_sync(GS_FULL, fresh, src);
+    const size_t a = (size_t)uu * GS_LANES, b = (size_t)vv * GS_LANES;
+    if ((f >> lane) & 1ull) atomicAdd(sigma + a + lane, sigma[b + lane]);
+    if ((f >> (lane + 32)) & 1ull) atomicAdd(sigma + a + lane + 32, sigma[b + lane + 32]);
+  }
+}
+
+// After a forward level: the new entries take their sets, which join seen.
+extern "C" __global__ void gs_bc_settle(const int* q, int nq, gs_u64* next, gs_u64* seen,
+                                        gs_u64* qm) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= nq) return;
+  const int u = q[i];
+  const gs_u64 m = next[u];
+  qm[i] = m;
+  seen[u] |= m;
+  next[u] = 0ull;
+}
+
+// Backward level: entry (q[i], qm[i]) of level t sums (1 + delta[w]) / sigma[w] over its
+// out-neighbours w on level t + 1 of the same source (on_next[w]: those sources).
+extern "C" __global__ void gs_bc_backward(
+    const int* row, const int* col, const int* q, const gs_u64* qm, const long long* off,
+    int nq, long long total, const gs_u64* on_next, const double* sigma, double* delta) {
+  const long long first = (long long)blockIdx.x * blockDim.x;
+  const long long e = first + threadIdx.x;
+  const long long last = min(first + (long long)blockDim.x, total) - 1;
+  const int i = gs_entry_of(off, nq, e < total ? e : last, first, last);
+  const int lane = threadIdx.x & 31;
+  int v = 0, w = 0;
+  gs_u64 both = 0ull;
+  if (e < total) {
+    v = q[i];
+    w = col[row[v] + (e - off[i])];
+    both = qm[i] & on_next[w];
+  }
+  unsigned hits = __ballot_sync(GS_FULL, both != 0ull);
+  while (hits) {
+    const int src = __ffs(hits) - 1;
+    hits &= hits - 1u;
+    const int vv = __shfl_sync(GS_FULL, v, src);
+    const int ww = __shfl_sync(GS_FULL, w, src);
+    const gs_u64 f = __shfl_sync(GS_FULL, both, src);
+    const size_t a = (size_t)vv * GS_LANES, b = (size_t)ww * GS_LANES;
+    if ((f >> lane) & 1ull)
+      atomicAdd(delta + a + lane, (1.0 + delta[b + lane]) / sigma[b + lane]);
+    if ((f >> (lane + 32)) & 1ull)
+      atomicAdd(delta + a + lane + 32, (1.0 + delta[b + lane + 32]) / sigma[b + lane + 32]);
+  }
+}
+
+// After a backward level: each entry's sums times its path counts, for its sources.
+extern "C" __global__ void gs_bc_scale(const int* q, const gs_u64* qm, int nq,
+                                       const double* sigma, double* delta) {
+  const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= (long long)nq * GS_LANES) return;
+  const int i = (int)(k / GS_LANES), lane = (int)(k % GS_LANES);
+  if (!((qm[i] >> lane) & 1ull)) return;
+  const size_t a = (size_t)q[i] * GS_LANES + lane;
+  delta[a] *= sigma[a];
+}
+
+// Mark (value 1) or clear (value 0) the sets of a level's entries in a dense array.
+extern "C" __global__ void gs_bc_mark(const int* q, const gs_u64* qm, int nq, int value,
+                                      gs_u64* dense) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < nq) dense[q[i]] = value ? qm[i] : 0ull;
+}
+"""
+
+
+def batch_bytes(n_nodes: int) -> int:
+    """Device bytes of one batch beyond the graph: 64 float64 path counts and
+    dependencies per node, four 64-bit sets per node and a level's queue and prefix sums.
+    """
+    return n_nodes * (2 * BATCH * 8 + 4 * 8 + 2 * 4 + 8)
+
+
+def _sources(graph: gs.Graph, sources: Any) -> np.ndarray:
+    n = graph.n_nodes
+    if sources is None:
+        return np.arange(n, dtype=np.int64)
+    try:
+        ids = np.asarray(sources, dtype=np.int64).ravel()
+    except (TypeError, ValueError):
+        raise InvalidInput("betweenness sources must be node ids (integers)") from None
+    bad = ids[(ids < 0) | (ids >= n)]
+    if bad.size:
+        raise InvalidInput(f"betweenness source {int(bad[0])} is out of range: the graph "
+                           f"has {n} nodes (ids 0 .. n - 1)")
+    return np.unique(ids)  # each source counts once, as the per-source algorithm does
+
+
+def betweenness(graph: gs.Graph, sources: Any = None, *, endpoints: bool = False,
+                backend: str = "auto") -> np.ndarray:
+    """Raw Brandes sums over ``sources`` (every node by default), 64 sources at a time.
+
+    Parameters
+    ----------
+    graph : Graph
+        Unweighted; self loops and parallel edges are dropped (:meth:`Graph.simple`),
+        as networkx counts paths.
+    sources : array of int, optional
+        Source node ids; repeated ids count once. Every node when omitted (exact).
+    endpoints : bool
+        Count the path ends too (networkx's ``endpoints=True``).
+    backend : {"auto", "gpu", "cpu"}
+        ``auto``: the GPU when CuPy sees one.
+
+    Returns
+    -------
+    ndarray of float64
+        Equal to ``gs.run("betweenness", graph, sources=...).fields["betweenness"]``:
+        networkx's values before :func:`gswitch.algorithms.betweenness.rescale`.
+
+    Raises
+    ------
+    InvalidInput
+        A source out of range, or an unknown backend.
+    MemoryRefused
+        One batch does not fit in the device's free memory.
+
+    Examples
+    --------
+    >>> import gswitch as gs
+    >>> from gswitch.algorithms.betweenness_batched import betweenness
+    >>> g = gs.Graph.from_edges([0, 1, 1, 2], [1, 0, 2, 1])  # a path 0 - 1 - 2
+    >>> betweenness(g, backend="cpu").tolist()
+    [0.0, 2.0, 0.0]
+
+    """
+    from gswitch.runner import gpu_available
+
+    if backend not in ("auto", "gpu", "cpu"):
+        raise InvalidInput(f"backend must be auto, gpu or cpu; got {backend!r}")
+    if backend == "auto":
+        backend = "gpu" if gpu_available() else "cpu"
+    simple = graph.simple()
+    ids = _sources(simple, sources)
+    if backend == "gpu":
+        from ._betweenness_gpu import run_batches
+
+        return run_batches(simple, ids, endpoints)
+    return _cpu(simple, ids, endpoints)
+
+
+# ---- CPU: the same levels in NumPy --------------------------------------------------
+
+
+def _bits(masks: np.ndarray) -> np.ndarray:
+    """``(len(masks), 64)`` booleans: bit ``j`` of each 64-bit set."""
+    raw = np.ascontiguousarray(masks, dtype="<u8").view(np.uint8).reshape(-1, 8)
+    return np.unpackbits(raw, axis=1, bitorder="little").astype(bool)
+
+
+def _edges_of(indptr: np.ndarray, indices: np.ndarray, q: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """For the rows ``q``: the entry index and the target of each of their edges."""
+    starts = indptr[q]
+    lens = indptr[q + 1] - starts
+    entry = np.repeat(np.arange(q.size), lens)
+    first = np.repeat(starts - (np.cumsum(lens) - lens), lens)
+    return entry, indices[first + np.arange(entry.size)]
+
+
+def _cpu(graph: gs.Graph, ids: np.ndarray, endpoints: bool) -> np.ndarray:
+    n = graph.n_nodes
+    indptr, indices = graph.indptr.astype(np.int64), graph.indices.astype(np.int64)
+    bc = np.zeros(n)
+    for b in range(0, ids.size, BATCH):
+        batch = ids[b:b + BATCH]
+        bc += _cpu_batch(n, indptr, indices, batch, endpoints)
+    return bc
+
+
+def _cpu_batch(n: int, indptr: np.ndarray, indices: np.ndarray, batch: np.ndarray,
+               endpoints: bool) -> np.ndarray:
+    lanes = np.arange(batch.size)
+    own = np.left_shift(np.uint64(1), lanes.astype(np.uint64))
+    sigma = np.zeros((n, BATCH))
+    sigma[batch, lanes] = 1.0
+    seen = np.zeros(n, dtype=np.uint64)
+    seen[batch] = own
+    levels = [(batch.copy(), own.copy())]
+    while True:
+        q, qm = levels[-1]
+        entry, u = _edges_of(indptr, indices, q)
+        fresh = qm[entry] & ~seen[u]
+        hit = fresh != 0
+        entry, u, fresh = entry[hit], u[hit], fresh[hit]
+        if u.size == 0:
+            break
+        e_idx, lane = np.nonzero(_bits(fresh))
+        np.add.at(sigma, (u[e_idx], lane), sigma[q[entry[e_idx]], lane])
+        nxt = np.zeros(n, dtype=np.uint64)
+        np.bitwise_or.at(nxt, u, fresh)
+        q_next = np.unique(u)
+        seen[q_next] |= nxt[q_next]
+        levels.append((q_next, nxt[q_next]))
+    delta = np.zeros((n, BATCH))
+    on_next = np.zeros(n, dtype=np.uint64)
+    for t in range(len(levels) - 2, -1, -1):
+        q, qm = levels[t]
+        on_next[:] = 0
+        on_next[levels[t + 1][0]] = levels[t + 1][1]
+        entry, w = _edges_of(indptr, indices, q)
+        both = qm[entry] & on_next[w]
+        hit = both != 0
+        entry, w, both = entry[hit], w[hit], both[hit]
+        e_idx, lane = np.nonzero(_bits(both))
+        v = q[entry[e_idx]]
+        np.add.at(delta, (v, lane), (1.0 + delta[w[e_idx], lane]) / sigma[w[e_idx], lane])
+        rows, lanes_t = np.nonzero(_bits(qm))
+        delta[q[rows], lanes_t] *= sigma[q[rows], lanes_t]
+    return finish(delta, seen, batch, endpoints, np)
+
+
+def finish(delta: Any, seen: Any, batch: Any, endpoints: bool, xp: Any) -> Any:
+    """A batch's betweenness: each node's dependencies on every source but itself, with
+    networkx's path-end counts when ``endpoints`` (``xp``: NumPy or CuPy arrays).
+    """
+    lanes = xp.arange(batch.size)
+    delta[batch, lanes] = 0.0  # a source's own dependency is no betweenness
+    bc = delta.sum(axis=1)
+    if endpoints:
+        reached = _popcount(seen, xp).astype(xp.float64)
+        bc += reached
+        bc[batch] -= 1.0  # a source is no end of its own paths ...
+        counts = _lane_counts(seen, batch.size, xp)
+        bc[batch] += counts - 1.0  # ... but starts one to every other node it reaches
+    return bc
+
+
+def _popcount(masks: Any, xp: Any) -> Any:
+    """Set bits of each 64-bit word."""
+    v = masks.astype(xp.uint64)
+    v = v - ((v >> xp.uint64(1)) & xp.uint64(0x5555555555555555))
+    v = (v & xp.uint64(0x3333333333333333)) + ((v >> xp.uint64(2))
+                                               & xp.uint64(0x3333333333333333))
+    v = (v + (v >> xp.uint64(4))) & xp.uint64(0x0F0F0F0F0F0F0F0F)
+    return (v * xp.uint64(0x0101010101010101)) >> xp.uint64(56)
+
+
+def _lane_counts(seen: Any, k: int, xp: Any) -> Any:
+    """For each of the ``k`` sources, the nodes it reaches (itself included)."""
+    return xp.stack([((seen >> xp.uint64(s)) & xp.uint64(1)).sum(dtype=xp.float64)
+                     for s in range(k)])

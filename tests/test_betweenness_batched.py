@@ -1,0 +1,108 @@
+"""Batched Brandes (64 sources per traversal) against networkx's sums, on both sides."""
+
+import networkx as nx
+import numpy as np
+import pytest
+from gswitch.algorithms.betweenness import expected_betweenness, rescale
+from gswitch.algorithms.betweenness_batched import SOURCE, betweenness
+
+import gswitch as gs
+from gswitch.generators import grid2d, rmat, road, star
+from gswitch.testing.zoo import zoo_graph
+
+GPU = [pytest.mark.gpu,
+       pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU")]
+
+GRAPHS = {"rmat": rmat(8, 6, seed=1), "rmat_directed": rmat(8, 6, seed=2, directed=True),
+          "grid": grid2d(9, 7), "road": road(10, 10, seed=3),
+          "duplicates": zoo_graph("duplicates"), "self_loops": zoo_graph("self_loops"),
+          "disconnected": zoo_graph("disconnected"), "dag": zoo_graph("directed_dag"),
+          "empty": zoo_graph("empty"), "single": zoo_graph("single")}
+
+
+def _sources(g: gs.Graph, how: str) -> np.ndarray | None:
+    """Every node, a sample of a few, more than one batch, or repeated ids."""
+    n, rng = g.n_nodes, np.random.default_rng(5)
+    if how == "all" or n == 0:
+        return None
+    if how == "few":
+        return rng.choice(n, min(n, 5), replace=False)
+    if how == "batches":  # more than 64: two batches, the second partial
+        return rng.choice(n, min(n, 100), replace=False)
+    return np.r_[rng.integers(0, n, 6), rng.integers(0, n, 6)]  # repeats count once
+
+
+def _check(g: gs.Graph, how: str, endpoints: bool, backend: str) -> None:
+    src = _sources(g, how)
+    mask = None
+    if src is not None:
+        mask = np.zeros(g.n_nodes)
+        mask[src] = 1
+    want = expected_betweenness(g, sources=mask, endpoints=int(endpoints))
+    got = betweenness(g, src, endpoints=endpoints, backend=backend)
+    assert got.dtype == np.float64 and got.shape == (g.n_nodes,)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("endpoints", [False, True])
+@pytest.mark.parametrize("how", ["all", "few", "batches", "repeats"])
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_cpu_sums_equal_networkx(name, how, endpoints):
+    _check(GRAPHS[name], how, endpoints, "cpu")
+
+
+def test_equals_the_per_source_algorithm_and_networkx_rescaled():
+    h = nx.gnm_random_graph(60, 170, seed=4)
+    g = gs.Graph.from_networkx(h)
+    nodes = np.array(nx.utils.create_py_random_state(2).sample(list(h), 9))
+    raw = betweenness(g, nodes, backend="cpu")
+    one = gs.run("betweenness", g, sources=nodes, backend="cpu").fields["betweenness"]
+    np.testing.assert_allclose(raw, one, rtol=1e-12, atol=1e-12)
+    got = rescale(raw, directed=False, sources=nodes)
+    want = nx.betweenness_centrality(h, k=9, seed=2)
+    np.testing.assert_allclose(got, [want[v] for v in range(60)], rtol=1e-9, atol=1e-12)
+
+
+def test_a_hub_row_longer_than_a_block():
+    _check(star(701), "all", False, "cpu")
+
+
+def test_bad_input_is_one_clear_line():
+    g = grid2d(3, 3)
+    with pytest.raises(gs.InvalidInput, match="source 9 is out of range"):
+        betweenness(g, [0, 9], backend="cpu")
+    with pytest.raises(gs.InvalidInput, match="node ids"):
+        betweenness(g, ["a"], backend="cpu")
+    with pytest.raises(gs.InvalidInput, match="backend must be auto, gpu or cpu"):
+        betweenness(g, backend="tpu")
+
+
+@pytest.mark.compile
+def test_kernels_compile(nvcc):
+    from gswitch.testing.nvcc import compile_source
+
+    ok, out = compile_source(SOURCE, nvcc=nvcc)
+    assert ok, out[-3000:]
+
+
+@GPU[0]
+@GPU[1]
+@pytest.mark.parametrize("endpoints", [False, True])
+@pytest.mark.parametrize("how", ["all", "few", "batches", "repeats"])
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_gpu_sums_equal_networkx(name, how, endpoints):
+    _check(GRAPHS[name], how, endpoints, "gpu")
+
+
+@GPU[0]
+@GPU[1]
+def test_gpu_hub_and_larger_graphs_equal_the_cpu_batches():
+    _check(star(5001), "all", True, "gpu")
+    for g in (rmat(13, 16, seed=7), road(60, 60, seed=2), rmat(12, 8, seed=8, directed=True)):
+        src = np.random.default_rng(1).choice(g.n_nodes, 130, replace=False)
+        got = betweenness(g, src, backend="gpu")
+        want = betweenness(g, src, backend="cpu")
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+        one = gs.run("betweenness", g, sources=src[:3], backend="gpu").fields["betweenness"]
+        np.testing.assert_allclose(betweenness(g, src[:3], backend="gpu"), one,
+                                   rtol=1e-9, atol=1e-9)
