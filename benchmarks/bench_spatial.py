@@ -14,8 +14,9 @@ engine runs its super-steps (``GSWITCH_CPU_STEPS=1``) so the strategies do their
 
 On the GPU the issue's sizes are ``--cliques 32768 --grid 2048`` (1M-node clique chain,
 4M-node road grid); ``--no-networkx`` leaves networkx out at those sizes, and
-``--renumber`` adds the baseline with ``renumber=rcm`` (and ``bfs``). Each row gives the
-call's wall time and the device time the run reports.
+``--renumber`` adds the baseline with ``renumber=rcm`` (and ``bfs``); ``--graphs``,
+``--only`` and ``--extra`` pick graphs and configurations and add further ones. Each row
+gives the call's wall time and the device time the run reports.
 
 Usage: python benchmarks/bench_spatial.py [--backend cpu|gpu] [--repeats 3] [--tag NAME]
        [--cliques 256] [--grid 128] [--algs bfs,sssp,cc] [--no-networkx] [--renumber]
@@ -25,6 +26,7 @@ Writes <backend>_spatial[_NAME].json to $OUT (or ./bench-results).
 from __future__ import annotations
 
 import functools
+import json
 import os
 
 import networkx as nx
@@ -93,13 +95,22 @@ def main() -> None:
     ap.add_argument("--no-networkx", action="store_true", help="leave networkx out")
     ap.add_argument("--renumber", action="store_true",
                     help="add the baseline with renumber=rcm and renumber=bfs")
+    ap.add_argument("--graphs", default="chain,road", help="chain, road or both")
+    ap.add_argument("--only", default="",
+                    help="comma-separated configuration labels to time (default: all)")
+    ap.add_argument("--extra", type=json.loads, default={},
+                    help='JSON {label: config} of further configurations, e.g. '
+                         '\'{"spatial-2048-b1024": {"driving": "spatial", '
+                         '"driving.partition_size": 2048, "block_size": 1024}}\'')
     args = ap.parse_args()
     if args.backend == "gpu":
         require_gpu("bench_spatial.py")
     os.environ["GSWITCH_CPU_STEPS"] = "1"
     rows = []
-    for g in (clique_chain(args.cliques, 32, weighted=True, seed=1),
-              road(args.grid, args.grid, seed=1)):
+    graphs = {"chain": lambda: clique_chain(args.cliques, 32, weighted=True, seed=1),
+              "road": lambda: road(args.grid, args.grid, seed=1)}
+    only = set(filter(None, args.only.split(",")))
+    for g in (graphs[name]() for name in args.graphs.split(",")):
         G = None if args.no_networkx else _nx_graph(g)
         for alg in args.algs.split(","):
             kw = {} if alg == "cc" else {"source": 0}
@@ -107,7 +118,10 @@ def main() -> None:
             scipy_s, nx_s = _peers(alg, g, G, args.repeats)
             print(f"{g.name} {alg}: scipy {scipy_s * 1e3:.1f} ms, networkx "
                   f"{nx_s * 1e3:.1f} ms")
-            for label, cfg in _configs(alg, args.renumber).items():
+            extra = {k: {"direction": "push", **v} for k, v in args.extra.items()}
+            for label, cfg in {**_configs(alg, args.renumber), **extra}.items():
+                if only and label not in only:
+                    continue
                 call = functools.partial(gs.run, alg, g, backend=args.backend, config=cfg,
                                          **kw)
                 t, r = timed(call, args.repeats, warmup=1 if args.backend == "gpu" else 0)

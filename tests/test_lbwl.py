@@ -32,35 +32,36 @@ def _cls(axis, name):
 
 
 @pytest.mark.parametrize("axis,name", NEW)
-def test_registered_gpu_only_and_not_yet_validated(axis, name):
-    """Each is registered on its axis, GPU only, conformant and marked unvalidated."""
+def test_registered_gpu_only_and_validated(axis, name):
+    """Each is registered on its axis, GPU only, conformant and validated (its GPU suite,
+    tests/test_gpu_lbwl.py, passed on a device)."""
     cls = _cls(axis, name)
     assert cls.backends == ("gpu",)
-    assert cls.validated is False
+    assert cls.validated is True
     assert strategy_problems(cls) == []
 
 
-def test_strategies_command_lists_and_marks_them(capsys):
-    """``gswitch strategies`` lists every new strategy as not yet validated."""
+def test_strategies_command_lists_them_as_validated(capsys):
+    """``gswitch strategies`` lists every new strategy without the unvalidated mark."""
     assert main(["strategies", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     for axis, name in NEW:
-        assert data[axis][name]["validated"] is False, (axis, name)
+        assert data[axis][name]["validated"] is True, (axis, name)
     assert main(["strategies"]) == 0
     out = capsys.readouterr().out
     for _axis, name in NEW:
         line = next(ln for ln in out.splitlines() if ln.startswith(f"  {name} "))
-        assert "not yet validated" in line, line
+        assert "not yet validated" not in line, line
 
 
-def test_tuner_leaves_them_out_of_the_gpu_search():
-    """The tuner's GPU space offers none of them (they have not run on a device)."""
+def test_the_tuner_searches_them_on_the_gpu():
+    """The tuner's GPU space offers each of them, and excludes none."""
     from gswitch.tuner.space import build_space
 
     space = build_space(get_registry().algorithm("bfs"), grid2d(4, 4), "gpu")
     for axis, name in NEW:
-        assert f"--set {axis}={name}" in space.excluded[f"{axis}={name}"]
-        assert name not in space.axis_choices(axis, space.variants[0])[1], (axis, name)
+        assert f"{axis}={name}" not in space.excluded, (axis, name)
+        assert name in space.axis_choices(axis, space.variants[0])[1], (axis, name)
 
 
 def test_parameters_are_runtime_where_they_can_be():
@@ -234,13 +235,14 @@ def test_buffers_and_arguments_have_host_types(axis, name):
         assert ctype in _NP_OF_C, (arg, ctype)
 
 
-def test_selector_model_ignores_them_until_validated(monkeypatch):
-    """The shipped selector model stays current with these strategies installed (its
-    training search leaves them out) and goes stale once one is validated."""
+def test_the_shipped_selector_model_is_current_and_would_go_stale(monkeypatch):
+    """The shipped selector model was trained on the space with these strategies
+    validated, and goes stale when one of them is marked unvalidated again."""
     from gswitch import selector
 
+    assert selector.load_model() is not None  # current: no stale-model fallback
     before = selector.model_version()
-    monkeypatch.setattr(_cls("worklist", "prefix_sum"), "validated", True)
+    monkeypatch.setattr(_cls("worklist", "prefix_sum"), "validated", False)
     assert selector.model_version() != before
 
 

@@ -204,15 +204,15 @@ def test_own_operators_mode_needs_operators():
         StepMode("x", items="worklist", pushes=False, operators=False, own_operators=True)
 
 
-def test_the_gpu_search_leaves_the_unvalidated_mechanisms_out():
+def test_the_gpu_search_offers_spatial_and_unrolling():
     from gswitch.tuner.space import build_space
 
     spec = get_registry().algorithm("bfs")
     space = build_space(spec, gs.generators.grid2d(6, 6), "gpu")
-    assert "--set driving=spatial" in space.excluded["driving=spatial"]
-    assert "spatial" not in space.axis_choices("driving", space.variants[0])[1]
-    assert "unroll" not in space.params.get(("driving", "topology"), {})
-    assert "driving=topology: driving.unroll" in space.excluded
+    assert "driving=spatial" not in space.excluded
+    assert "spatial" in space.axis_choices("driving", space.variants[0])[1]
+    assert "unroll" in space.params.get(("driving", "topology"), {})
+    assert not any("unroll" in k for k in space.excluded)
     cpu = build_space(spec, gs.generators.grid2d(6, 6), "cpu")
     assert "driving=spatial" not in cpu.excluded
 
@@ -263,5 +263,9 @@ def test_gpu_spatial_and_unroll_give_the_reference(launch):
             for size in (32, 4096):
                 for local in (None, 0):
                     _check(alg, graph, {**_spatial(size, local), "launch": launch}, "gpu")
+            # a warp per queued node: the most warps a block has, and the fewest
+            for block in (64, 1024):
+                _check(alg, graph, {**_spatial(256, None), "launch": launch,
+                                    "block_size": block}, "gpu")
             _check(alg, graph, {"driving": "topology", "driving.unroll": 4,
                                 "launch": launch}, "gpu")

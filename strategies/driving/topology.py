@@ -35,14 +35,13 @@ class TopologyDriving(DrivingStrategy):
     (``atomic_free`` could lose an update the queue already consumed). The CPU engine
     honours it as k passes inside the sweep over what the previous pass activated
     (bounded in depth, not per thread), so answers and the drop in sweeps are testable
-    there. The GPU queue has not yet run on a device: ``unroll`` is listed in
-    ``unvalidated_params``, so the tuner's GPU search keeps it at 0.
+    there. The GPU queue passes the GPU suite (``tests/test_spatial.py``), and the tuner's
+    GPU search offers ``unroll``.
     """
 
     name = "topology"
     params = {"atomic_free": Categorical((False, True), False, compile_time=True),
               "unroll": IntRange(0, MAX_UNROLL, 0, compile_time=True)}
-    unvalidated_params = ("unroll",)
     cuda_files = ("topology.cuh",)
     modes = (TOPOLOGY,)
 

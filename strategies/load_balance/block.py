@@ -19,7 +19,6 @@ class BlockLoadBalancer(LoadBalanceStrategy):
 
     name = "block"
     cuda_files = ("block.cuh",)
-    validated = False
 
     def phases(self, spec, config):
         return [Phase("expand", 20, "active", direction="push",

@@ -27,7 +27,6 @@ class DynamicChunksLoadBalancer(LoadBalanceStrategy):
     name = "dynamic_chunks"
     params = {"chunk": IntRange(1, 4096, 128, log=True)}
     cuda_files = ("dynamic_chunks.cuh",)
-    validated = False
 
     def runtime_args(self, graph, config):
         return {"chunk": ("int", int(self.options["chunk"]))}

@@ -23,7 +23,6 @@ class DynamicVirtualWarpLoadBalancer(LoadBalanceStrategy):
     name = "dynamic_virtual_warp"
     params = {"max_log2": IntRange(0, 5, 5)}
     cuda_files = ("dynamic_virtual_warp.cuh",)
-    validated = False
 
     def runtime_args(self, graph, config):
         return {"max_log2": ("int", int(self.options["max_log2"]))}

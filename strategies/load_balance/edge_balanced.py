@@ -28,7 +28,6 @@ class EdgeBalancedLoadBalancer(LoadBalanceStrategy):
     name = "edge_balanced"
     params = {"threads_per_item": IntRange(1, 32, 1, log=True)}
     cuda_files = ("edge_balanced.cuh",)
-    validated = False
 
     @staticmethod
     def _capacity(graph) -> int:

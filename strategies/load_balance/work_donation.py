@@ -24,7 +24,6 @@ class WorkDonationLoadBalancer(LoadBalanceStrategy):
     name = "work_donation"
     params = {"chunk": IntRange(4, 4096, 32, log=True)}
     cuda_files = ("work_donation.cuh",)
-    validated = False
 
     def shared_bytes(self, spec, config):
         return 8 * int(config["block_size"]) + 8  # the box's nodes and starts, two counters

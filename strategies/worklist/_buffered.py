@@ -19,7 +19,6 @@ class BufferedQueueWorklist(QueueWorklist):
 
     params: ClassVar[dict] = {**QueueWorklist.params,
                               "slots": IntRange(1, 16, 4, compile_time=True)}
-    validated = False
 
     def defines(self) -> dict[str, str]:
         return {**super().defines(), "GS_WL_SLOTS": str(int(self.options["slots"]))}

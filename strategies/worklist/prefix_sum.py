@@ -23,7 +23,6 @@ class PrefixSumWorklist(WorklistStrategy):
 
     name = "prefix_sum"
     cuda_files = ("prefix_sum.cuh",)
-    validated = False
 
     def bounded(self, graph, config, algorithm=None) -> bool:
         return True
