@@ -87,6 +87,14 @@ def _nx_graph(g):
     return G
 
 
+def _json_arg(text: str) -> dict:
+    """A JSON object given inline or as ``@path``."""
+    if text.startswith("@"):
+        with open(text[1:]) as f:
+            return json.load(f)
+    return json.loads(text)
+
+
 def main() -> None:
     ap = peer_parser(__doc__, repeats=3)
     ap.add_argument("--cliques", type=int, default=256, help="cliques of 32 in the chain")
@@ -98,9 +106,9 @@ def main() -> None:
     ap.add_argument("--graphs", default="chain,road", help="chain, road or both")
     ap.add_argument("--only", default="",
                     help="comma-separated configuration labels to time (default: all)")
-    ap.add_argument("--extra", type=json.loads, default={},
-                    help='JSON {label: config} of further configurations, e.g. '
-                         '\'{"spatial-2048-b1024": {"driving": "spatial", '
+    ap.add_argument("--extra", type=_json_arg, default={},
+                    help='JSON {label: config} of further configurations (or @FILE of '
+                         'it), e.g. \'{"spatial-2048-b1024": {"driving": "spatial", '
                          '"driving.partition_size": 2048, "block_size": 1024}}\'')
     args = ap.parse_args()
     if args.backend == "gpu":

@@ -123,6 +123,25 @@ def order(graph: Any, method: str) -> np.ndarray | None:
     return _kept(graph, method, lambda: _BUILDERS[method](graph))
 
 
+def inverse(graph: Any, method: str, perm: np.ndarray) -> np.ndarray:
+    """``inv[caller id] = new id`` of ``perm`` (``method``'s order of ``graph``), kept
+    per graph like the order itself.
+    """
+    def build() -> np.ndarray:
+        inv = np.empty(perm.size, dtype=np.int64)
+        inv[perm] = np.arange(perm.size)
+        return inv
+
+    return _kept(graph, method + "/inverse", build)
+
+
+def edge_pick(graph: Any, method: str, perm: np.ndarray) -> np.ndarray:
+    """The caller's edge of each edge of ``graph`` renumbered by ``method``, kept per
+    graph (see :func:`_edge_pick`).
+    """
+    return _kept(graph, method + "/pick", lambda: _edge_pick(graph, perm)[1])
+
+
 def _edge_pick(graph: Any, perm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The renumbered graph's row offsets, and ``pick``: its edge ``i`` is the caller's
     edge ``pick[i]`` (rows move whole, each row's edges keep their order).
@@ -241,7 +260,8 @@ def _shared(graph: Any, method: str, build: Any) -> tuple[Any, np.ndarray]:
         return out, perm
 
 
-def to_caller(fields: dict[str, Any], perm: np.ndarray, kinds: dict[str, str]) -> dict:
+def to_caller(fields: dict[str, Any], perm: np.ndarray, kinds: dict[str, str],
+              inv: np.ndarray | None = None) -> dict:
     """Result fields of a renumbered run in the caller's node ids.
 
     Parameters
@@ -255,20 +275,30 @@ def to_caller(fields: dict[str, Any], perm: np.ndarray, kinds: dict[str, str]) -
         ``"node"`` a node id (mapped; values outside ``[0, n)`` mean none and are kept),
         ``"min_label"`` the smallest id of a group of nodes (mapped, then made the
         smallest caller id of the group again).
+    inv : ndarray, optional
+        The inverse of ``perm`` (:func:`inverse`), computed here when not given.
 
     """
     n = perm.size
-    inv = np.empty(n, dtype=np.int64)
-    inv[perm] = np.arange(n)
+    if inv is None:
+        inv = np.empty(n, dtype=np.int64)
+        inv[perm] = np.arange(n)
     out = {}
+    inv_dev = None
     for name, arr in fields.items():
         on_device = type(arr).__module__.split(".")[0] == "cupy"
+        kind = kinds.get(name, "")
+        if on_device and kind == "" and arr.ndim == 1 and arr.shape[0] == n:
+            import cupy  # a value per node: gathered on the device, no round trip
+
+            inv_dev = cupy.asarray(inv) if inv_dev is None else inv_dev
+            out[name] = arr[inv_dev]
+            continue
         host = arr.get() if on_device else np.asarray(arr)
         if host.ndim != 1 or host.shape[0] != n:
             out[name] = arr
             continue
         host = host[inv]
-        kind = kinds.get(name, "")
         if kind in ("node", "min_label"):
             ok = (host >= 0) & (host < n)
             mapped = host.copy()
@@ -289,7 +319,7 @@ def to_caller(fields: dict[str, Any], perm: np.ndarray, kinds: dict[str, str]) -
 
 
 def edges_to_caller(fields: dict[str, Any], graph: Any, perm: np.ndarray,
-                    kinds: dict[str, str]) -> dict:
+                    kinds: dict[str, str], pick: np.ndarray | None = None) -> dict:
     """Per-edge result fields (:class:`~gswitch.declare.EdgeField`) of a run on
     ``graph`` renumbered by ``perm``, in ``graph``'s edge order and node ids.
 
@@ -303,9 +333,14 @@ def edges_to_caller(fields: dict[str, Any], graph: Any, perm: np.ndarray,
         ``perm[new id] = caller id``.
     kinds : dict
         Field name -> ``""`` (a value) or ``"node"`` (a node id, mapped).
+    pick : ndarray, optional
+        :func:`edge_pick` of the renumbering, computed here when not given.
 
     """
-    _, pick = _edge_pick(graph, perm)
+    if not fields:
+        return {}
+    if pick is None:
+        _, pick = _edge_pick(graph, perm)
     out = {}
     for name, arr in fields.items():
         on_device = type(arr).__module__.split(".")[0] == "cupy"

@@ -15,7 +15,7 @@ from .algorithm import AlgorithmSpec
 from .config import Config
 from .errors import DeviceError, GswitchError, InvalidConfig, InvalidGraph, InvalidInput
 from .graph import Graph
-from .locality import edges_to_caller, renumbered, to_caller
+from .locality import edge_pick, edges_to_caller, inverse, renumbered, to_caller
 from .plugins import get_registry
 from .result import Result
 from .strategy import AXES, SHARED_BYTES_CORE, SHARED_BYTES_LIMIT
@@ -386,11 +386,11 @@ def _fallback_worklist(spec: AlgorithmSpec, graph: Graph, cfg: Config, given: An
                            f"worklist={cfg['worklist']})")
 
 
-def _renumber_inputs(spec: AlgorithmSpec, perm: np.ndarray, sources: Any,
+def _renumber_inputs(spec: AlgorithmSpec, perm: np.ndarray, inv: np.ndarray, sources: Any,
                      resolved: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """Sources and per-node inputs of a run in the renumbered ids (``perm[new] = old``)."""
-    inv = np.empty(perm.size, dtype=np.int64)
-    inv[perm] = np.arange(perm.size)
+    """Sources and per-node inputs of a run in the renumbered ids (``perm[new] = old``,
+    ``inv`` its inverse).
+    """
     if sources is not None:
         sources = inv[np.asarray(sources, dtype=np.int64)].astype(np.asarray(sources).dtype)
     resolved = dict(resolved)
@@ -671,7 +671,8 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
     sources = prepare_sources(spec, caller_graph, source, plan.labelled)
     resolved = spec.resolve_params(params, caller_graph.n_nodes)
     if perm is not None:
-        sources, resolved = _renumber_inputs(spec, perm, sources, resolved)
+        sources, resolved = _renumber_inputs(
+            spec, perm, inverse(caller_graph, cfg["renumber"], perm), sources, resolved)
     max_it = DEFAULT_MAX_ITERATIONS
     if spec.max_iterations_param:
         max_it = int(resolved[spec.max_iterations_param])
@@ -711,11 +712,15 @@ def _execute(plan: _CallPlan, engine: Any, graph: Graph, caller_graph: Graph,
     result.fields = {k: v for k, v in result.fields.items() if k in spec.outputs}
     if perm is not None:
         per_edge = {k: v for k, v in result.fields.items() if k in spec.edge_fields}
+        method = cfg["renumber"]
         result.fields = to_caller(
             {k: v for k, v in result.fields.items() if k not in per_edge}, perm,
-            {k: f.id_kind for k, f in spec.fields.items() if k in result.fields})
-        result.fields.update(edges_to_caller(per_edge, caller_graph, perm, {
-            k: f.id_kind for k, f in spec.edge_fields.items()}))
+            {k: f.id_kind for k, f in spec.fields.items() if k in result.fields},
+            inverse(caller_graph, method, perm))
+        if per_edge:  # the edge map is built (once per graph) only where it is needed
+            result.fields.update(edges_to_caller(per_edge, caller_graph, perm, {
+                k: f.id_kind for k, f in spec.edge_fields.items()},
+                edge_pick(caller_graph, method, perm)))
         result.stats["renumber"] = cfg.get("renumber")
         result.stats["renumber_s"] = plan.renumber_s
         plan.renumber_s = 0.0  # built once: later calls on the graph reuse it

@@ -205,3 +205,10 @@ def test_gpu_runs_on_renumbered_graphs(name, variant):
                    **kwargs)
         problem = _check(name, graph, r.fields[spec.outputs[0]], ref)
         assert problem is None, f"renumber={method}: {problem}"
+        # results kept on the device come back in caller ids too
+        d = gs.run(name, graph, backend="gpu", arrays="cupy",
+                   config={"variant": variant, "renumber": method}, **kwargs)
+        out = d.fields[spec.outputs[0]]
+        assert type(out).__module__.startswith("cupy")
+        problem = _check(name, graph, out.get(), ref)
+        assert problem is None, f"renumber={method}, arrays=cupy: {problem}"
