@@ -30,8 +30,8 @@ def _grid(items: int) -> tuple[int]:
     return (max(1, -(-items // BLOCK)),)
 
 
-def _check_room(cp: Any, n: int) -> None:
-    need = batch_bytes(n)
+def _check_room(cp: Any, n: int, extra: int) -> None:
+    need = batch_bytes(n) + extra
     pool = cp.get_default_memory_pool()
     free = int(cp.cuda.runtime.memGetInfo()[0]) + int(pool.free_bytes())
     if need > 0.9 * free:
@@ -54,8 +54,11 @@ class _Levels:
         self.total: list[int] = []
 
 
-def run_batches(graph: Any, ids: np.ndarray, endpoints: bool) -> np.ndarray:
-    """Raw betweenness sums over the sources ``ids`` of the simple ``graph``."""
+def run_batches(graph: Any, ids: np.ndarray, endpoints: bool, edges: bool = False
+                ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Raw betweenness sums over the sources ``ids`` of the simple ``graph``, and with
+    ``edges`` the edge dependencies per stored edge (else ``None``).
+    """
     import cupy as cp
 
     from gswitch.engine.gpu import GpuEngine
@@ -64,7 +67,7 @@ def run_batches(graph: Any, ids: np.ndarray, endpoints: bool) -> np.ndarray:
     res = engine.resident(graph)
     n = graph.n_nodes
     k = _kernels()
-    _check_room(cp, n)
+    _check_room(cp, n, 8 * graph.n_edges if edges else 0)
     with engine.stream:
         sigma = cp.empty((n, BATCH), dtype=cp.float64)
         delta = cp.empty((n, BATCH), dtype=cp.float64)
@@ -73,12 +76,13 @@ def run_batches(graph: Any, ids: np.ndarray, endpoints: bool) -> np.ndarray:
         q_buf = cp.empty(max(n, 1), dtype=cp.int32)
         count = cp.zeros(1, dtype=cp.int32)
         bc = cp.zeros(n, dtype=cp.float64)
+        edge_sum = cp.zeros(graph.n_edges, dtype=cp.float64) if edges else None
         for b in range(0, ids.size, BATCH):
             batch = cp.asarray(ids[b:b + BATCH], dtype=cp.int32)
             levels = _forward(k, res, batch, sigma, seen, spare, q_buf, count)
-            _backward(k, res, levels, sigma, delta, spare)
+            _backward(k, res, levels, sigma, delta, spare, edge_sum)
             bc += finish(delta, seen, batch, endpoints, cp)
-        out = bc.get()
+        out = bc.get(), None if edge_sum is None else edge_sum.get()
     engine.stream.synchronize()
     return out
 
@@ -126,8 +130,8 @@ def _forward(k: dict, res: Any, batch: Any, sigma: Any, seen: Any, nxt: Any, q_b
         k["settle"](_grid(found), (BLOCK,), (q, np.int32(found), nxt, seen, qm))
 
 
-def _backward(k: dict, res: Any, lv: _Levels, sigma: Any, delta: Any, on_next: Any
-              ) -> None:
+def _backward(k: dict, res: Any, lv: _Levels, sigma: Any, delta: Any, on_next: Any,
+              edge_sum: Any) -> None:
     delta.fill(0.0)
     for t in range(len(lv.q) - 2, -1, -1):
         q, qm, nq = lv.q[t], lv.qm[t], np.int32(lv.q[t].size)
@@ -135,6 +139,7 @@ def _backward(k: dict, res: Any, lv: _Levels, sigma: Any, delta: Any, on_next: A
         k["mark"](_grid(int(nq1)), (BLOCK,), (q1, qm1, nq1, np.int32(1), on_next))
         k["backward"](_grid(lv.total[t]), (BLOCK,),
                       (res.row, res.col, q, qm, lv.off[t], nq, np.int64(lv.total[t]),
-                       on_next, sigma, delta))
+                       on_next, sigma, delta,
+                       np.uint64(0) if edge_sum is None else edge_sum))  # 0: NULL
         k["mark"](_grid(int(nq1)), (BLOCK,), (q1, qm1, nq1, np.int32(0), on_next))
         k["scale"](_grid(int(nq) * BATCH), (BLOCK,), (q, qm, nq, sigma, delta))

@@ -23,7 +23,8 @@ multi-source BFS [2]_):
   ``(1 + delta[w]) / sigma[w]`` over out-neighbours ``w`` on level ``t + 1`` of the same
   source, then multiplies by ``sigma[v]``: Brandes' dependency, per source.
 - A node's betweenness gains the dependencies of every source but itself (and with
-  ``endpoints``, networkx's path-end counts).
+  ``endpoints``, networkx's path-end counts); :func:`edge_betweenness` sums each edge's
+  share ``sigma[v] / sigma[w] * (1 + delta[w])`` instead.
 
 Each level's edges are spread over threads evenly (a thread per edge of the level's
 rows, found by a search over the rows' degree prefix sums), so hubs cost no more than
@@ -46,7 +47,7 @@ import numpy as np
 import gswitch as gs
 from gswitch.errors import InvalidInput
 
-__all__ = ["BATCH", "SOURCE", "batch_bytes", "betweenness"]
+__all__ = ["BATCH", "SOURCE", "batch_bytes", "betweenness", "edge_betweenness"]
 
 #: Sources per traversal: the bits of one ``uint64`` set per node.
 BATCH = 64
@@ -128,19 +129,24 @@ extern "C" __global__ void gs_bc_settle(const int* q, int nq, gs_u64* next, gs_u
 
 // Backward level: entry (q[i], qm[i]) of level t sums (1 + delta[w]) / sigma[w] over its
 // out-neighbours w on level t + 1 of the same source (on_next[w]: those sources).
+// With edge_sum, each such edge v -> w also gains sigma[v] / sigma[w] * (1 + delta[w])
+// summed over the sources (Brandes' edge dependency), at its CSR index.
 extern "C" __global__ void gs_bc_backward(
     const int* row, const int* col, const int* q, const gs_u64* qm, const long long* off,
-    int nq, long long total, const gs_u64* on_next, const double* sigma, double* delta) {
+    int nq, long long total, const gs_u64* on_next, const double* sigma, double* delta,
+    double* edge_sum) {
   const long long first = (long long)blockIdx.x * blockDim.x;
   const long long e = first + threadIdx.x;
   const long long last = min(first + (long long)blockDim.x, total) - 1;
   const int i = gs_entry_of(off, nq, e < total ? e : last, first, last);
   const int lane = threadIdx.x & 31;
   int v = 0, w = 0;
+  long long k = 0;
   gs_u64 both = 0ull;
   if (e < total) {
     v = q[i];
-    w = col[row[v] + (e - off[i])];
+    k = row[v] + (e - off[i]);
+    w = col[k];
     both = qm[i] & on_next[w];
   }
   unsigned hits = __ballot_sync(GS_FULL, both != 0ull);
@@ -151,10 +157,18 @@ extern "C" __global__ void gs_bc_backward(
     const int ww = __shfl_sync(GS_FULL, w, src);
     const gs_u64 f = __shfl_sync(GS_FULL, both, src);
     const size_t a = (size_t)vv * GS_LANES, b = (size_t)ww * GS_LANES;
-    if ((f >> lane) & 1ull)
-      atomicAdd(delta + a + lane, (1.0 + delta[b + lane]) / sigma[b + lane]);
-    if ((f >> (lane + 32)) & 1ull)
-      atomicAdd(delta + a + lane + 32, (1.0 + delta[b + lane + 32]) / sigma[b + lane + 32]);
+    double share = 0.0;
+    for (int j = lane; j < GS_LANES; j += 32) {
+      if (!((f >> j) & 1ull)) continue;
+      const double t = (1.0 + delta[b + j]) / sigma[b + j];
+      atomicAdd(delta + a + j, t);
+      share += sigma[a + j] * t;
+    }
+    if (edge_sum != nullptr) {  // block-uniform: every lane of the warp takes it
+      for (int d = 16; d > 0; d >>= 1) share += __shfl_down_sync(GS_FULL, share, d);
+      const long long kk = __shfl_sync(GS_FULL, k, src);
+      if (lane == 0) atomicAdd(edge_sum + kk, share);
+    }
   }
 }
 
@@ -207,8 +221,8 @@ def betweenness(graph: gs.Graph, sources: Any = None, *, endpoints: bool = False
     Parameters
     ----------
     graph : Graph
-        Unweighted; self loops and parallel edges are dropped (:meth:`Graph.simple`),
-        as networkx counts paths.
+        Weights are ignored (paths count hops); self loops and parallel edges are
+        dropped (:meth:`Graph.simple`), as networkx counts paths.
     sources : array of int, optional
         Source node ids; repeated ids count once. Every node when omitted (exact).
     endpoints : bool
@@ -238,6 +252,52 @@ def betweenness(graph: gs.Graph, sources: Any = None, *, endpoints: bool = False
     [0.0, 2.0, 0.0]
 
     """
+    return _run(graph, sources, endpoints, backend, edges=False)[0]
+
+
+def edge_betweenness(graph: gs.Graph, sources: Any = None, *,
+                     backend: str = "auto") -> np.ndarray:
+    """Raw Brandes edge dependencies over ``sources``, 64 sources at a time.
+
+    Parameters
+    ----------
+    graph : Graph
+        Weights are ignored (paths count hops); self loops and parallel edges are
+        dropped (:meth:`Graph.simple`).
+    sources : array of int, optional
+        Source node ids; repeated ids count once. Every node when omitted.
+    backend : {"auto", "gpu", "cpu"}
+        ``auto``: the GPU when CuPy sees one.
+
+    Returns
+    -------
+    ndarray of float64
+        One value per stored edge of ``graph.simple()`` in its CSR order: the sum over
+        the sources of ``sigma[u] / sigma[v] * (1 + delta[v])`` where the edge ``u -> v``
+        is on a shortest path. Equal to ``gs.run("edge_betweenness", graph, ...)``'s
+        ``edge_betweenness`` on the unweighted graph;
+        ``gswitch.algorithms.betweenness_weighted.rescale_edges`` applies networkx's
+        scaling.
+
+    Raises
+    ------
+    InvalidInput
+        A source out of range, or an unknown backend.
+
+    Examples
+    --------
+    >>> import gswitch as gs
+    >>> from gswitch.algorithms.betweenness_batched import edge_betweenness
+    >>> g = gs.Graph.from_edges([0, 1, 1, 2], [1, 0, 2, 1])  # a path 0 - 1 - 2
+    >>> edge_betweenness(g, backend="cpu").tolist()
+    [2.0, 2.0, 2.0, 2.0]
+
+    """
+    return _run(graph, sources, False, backend, edges=True)[1]
+
+
+def _run(graph: gs.Graph, sources: Any, endpoints: bool, backend: str, *, edges: bool
+         ) -> tuple[np.ndarray, np.ndarray | None]:
     from gswitch.runner import gpu_available
 
     if backend not in ("auto", "gpu", "cpu"):
@@ -249,8 +309,8 @@ def betweenness(graph: gs.Graph, sources: Any = None, *, endpoints: bool = False
     if backend == "gpu":
         from ._betweenness_gpu import run_batches
 
-        return run_batches(simple, ids, endpoints)
-    return _cpu(simple, ids, endpoints)
+        return run_batches(simple, ids, endpoints, edges)
+    return _cpu(simple, ids, endpoints, edges)
 
 
 # ---- CPU: the same levels in NumPy --------------------------------------------------
@@ -263,27 +323,32 @@ def _bits(masks: np.ndarray) -> np.ndarray:
 
 
 def _edges_of(indptr: np.ndarray, indices: np.ndarray, q: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """For the rows ``q``: the entry index and the target of each of their edges."""
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For the rows ``q``: the entry index, the CSR index and the target of each of
+    their edges.
+    """
     starts = indptr[q]
     lens = indptr[q + 1] - starts
     entry = np.repeat(np.arange(q.size), lens)
     first = np.repeat(starts - (np.cumsum(lens) - lens), lens)
-    return entry, indices[first + np.arange(entry.size)]
+    k = first + np.arange(entry.size)
+    return entry, k, indices[k]
 
 
-def _cpu(graph: gs.Graph, ids: np.ndarray, endpoints: bool) -> np.ndarray:
+def _cpu(graph: gs.Graph, ids: np.ndarray, endpoints: bool, edges: bool
+         ) -> tuple[np.ndarray, np.ndarray | None]:
     n = graph.n_nodes
     indptr, indices = graph.indptr.astype(np.int64), graph.indices.astype(np.int64)
     bc = np.zeros(n)
+    edge_sum = np.zeros(indices.size) if edges else None
     for b in range(0, ids.size, BATCH):
         batch = ids[b:b + BATCH]
-        bc += _cpu_batch(n, indptr, indices, batch, endpoints)
-    return bc
+        bc += _cpu_batch(n, indptr, indices, batch, endpoints, edge_sum)
+    return bc, edge_sum
 
 
 def _cpu_batch(n: int, indptr: np.ndarray, indices: np.ndarray, batch: np.ndarray,
-               endpoints: bool) -> np.ndarray:
+               endpoints: bool, edge_sum: np.ndarray | None) -> np.ndarray:
     lanes = np.arange(batch.size)
     own = np.left_shift(np.uint64(1), lanes.astype(np.uint64))
     sigma = np.zeros((n, BATCH))
@@ -293,7 +358,7 @@ def _cpu_batch(n: int, indptr: np.ndarray, indices: np.ndarray, batch: np.ndarra
     levels = [(batch.copy(), own.copy())]
     while True:
         q, qm = levels[-1]
-        entry, u = _edges_of(indptr, indices, q)
+        entry, _, u = _edges_of(indptr, indices, q)
         fresh = qm[entry] & ~seen[u]
         hit = fresh != 0
         entry, u, fresh = entry[hit], u[hit], fresh[hit]
@@ -312,13 +377,16 @@ def _cpu_batch(n: int, indptr: np.ndarray, indices: np.ndarray, batch: np.ndarra
         q, qm = levels[t]
         on_next[:] = 0
         on_next[levels[t + 1][0]] = levels[t + 1][1]
-        entry, w = _edges_of(indptr, indices, q)
+        entry, k, w = _edges_of(indptr, indices, q)
         both = qm[entry] & on_next[w]
         hit = both != 0
-        entry, w, both = entry[hit], w[hit], both[hit]
+        entry, k, w, both = entry[hit], k[hit], w[hit], both[hit]
         e_idx, lane = np.nonzero(_bits(both))
         v = q[entry[e_idx]]
-        np.add.at(delta, (v, lane), (1.0 + delta[w[e_idx], lane]) / sigma[w[e_idx], lane])
+        share = (1.0 + delta[w[e_idx], lane]) / sigma[w[e_idx], lane]
+        np.add.at(delta, (v, lane), share)
+        if edge_sum is not None:
+            np.add.at(edge_sum, k[e_idx], sigma[v, lane] * share)
         rows, lanes_t = np.nonzero(_bits(qm))
         delta[q[rows], lanes_t] *= sigma[q[rows], lanes_t]
     return finish(delta, seen, batch, endpoints, np)

@@ -4,7 +4,8 @@ import networkx as nx
 import numpy as np
 import pytest
 from gswitch.algorithms.betweenness import expected_betweenness, rescale
-from gswitch.algorithms.betweenness_batched import SOURCE, betweenness
+from gswitch.algorithms.betweenness_batched import SOURCE, betweenness, edge_betweenness
+from gswitch.algorithms.betweenness_weighted import expected_edge_betweenness
 
 import gswitch as gs
 from gswitch.generators import grid2d, rmat, road, star
@@ -44,11 +45,37 @@ def _check(g: gs.Graph, how: str, endpoints: bool, backend: str) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
 
 
+def _check_edges(g: gs.Graph, how: str, backend: str) -> None:
+    g = g.with_weights(None)  # the batched sums count hops
+    src = _sources(g, how)
+    mask = None
+    if src is not None:
+        mask = np.zeros(g.n_nodes)
+        mask[src] = 1
+    want = expected_edge_betweenness(g, sources=mask)
+    got = edge_betweenness(g, src, backend=backend)
+    assert got.dtype == np.float64 and got.shape == (g.simple().n_edges,)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("endpoints", [False, True])
 @pytest.mark.parametrize("how", ["all", "few", "batches", "repeats"])
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_cpu_sums_equal_networkx(name, how, endpoints):
     _check(GRAPHS[name], how, endpoints, "cpu")
+
+
+@pytest.mark.parametrize("how", ["all", "batches"])
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_cpu_edge_sums_equal_networkx(name, how):
+    _check_edges(GRAPHS[name], how, "cpu")
+
+
+def test_weights_are_ignored():
+    g = road(6, 6, seed=1)
+    assert g.weighted
+    np.testing.assert_array_equal(betweenness(g, backend="cpu"),
+                                  betweenness(g.with_weights(None), backend="cpu"))
 
 
 def test_equals_the_per_source_algorithm_and_networkx_rescaled():
@@ -96,6 +123,14 @@ def test_gpu_sums_equal_networkx(name, how, endpoints):
 
 @GPU[0]
 @GPU[1]
+@pytest.mark.parametrize("how", ["all", "batches"])
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_gpu_edge_sums_equal_networkx(name, how):
+    _check_edges(GRAPHS[name], how, "gpu")
+
+
+@GPU[0]
+@GPU[1]
 def test_gpu_hub_and_larger_graphs_equal_the_cpu_batches():
     _check(star(5001), "all", True, "gpu")
     for g in (rmat(13, 16, seed=7), road(60, 60, seed=2), rmat(12, 8, seed=8, directed=True)):
@@ -105,4 +140,7 @@ def test_gpu_hub_and_larger_graphs_equal_the_cpu_batches():
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
         one = gs.run("betweenness", g, sources=src[:3], backend="gpu").fields["betweenness"]
         np.testing.assert_allclose(betweenness(g, src[:3], backend="gpu"), one,
+                                   rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(edge_betweenness(g, src, backend="gpu"),
+                                   edge_betweenness(g, src, backend="cpu"),
                                    rtol=1e-9, atol=1e-9)
