@@ -8,9 +8,9 @@ Why array code and not the operator language: a batch keeps 64 path counts and 6
 dependencies per node, one per source, and adds them lane by lane: a warp gives each
 of its 32 threads two sources of one edge's row. The language's fields hold one value
 per node (or a 64-bit set, as ``msbfs`` uses), so it can state the traversal's sets but
-not the per-source counts that ride on them. The GPU path here is three CUDA kernels
-(:data:`SOURCE`, compiled in CI like every kernel the GPU runs); the CPU path runs the
-same levels in NumPy, so CI checks the formulation without a GPU.
+not the per-source counts that ride on them. The GPU path is a few CUDA kernels
+(``_betweenness_gpu.SOURCE``, compiled in CI like every kernel the GPU runs); the CPU path
+runs the same levels in NumPy, so CI checks the formulation without a GPU.
 
 The traversal (Brandes [1]_, with the sources of a batch sharing each edge sweep as in
 multi-source BFS [2]_):
@@ -47,156 +47,10 @@ import numpy as np
 import gswitch as gs
 from gswitch.errors import InvalidInput
 
-__all__ = ["BATCH", "SOURCE", "batch_bytes", "betweenness", "edge_betweenness"]
+from ._brandes_batch import BATCH, batch_bytes, finish
 
-#: Sources per traversal: the bits of one ``uint64`` set per node.
-BATCH = 64
+__all__ = ["BATCH", "batch_bytes", "betweenness", "edge_betweenness"]
 
-SOURCE = r"""
-typedef unsigned long long gs_u64;
-#define GS_LANES 64
-#define GS_FULL 0xffffffffu
-
-// The level entry holding edge e of the level's rows: off[i] <= e < off[i + 1]. Threads
-// 0 and 1 bound the block's entries first, so each thread searches a short range.
-__device__ __forceinline__ int gs_entry_of(const long long* off, int nq, long long e,
-                                           long long first, long long last) {
-  __shared__ int bound[2];
-  if (threadIdx.x < 2) {
-    const long long key = threadIdx.x == 0 ? first : last;
-    int lo = 0, hi = nq - 1;
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) >> 1;
-      if (off[mid] <= key) lo = mid; else hi = mid - 1;
-    }
-    bound[threadIdx.x] = lo;
-  }
-  __syncthreads();
-  int lo = bound[0], hi = bound[1];
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) >> 1;
-    if (off[mid] <= e) lo = mid; else hi = mid - 1;
-  }
-  return lo;
-}
-
-// Forward level: entries (q[i], qm[i]) offer their sets along their out-edges.
-extern "C" __global__ void gs_bc_forward(
-    const int* row, const int* col, const int* q, const gs_u64* qm, const long long* off,
-    int nq, long long total, const gs_u64* seen, gs_u64* next, int* count, int* q_next,
-    double* sigma) {
-  const long long first = (long long)blockIdx.x * blockDim.x;
-  const long long e = first + threadIdx.x;
-  const long long last = min(first + (long long)blockDim.x, total) - 1;
-  const int i = gs_entry_of(off, nq, e < total ? e : last, first, last);
-  const int lane = threadIdx.x & 31;
-  int v = 0, u = 0;
-  gs_u64 fresh = 0ull;
-  if (e < total) {
-    v = q[i];
-    u = col[row[v] + (e - off[i])];
-    fresh = qm[i] & ~seen[u];
-    if (fresh) {
-      const gs_u64 old = atomicOr(next + u, fresh);
-      if (old == 0ull) q_next[atomicAdd(count, 1)] = u;  // joins the next level once
-    }
-  }
-  // the warp adds the path counts of each fresh edge, two sources per thread
-  unsigned hits = __ballot_sync(GS_FULL, fresh != 0ull);
-  while (hits) {
-    const int src = __ffs(hits) - 1;
-    hits &= hits - 1u;
-    const int vv = __shfl_sync(GS_FULL, v, src);
-    const int uu = __shfl_sync(GS_FULL, u, src);
-    const gs_u64 f = __shfl_sync(GS_FULL, fresh, src);
-    const size_t a = (size_t)uu * GS_LANES, b = (size_t)vv * GS_LANES;
-    if ((f >> lane) & 1ull) atomicAdd(sigma + a + lane, sigma[b + lane]);
-    if ((f >> (lane + 32)) & 1ull) atomicAdd(sigma + a + lane + 32, sigma[b + lane + 32]);
-  }
-}
-
-// After a forward level: the new entries take their sets, which join seen.
-extern "C" __global__ void gs_bc_settle(const int* q, int nq, gs_u64* next, gs_u64* seen,
-                                        gs_u64* qm) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= nq) return;
-  const int u = q[i];
-  const gs_u64 m = next[u];
-  qm[i] = m;
-  seen[u] |= m;
-  next[u] = 0ull;
-}
-
-// Backward level: entry (q[i], qm[i]) of level t sums (1 + delta[w]) / sigma[w] over its
-// out-neighbours w on level t + 1 of the same source (on_next[w]: those sources).
-// With edge_sum, each such edge v -> w also gains sigma[v] / sigma[w] * (1 + delta[w])
-// summed over the sources (Brandes' edge dependency), at its CSR index.
-extern "C" __global__ void gs_bc_backward(
-    const int* row, const int* col, const int* q, const gs_u64* qm, const long long* off,
-    int nq, long long total, const gs_u64* on_next, const double* sigma, double* delta,
-    double* edge_sum) {
-  const long long first = (long long)blockIdx.x * blockDim.x;
-  const long long e = first + threadIdx.x;
-  const long long last = min(first + (long long)blockDim.x, total) - 1;
-  const int i = gs_entry_of(off, nq, e < total ? e : last, first, last);
-  const int lane = threadIdx.x & 31;
-  int v = 0, w = 0;
-  long long k = 0;
-  gs_u64 both = 0ull;
-  if (e < total) {
-    v = q[i];
-    k = row[v] + (e - off[i]);
-    w = col[k];
-    both = qm[i] & on_next[w];
-  }
-  unsigned hits = __ballot_sync(GS_FULL, both != 0ull);
-  while (hits) {
-    const int src = __ffs(hits) - 1;
-    hits &= hits - 1u;
-    const int vv = __shfl_sync(GS_FULL, v, src);
-    const int ww = __shfl_sync(GS_FULL, w, src);
-    const gs_u64 f = __shfl_sync(GS_FULL, both, src);
-    const size_t a = (size_t)vv * GS_LANES, b = (size_t)ww * GS_LANES;
-    double share = 0.0;
-    for (int j = lane; j < GS_LANES; j += 32) {
-      if (!((f >> j) & 1ull)) continue;
-      const double t = (1.0 + delta[b + j]) / sigma[b + j];
-      atomicAdd(delta + a + j, t);
-      share += sigma[a + j] * t;
-    }
-    if (edge_sum != nullptr) {  // block-uniform: every lane of the warp takes it
-      for (int d = 16; d > 0; d >>= 1) share += __shfl_down_sync(GS_FULL, share, d);
-      const long long kk = __shfl_sync(GS_FULL, k, src);
-      if (lane == 0) atomicAdd(edge_sum + kk, share);
-    }
-  }
-}
-
-// After a backward level: each entry's sums times its path counts, for its sources.
-extern "C" __global__ void gs_bc_scale(const int* q, const gs_u64* qm, int nq,
-                                       const double* sigma, double* delta) {
-  const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= (long long)nq * GS_LANES) return;
-  const int i = (int)(k / GS_LANES), lane = (int)(k % GS_LANES);
-  if (!((qm[i] >> lane) & 1ull)) return;
-  const size_t a = (size_t)q[i] * GS_LANES + lane;
-  delta[a] *= sigma[a];
-}
-
-// Mark (value 1) or clear (value 0) the sets of a level's entries in a dense array.
-extern "C" __global__ void gs_bc_mark(const int* q, const gs_u64* qm, int nq, int value,
-                                      gs_u64* dense) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < nq) dense[q[i]] = value ? qm[i] : 0ull;
-}
-"""
-
-
-def batch_bytes(n_nodes: int) -> int:
-    """Device bytes of one batch beyond the graph: 64 float64 path counts and
-    dependencies per node, four 64-bit sets per node and a level's queue and prefix sums.
-    """
-    return n_nodes * (2 * BATCH * 8 + 4 * 8 + 2 * 4 + 8)
 
 
 def _sources(graph: gs.Graph, sources: Any) -> np.ndarray:
@@ -390,35 +244,3 @@ def _cpu_batch(n: int, indptr: np.ndarray, indices: np.ndarray, batch: np.ndarra
         rows, lanes_t = np.nonzero(_bits(qm))
         delta[q[rows], lanes_t] *= sigma[q[rows], lanes_t]
     return finish(delta, seen, batch, endpoints, np)
-
-
-def finish(delta: Any, seen: Any, batch: Any, endpoints: bool, xp: Any) -> Any:
-    """A batch's betweenness: each node's dependencies on every source but itself, with
-    networkx's path-end counts when ``endpoints`` (``xp``: NumPy or CuPy arrays).
-    """
-    lanes = xp.arange(batch.size)
-    delta[batch, lanes] = 0.0  # a source's own dependency is no betweenness
-    bc = delta.sum(axis=1)
-    if endpoints:
-        reached = _popcount(seen, xp).astype(xp.float64)
-        bc += reached
-        bc[batch] -= 1.0  # a source is no end of its own paths ...
-        counts = _lane_counts(seen, batch.size, xp)
-        bc[batch] += counts - 1.0  # ... but starts one to every other node it reaches
-    return bc
-
-
-def _popcount(masks: Any, xp: Any) -> Any:
-    """Set bits of each 64-bit word."""
-    v = masks.astype(xp.uint64)
-    v = v - ((v >> xp.uint64(1)) & xp.uint64(0x5555555555555555))
-    v = (v & xp.uint64(0x3333333333333333)) + ((v >> xp.uint64(2))
-                                               & xp.uint64(0x3333333333333333))
-    v = (v + (v >> xp.uint64(4))) & xp.uint64(0x0F0F0F0F0F0F0F0F)
-    return (v * xp.uint64(0x0101010101010101)) >> xp.uint64(56)
-
-
-def _lane_counts(seen: Any, k: int, xp: Any) -> Any:
-    """For each of the ``k`` sources, the nodes it reaches (itself included)."""
-    return xp.stack([((seen >> xp.uint64(s)) & xp.uint64(1)).sum(dtype=xp.float64)
-                     for s in range(k)])

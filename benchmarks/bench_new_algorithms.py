@@ -104,6 +104,7 @@ def _extra_rows(gname: str, g: gs.Graph, G: nx.Graph, backend: str, repeats: int
     against networkx with the same inputs, answers compared after networkx's scaling.
     """
     from gswitch.algorithms.betweenness import rescale
+    from gswitch.algorithms.betweenness_batched import betweenness as batched
     from gswitch.algorithms.ppr import expected_personalized
 
     rows = []
@@ -132,6 +133,14 @@ def _extra_rows(gname: str, g: gs.Graph, G: nx.Graph, backend: str, repeats: int
     np.testing.assert_allclose(got, [want[v] for v in range(n)], rtol=1e-6, atol=1e-12)
     rows.append({"graph": gname, "algorithm": "betweenness", "variant": f"k={K}",
                  "default_here": True, "backend": backend, "gswitch_s": t,
+                 "peer": f"networkx.betweenness_centrality(k={K})", "peer_s": peer_s,
+                 "ratio_to_peer": t / peer_s, "verified": True})
+    # the batched formulation, the networkx backend's path: the same sources and values
+    t, raw = _cold(lambda graph: batched(graph, nodes, backend=backend), g, 1)
+    got = rescale(raw, directed=False, sources=nodes)
+    np.testing.assert_allclose(got, [want[v] for v in range(n)], rtol=1e-6, atol=1e-12)
+    rows.append({"graph": gname, "algorithm": "betweenness", "variant": f"batched k={K}",
+                 "default_here": False, "backend": backend, "gswitch_s": t,
                  "peer": f"networkx.betweenness_centrality(k={K})", "peer_s": peer_s,
                  "ratio_to_peer": t / peer_s, "verified": True})
     for row in rows:

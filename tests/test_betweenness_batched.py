@@ -3,8 +3,9 @@
 import networkx as nx
 import numpy as np
 import pytest
+from gswitch.algorithms._betweenness_gpu import SOURCE
 from gswitch.algorithms.betweenness import expected_betweenness, rescale
-from gswitch.algorithms.betweenness_batched import SOURCE, betweenness, edge_betweenness
+from gswitch.algorithms.betweenness_batched import betweenness, edge_betweenness
 from gswitch.algorithms.betweenness_weighted import expected_edge_betweenness
 
 import gswitch as gs

@@ -1,0 +1,51 @@
+"""What both sides of batched Brandes share: the batch width, its memory and the
+betweenness a batch adds (:mod:`gswitch.algorithms.betweenness_batched`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["BATCH", "batch_bytes", "finish"]
+
+#: Sources per traversal: the bits of one ``uint64`` set per node.
+BATCH = 64
+
+
+def batch_bytes(n_nodes: int) -> int:
+    """Device bytes of one batch beyond the graph: 64 float64 path counts and
+    dependencies per node, four 64-bit sets per node and a level's queue and prefix sums.
+    """
+    return n_nodes * (2 * BATCH * 8 + 4 * 8 + 2 * 4 + 8)
+
+
+def finish(delta: Any, seen: Any, batch: Any, endpoints: bool, xp: Any) -> Any:
+    """A batch's betweenness: each node's dependencies on every source but itself, with
+    networkx's path-end counts when ``endpoints`` (``xp``: NumPy or CuPy arrays).
+    """
+    lanes = xp.arange(batch.size)
+    delta[batch, lanes] = 0.0  # a source's own dependency is no betweenness
+    bc = delta.sum(axis=1)
+    if endpoints:
+        reached = _popcount(seen, xp).astype(xp.float64)
+        bc += reached
+        bc[batch] -= 1.0  # a source is no end of its own paths ...
+        counts = _lane_counts(seen, batch.size, xp)
+        bc[batch] += counts - 1.0  # ... but starts one to every other node it reaches
+    return bc
+
+
+def _popcount(masks: Any, xp: Any) -> Any:
+    """Set bits of each 64-bit word."""
+    v = masks.astype(xp.uint64)
+    v = v - ((v >> xp.uint64(1)) & xp.uint64(0x5555555555555555))
+    v = (v & xp.uint64(0x3333333333333333)) + ((v >> xp.uint64(2))
+                                               & xp.uint64(0x3333333333333333))
+    v = (v + (v >> xp.uint64(4))) & xp.uint64(0x0F0F0F0F0F0F0F0F)
+    return (v * xp.uint64(0x0101010101010101)) >> xp.uint64(56)
+
+
+def _lane_counts(seen: Any, k: int, xp: Any) -> Any:
+    """For each of the ``k`` sources, the nodes it reaches (itself included)."""
+    return xp.stack([((seen >> xp.uint64(s)) & xp.uint64(1)).sum(dtype=xp.float64)
+                     for s in range(k)])
