@@ -109,12 +109,19 @@ def main() -> None:
                     help="betweenness samples on the large graph (0: skip it)")
     ap.add_argument("--bc-nx-k", type=int, default=4,
                     help="samples networkx runs (its time is scaled to --bc-k)")
+    ap.add_argument("--only", default="",
+                    help="comma-separated function names to time (default: all; "
+                         "betweenness_centrality is the large graph's sampled run)")
+    ap.add_argument("--large-only", action="store_true", help="skip the 1k-node graph")
     args = ap.parse_args()
+    only = set(filter(None, args.only.split(",")))
     engine = ("gpu" if gpu_available() else "cpu") if args.backend == "auto" else args.backend
     nx.config.backends.gswitch.backend = engine
     nx.config.warnings_to_ignore.add("cache")
     cases = [("1k nodes / 4k edges", 1_000, 4_000),
              (f"{args.large_edges // 1000}k edges", args.large_edges // 4, args.large_edges)]
+    if args.large_only:
+        cases = cases[1:]
     rows = []
     for label, n, m in cases:
         for directed in (False, True):
@@ -124,6 +131,8 @@ def main() -> None:
             first_call = time.perf_counter() - t
             nx.single_source_shortest_path_length(G, 0, backend="gswitch")  # unweighted key
             for name, call in _calls(G, 0).items():
+                if only and name not in only:
+                    continue
                 repeat = args.repeat if n <= 10_000 else 3
                 t_nx, want = _time(lambda c=call: c(backend="networkx"), repeat, 30.0)
                 t_gs, got = _time(lambda c=call: c(backend="gswitch"), repeat, 30.0)
@@ -135,7 +144,8 @@ def main() -> None:
                 print(f"{label:20s} {'dir' if directed else 'und'} {name:36s} networkx "
                       f"{t_nx * 1e3:9.2f} ms  gswitch {t_gs * 1e3:9.2f} ms  "
                       f"{row['speedup']:6.2f}x", flush=True)
-            if not directed and n > 10_000 and args.bc_k:
+            if not directed and n > 10_000 and args.bc_k and (
+                    not only or "betweenness_centrality" in only):
                 row = {"graph": label, "directed": directed, "nodes": n, "edges": m,
                        **_betweenness(G, args.bc_k, args.bc_nx_k), "engine": engine}
                 rows.append(row)
