@@ -25,7 +25,7 @@ from ..result import Result
 from ..strategy import PriorityKey
 from .cpu_closure import Closure, closure_path
 from .cpu_derived import derived
-from .cpu_eval import ALL, evaluate, shared_subexpressions, unaliased
+from .cpu_eval import ALL, evaluate, quiet, shared_subexpressions, unaliased
 from .cpu_eval import Env as _Env
 from .cpu_eval import broadcast as _broadcast
 from .cpu_eval import node_index as _node_index
@@ -37,32 +37,42 @@ from .timing import PhaseTimer
 
 __all__ = ["CpuEngine", "evaluate"]
 
+_NP = {d: np.dtype(d) for d in ex.DTYPES}
+
 def _node_phase(op: Operator, env: _Env, activated: _Activations) -> None:
     """The node operator on ``env.ids["self"]`` (distinct ids), statement by statement:
     each sees the stores of the ones before it.
 
     On every node (a topology-driven step) it reads and writes the fields whole, without
-    gathering them through the ids.
+    gathering them through the ids. The statements run in :func:`quiet` (entered once,
+    not once per expression).
     """
     nodes = env.ids["self"]
     env.shared = shared_subexpressions(op.statements)
     whole = _every_node(nodes, env.graph.n_nodes)
     if whole:
         env.ids["self"] = ALL
+    env.quiet = True
+    with quiet():
+        _node_statements(op, env, activated, nodes, whole)
+
+
+def _node_statements(op: Operator, env: _Env, activated: _Activations, nodes: np.ndarray,
+                     whole: bool) -> None:
     at = slice(None) if whole else nodes
     for s in op.statements:
-        val = None if isinstance(s, ex.Total) else evaluate(s.value, env)
-        f = env.fields.get(s.field)
-        if isinstance(s, ex.Assign):  # a constant is stored without an array of copies
-            f[at] = np.asarray(val).astype(s.dtype, copy=False)
-            env.invalidate(s.field)
-            continue
         if isinstance(s, ex.Total):
             if s.into:
                 env.sums[s.into] = env.sums.get(s.into, 0.0) + _total(s.value, env,
                                                                       nodes.size)
             else:
                 env.total += _total(s.value, env, nodes.size)
+            continue
+        val = evaluate(s.value, env)
+        f = env.fields[s.field]
+        if isinstance(s, ex.Assign):  # a constant is stored without an array of copies
+            f[at] = np.asarray(val).astype(_NP[s.dtype], copy=False)
+            env.invalidate(s.field)
             continue
         val = _broadcast(val, nodes.size, s.dtype)
         if s.at is not None:  # indirect: targets may repeat, so a buffered reduction
@@ -104,9 +114,9 @@ def _total(e: ex.Expr, env: _Env, count: int) -> float:
     if isinstance(e, ex.Select) and isinstance(e.b, ex.Const) and e.b.value == 0:
         # where(cond, x, 0): a masked sum, without the array of zeros and copies
         cond = _broadcast(evaluate(e.cond, env), count, "bool")
-        return float(np.sum(_broadcast(evaluate(e.a, env), count, e.a.dtype),
-                            dtype=np.float64, where=cond))
-    return float(np.sum(_broadcast(evaluate(e, env), count, e.dtype), dtype=np.float64))
+        return float(np.add.reduce(_broadcast(evaluate(e.a, env), count, e.a.dtype),
+                                   dtype=np.float64, where=cond))
+    return float(np.add.reduce(_broadcast(evaluate(e, env), count, e.dtype), dtype=np.float64))
 
 
 def _every_node(nodes: np.ndarray, n: int) -> bool:
@@ -195,7 +205,7 @@ class _Activations:
                 ids[0] if ids else np.empty(0, np.int32)))
             self.mask[active] = False
         else:
-            active = np.flatnonzero(self.mask)
+            active = self.mask.nonzero()[0]
             self.mask[:] = False
         self.ids, self.count = [], 0
         return active.astype(np.int32, copy=False)
@@ -508,10 +518,9 @@ class CpuEngine:
             elif pull:
                 if rev is None:
                     rev = graph.reverse
-                    rev_dst = rev.sources()
-                    mask = np.empty(n, dtype=bool)
+                    rev_dst = _all_sources(rev)
                 if frontier:
-                    mask[:] = False
+                    mask = np.zeros(n, dtype=bool)
                     mask[nodes] = True
                     keep = mask[rev.indices]
                     src, dst = rev.indices[keep], rev_dst[keep]
@@ -664,26 +673,29 @@ class CpuEngine:
         env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it, graph, degrees)
         env.seed_ids32(ids32)
         shared = env.shared = shared_subexpressions(op.statements)
+        env.quiet = True
         pending = []
-        for s in op.statements:
-            if isinstance(s, ex.Guard):
-                # e.only_if(): the later statements run on the edges kept, and only
-                # their values are computed (as the GPU returns from the operator)
-                ok = _broadcast(evaluate(s.value, env), src.size, "bool")
-                src, dst = src[ok], dst[ok]
-                w = None if w is None else w[ok]
-                if src.size == 0:  # no edge left: the later statements do nothing
-                    break
-                env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it,
-                           graph, degrees)
-                env.shared = shared
-                continue
-            raw = evaluate(s.value, env)
-            val = _broadcast(raw, src.size, s.dtype)
-            thr = None if s.activate_above is None else evaluate(s.activate_above, env)
-            target = dst if s.at is None else _node_index(
-                s, _broadcast(evaluate(s.at, env), src.size, "int64"), graph.n_nodes)
-            pending.append((s, val, thr, target, np.ndim(raw) == 0))
+        with quiet():  # once for every statement's expressions
+            for s in op.statements:
+                if isinstance(s, ex.Guard):
+                    # e.only_if(): the later statements run on the edges kept, and only
+                    # their values are computed (as the GPU returns from the operator)
+                    ok = _broadcast(evaluate(s.value, env), src.size, "bool")
+                    src, dst = src[ok], dst[ok]
+                    w = None if w is None else w[ok]
+                    if src.size == 0:  # no edge left: the later statements do nothing
+                        break
+                    env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it,
+                               graph, degrees)
+                    env.shared = shared
+                    env.quiet = True
+                    continue
+                raw = evaluate(s.value, env)
+                val = _broadcast(raw, src.size, s.dtype)
+                thr = None if s.activate_above is None else evaluate(s.activate_above, env)
+                target = dst if s.at is None else _node_index(
+                    s, _broadcast(evaluate(s.at, env), src.size, "int64"), graph.n_nodes)
+                pending.append((s, val, thr, target, np.ndim(raw) == 0))
         for s, val, thr, target, uniform in pending:
             _apply_reduction(s, fields[s.field], target, val, thr,
                              activated if s.activates else _NO_ACTIVATIONS, uniform)
