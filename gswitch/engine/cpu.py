@@ -10,6 +10,7 @@ balancing and launch modes are GPU mechanics and are ignored here.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
@@ -32,6 +33,7 @@ from .cpu_eval import node_index as _node_index
 from .cpu_fast import whole_edge_path
 from .cpu_guarded import MarkStep
 from .cpu_local import run_rounds
+from .cpu_plan import needs_quiet
 from .cpu_reach import Reach, reach_path
 from .timing import PhaseTimer
 
@@ -45,7 +47,7 @@ def _node_phase(op: Operator, env: _Env, activated: _Activations) -> None:
 
     On every node (a topology-driven step) it reads and writes the fields whole, without
     gathering them through the ids. The statements run in :func:`quiet` (entered once,
-    not once per expression).
+    not once per expression), where they may warn at all.
     """
     nodes = env.ids["self"]
     env.shared = shared_subexpressions(op.statements)
@@ -53,7 +55,10 @@ def _node_phase(op: Operator, env: _Env, activated: _Activations) -> None:
     if whole:
         env.ids["self"] = ALL
     env.quiet = True
-    with quiet():
+    if needs_quiet(op.statements):
+        with quiet():
+            _node_statements(op, env, activated, nodes, whole)
+    else:
         _node_statements(op, env, activated, nodes, whole)
 
 
@@ -71,7 +76,8 @@ def _node_statements(op: Operator, env: _Env, activated: _Activations, nodes: np
         val = evaluate(s.value, env)
         f = env.fields[s.field]
         if isinstance(s, ex.Assign):  # a constant is stored without an array of copies
-            f[at] = np.asarray(val).astype(_NP[s.dtype], copy=False)
+            dt = _NP[s.dtype]
+            f[at] = val if getattr(val, "dtype", None) == dt else np.asarray(val).astype(dt)
             env.invalidate(s.field)
             continue
         val = _broadcast(val, nodes.size, s.dtype)
@@ -462,8 +468,9 @@ class CpuEngine:
         run_cache: dict = {}  # step-invariant values over every node (Env.run_cache)
         # edge_op(first=k): only the first k out-edges of a node, in CSR order
         first_ok = _first_edges(graph, params[edge_op.first]) if edge_op.first else None
-        gather = None if first_ok is not None else whole_edge_path(spec, graph,
-                                                                   _apply_reduction)
+        no_edges = graph.n_edges == 0
+        gather = None if first_ok is not None or no_edges else whole_edge_path(
+            spec, graph, _apply_reduction)
         dstate = driving.begin(graph, config, None if spec.priority is None else PriorityKey(
             lambda ids: _priority_keys(spec, fields, ids, params, graph, degrees),
             spec.priority_width))
@@ -506,8 +513,11 @@ class CpuEngine:
             frontier = step.items == "worklist"
             stats["directions"].append("pull" if pull else "push")
             whole = nodes.size == n
-            local = None if pull or edge_op is None else driving.local_rounds(graph, mode)
-            if local is not None:  # passes inside the step (partitions, unrolling)
+            local = None if pull or edge_op is None or no_edges else driving.local_rounds(
+                graph, mode)
+            if no_edges:
+                pass  # nothing to expand, and a reduction over no edge changes nothing
+            elif local is not None:  # passes inside the step (partitions, unrolling)
                 stats["edges_processed"] += run_rounds(
                     graph, nodes, local[0], local[1], first_ok,
                     lambda s, d, w, acts, it=it: self._edge_phase(
@@ -561,13 +571,13 @@ class CpuEngine:
                     src, dst, w = every_edge = _every_edge(graph, all_src, first_ok,
                                                            every_edge)
                 stats["edges_processed"] += int(src.size)
-            if timer is not None and local is None:
+            if timer is not None and local is None and not no_edges:
                 # the edge lists it built: written, then read once
                 cached = (every_edge is not None and src is every_edge[0]) or (
                     rev is not None and src is rev.indices)
                 timer.lap("edge expansion", nbytes=0 if cached else 2 * sum(
                     a.nbytes for a in (src, dst, w) if a is not None))
-            if edge_op is not None and local is None:
+            if edge_op is not None and local is None and not no_edges:
                 if whole and gather is not None:
                     gather.apply(fields, params, it, graph, degrees, activated)
                 else:
@@ -675,7 +685,8 @@ class CpuEngine:
         shared = env.shared = shared_subexpressions(op.statements)
         env.quiet = True
         pending = []
-        with quiet():  # once for every statement's expressions
+        # once for every statement's expressions, where they may warn at all
+        with quiet() if needs_quiet(op.statements) else contextlib.nullcontext():
             for s in op.statements:
                 if isinstance(s, ex.Guard):
                     # e.only_if(): the later statements run on the edges kept, and only
