@@ -206,6 +206,9 @@ class _Activations:
     def take(self) -> np.ndarray:
         """The activated nodes in ascending order (``int32``); clears for the next step."""
         ids = self.ids
+        if ids is not None and not self.count:  # nothing activated: the mask is clear
+            self.ids = []
+            return np.empty(0, np.int32)
         if ids is not None and _SPARSE_ACTIVATIONS * self.count < self.mask.size:
             active = _sorted_unique(np.concatenate(ids) if len(ids) > 1 else (
                 ids[0] if ids else np.empty(0, np.int32)))

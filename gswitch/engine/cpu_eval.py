@@ -6,7 +6,8 @@ element per id (or a scalar for constants and parameters). A role may stand for 
 node of the graph in id order (``ALL``): loads then read the field itself, with no
 gather and no copy (a topology-driven step's node operator, a fast path's per-node
 values). Such a value may be the field array itself, so a caller that writes fields
-before it has used the value must copy it first (see :func:`unaliased`).
+before it has used the value must copy it first (see :func:`unaliased`). Trees are
+compiled once into closures by :mod:`gswitch.engine.cpu_plan`.
 """
 
 from __future__ import annotations
