@@ -33,7 +33,7 @@ from .cpu_eval import node_index as _node_index
 from .cpu_fast import whole_edge_path
 from .cpu_guarded import MarkStep
 from .cpu_local import run_rounds
-from .cpu_plan import needs_quiet
+from .cpu_plan import needs_quiet, root
 from .cpu_reach import Reach, reach_path
 from .timing import PhaseTimer
 
@@ -49,38 +49,81 @@ def _node_phase(op: Operator, env: _Env, activated: _Activations) -> None:
     gathering them through the ids. The statements run in :func:`quiet` (entered once,
     not once per expression), where they may warn at all.
     """
+    program = _NodeProgram.of(op)
     nodes = env.ids["self"]
-    env.shared = shared_subexpressions(op.statements)
+    env.shared = program.shared
     whole = _every_node(nodes, env.graph.n_nodes)
     if whole:
         env.ids["self"] = ALL
     env.quiet = True
-    if needs_quiet(op.statements):
+    if program.quiet:
         with quiet():
-            _node_statements(op, env, activated, nodes, whole)
+            _node_statements(program, env, activated, nodes, whole)
     else:
-        _node_statements(op, env, activated, nodes, whole)
+        _node_statements(program, env, activated, nodes, whole)
 
 
-def _node_statements(op: Operator, env: _Env, activated: _Activations, nodes: np.ndarray,
-                     whole: bool) -> None:
-    at = slice(None) if whole else nodes
-    for s in op.statements:
-        if isinstance(s, ex.Total):
-            if s.into:
-                env.sums[s.into] = env.sums.get(s.into, 0.0) + _total(s.value, env,
-                                                                      nodes.size)
+class _NodeProgram:
+    """A node operator's statements with what each needs decided once: its compiled
+    expressions (:func:`gswitch.engine.cpu_plan.root`), the subexpressions they share,
+    whether they run in :func:`quiet`, and the form of each ``n.total`` sum.
+    """
+
+    #: id(operator) -> (operator, its program); the entry holds the operator, so another
+    #: that gets its id after it is gone does not match
+    _kept: dict[int, tuple[Operator, _NodeProgram]] = {}
+
+    def __init__(self, op: Operator) -> None:
+        self.shared = shared = shared_subexpressions(op.statements)
+        self.quiet = needs_quiet(op.statements)
+        self.steps: list[tuple[Any, ...]] = []
+        for s in op.statements:
+            if isinstance(s, ex.Total):
+                self.steps.append((s, _total_form(s.value, shared), None))
             else:
-                env.total += _total(s.value, env, nodes.size)
+                self.steps.append((s, root(s.value, shared), _NP[s.dtype]))
+
+    @classmethod
+    def of(cls, op: Operator) -> _NodeProgram:
+        hit = cls._kept.get(id(op))
+        if hit is None or hit[0] is not op:
+            if len(cls._kept) > 1024:
+                cls._kept.clear()
+            hit = cls._kept[id(op)] = (op, cls(op))
+        return hit[1]
+
+
+def _total_form(e: ex.Expr, shared: frozenset) -> tuple[Any, ...]:
+    """How :func:`_node_statements` sums ``e``: ``(cond, value, dtype)``, where a float64
+    conversion at its root is made inside the sum, and ``where(cond, x, 0)`` sums ``x``
+    under a mask, without the array of zeros (``cond`` ``None`` otherwise).
+    """
+    if isinstance(e, ex.Cast) and e.dtype == "float64":
+        e = e.a
+    if isinstance(e, ex.Select) and isinstance(e.b, ex.Const) and e.b.value == 0:
+        return root(e.cond, shared), root(e.a, shared), e.a.dtype
+    return None, root(e, shared), e.dtype
+
+
+def _node_statements(program: _NodeProgram, env: _Env, activated: _Activations,
+                     nodes: np.ndarray, whole: bool) -> None:
+    at = slice(None) if whole else nodes
+    count = nodes.size
+    for s, value, dt in program.steps:
+        if isinstance(s, ex.Total):
+            total = _total(value, env, count)
+            if s.into:
+                env.sums[s.into] = env.sums.get(s.into, 0.0) + total
+            else:
+                env.total += total
             continue
-        val = evaluate(s.value, env)
+        val = value(env)
         f = env.fields[s.field]
         if isinstance(s, ex.Assign):  # a constant is stored without an array of copies
-            dt = _NP[s.dtype]
             f[at] = val if getattr(val, "dtype", None) == dt else np.asarray(val).astype(dt)
             env.invalidate(s.field)
             continue
-        val = _broadcast(val, nodes.size, s.dtype)
+        val = _broadcast(val, count, s.dtype)
         if s.at is not None:  # indirect: targets may repeat, so a buffered reduction
             targets = _node_index(s, _broadcast(evaluate(s.at, env), nodes.size, "int64"),
                                   f.size)
@@ -111,18 +154,16 @@ def _node_statements(op: Operator, env: _Env, activated: _Activations, nodes: np
         env.invalidate(s.field)
 
 
-def _total(e: ex.Expr, env: _Env, count: int) -> float:
-    """The float64 sum of ``e`` over ``count`` nodes; a float64 conversion at its root is
-    made inside the sum, not as an array of its own.
+def _total(form: tuple[Any, ...], env: _Env, count: int) -> float:
+    """The float64 sum over ``count`` nodes of an ``n.total`` value (its
+    :func:`_total_form`).
     """
-    if isinstance(e, ex.Cast) and e.dtype == "float64":
-        e = e.a
-    if isinstance(e, ex.Select) and isinstance(e.b, ex.Const) and e.b.value == 0:
-        # where(cond, x, 0): a masked sum, without the array of zeros and copies
-        cond = _broadcast(evaluate(e.cond, env), count, "bool")
-        return float(np.add.reduce(_broadcast(evaluate(e.a, env), count, e.a.dtype),
-                                   dtype=np.float64, where=cond))
-    return float(np.add.reduce(_broadcast(evaluate(e, env), count, e.dtype), dtype=np.float64))
+    cond, value, dtype = form
+    if cond is not None:
+        mask = _broadcast(cond(env), count, "bool")
+        return float(np.add.reduce(_broadcast(value(env), count, dtype), dtype=np.float64,
+                                   where=mask))
+    return float(np.add.reduce(_broadcast(value(env), count, dtype), dtype=np.float64))
 
 
 def _every_node(nodes: np.ndarray, n: int) -> bool:
