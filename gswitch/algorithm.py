@@ -391,6 +391,12 @@ class Operator:
         return "\n".join([head] + [f"  {ex.format_statement(s)}" for s in self.statements])
 
 
+#: id(spec) -> (spec, ids of its params and fields, its inputs, its validated defaults):
+#: what :meth:`AlgorithmSpec._declared` found (the entry holds the spec, so another spec
+#: that gets its id after it is gone does not match)
+_DECLARED: dict[int, tuple[Any, tuple[int, int], dict, dict[str, Any]]] = {}
+
+
 @dataclass
 class AlgorithmSpec:
     """Everything the engines need to know about an algorithm, produced by :func:`algorithm`."""
@@ -484,7 +490,9 @@ class AlgorithmSpec:
         (:func:`per_node_input`) given with the run becomes an array of one number per
         node, prepared by its ``prepare``.
         """
-        inputs = self.inputs
+        inputs, defaults = self._declared()
+        if not given:  # the defaults, validated once
+            return {**defaults, "n_nodes": n_nodes}
         unknown = set(given) - set(self.params) - set(inputs)
         if unknown:
             names = list(self.params) + list(inputs)
@@ -494,13 +502,27 @@ class AlgorithmSpec:
             )
         out: dict[str, Any] = {}
         for name, p in self.params.items():
-            out[name] = p.validate(given.get(name, p.default))
+            out[name] = p.validate(given[name]) if name in given else defaults[name]
         out["n_nodes"] = n_nodes
         for name, (field_name, spec) in inputs.items():
             if given.get(name) is not None:
                 out[name] = self._input_values(name, spec, given[name], out, n_nodes,
                                                self.fields[field_name].dtype)
         return out
+
+    def _declared(self) -> tuple[dict[str, tuple[str, Input]], dict[str, Any]]:
+        """:attr:`inputs` and every parameter's validated default, found once for the
+        ``params`` and ``fields`` this spec holds (a small graph's call would otherwise
+        validate them again every time).
+        """
+        key = (id(self.params), id(self.fields))
+        hit = _DECLARED.get(id(self))
+        if hit is None or hit[0] is not self or hit[1] != key:
+            if len(_DECLARED) > 1024:
+                _DECLARED.clear()
+            defaults = {name: p.validate(p.default) for name, p in self.params.items()}
+            hit = _DECLARED[id(self)] = (self, key, self.inputs, defaults)
+        return hit[2], hit[3]
 
     def _input_values(self, name: str, spec: Input, value: Any, params: dict[str, Any],
                       n_nodes: int, dtype: str) -> np.ndarray:

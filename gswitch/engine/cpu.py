@@ -10,6 +10,7 @@ balancing and launch modes are GPU mechanics and are ignored here.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
@@ -25,46 +26,104 @@ from ..result import Result
 from ..strategy import PriorityKey
 from .cpu_closure import Closure, closure_path
 from .cpu_derived import derived
-from .cpu_eval import ALL, evaluate, shared_subexpressions, unaliased
+from .cpu_eval import ALL, evaluate, quiet, shared_subexpressions, unaliased
 from .cpu_eval import Env as _Env
 from .cpu_eval import broadcast as _broadcast
 from .cpu_eval import node_index as _node_index
 from .cpu_fast import whole_edge_path
 from .cpu_guarded import MarkStep
 from .cpu_local import run_rounds
+from .cpu_plan import needs_quiet, root
 from .cpu_reach import Reach, reach_path
 from .timing import PhaseTimer
 
 __all__ = ["CpuEngine", "evaluate"]
+
+_NP = {d: np.dtype(d) for d in ex.DTYPES}
 
 def _node_phase(op: Operator, env: _Env, activated: _Activations) -> None:
     """The node operator on ``env.ids["self"]`` (distinct ids), statement by statement:
     each sees the stores of the ones before it.
 
     On every node (a topology-driven step) it reads and writes the fields whole, without
-    gathering them through the ids.
+    gathering them through the ids. The statements run in :func:`quiet` (entered once,
+    not once per expression), where they may warn at all.
     """
+    program = _NodeProgram.of(op)
     nodes = env.ids["self"]
-    env.shared = shared_subexpressions(op.statements)
+    env.shared = program.shared
     whole = _every_node(nodes, env.graph.n_nodes)
     if whole:
         env.ids["self"] = ALL
+    env.quiet = True
+    if program.quiet:
+        with quiet():
+            _node_statements(program, env, activated, nodes, whole)
+    else:
+        _node_statements(program, env, activated, nodes, whole)
+
+
+class _NodeProgram:
+    """A node operator's statements with what each needs decided once: its compiled
+    expressions (:func:`gswitch.engine.cpu_plan.root`), the subexpressions they share,
+    whether they run in :func:`quiet`, and the form of each ``n.total`` sum.
+    """
+
+    #: id(operator) -> (operator, its program); the entry holds the operator, so another
+    #: that gets its id after it is gone does not match
+    _kept: dict[int, tuple[Operator, _NodeProgram]] = {}
+
+    def __init__(self, op: Operator) -> None:
+        self.shared = shared = shared_subexpressions(op.statements)
+        self.quiet = needs_quiet(op.statements)
+        self.steps: list[tuple[Any, ...]] = []
+        for s in op.statements:
+            if isinstance(s, ex.Total):
+                self.steps.append((s, _total_form(s.value, shared), None))
+            else:
+                self.steps.append((s, root(s.value, shared), _NP[s.dtype]))
+
+    @classmethod
+    def of(cls, op: Operator) -> _NodeProgram:
+        hit = cls._kept.get(id(op))
+        if hit is None or hit[0] is not op:
+            if len(cls._kept) > 1024:
+                cls._kept.clear()
+            hit = cls._kept[id(op)] = (op, cls(op))
+        return hit[1]
+
+
+def _total_form(e: ex.Expr, shared: frozenset) -> tuple[Any, ...]:
+    """How :func:`_node_statements` sums ``e``: ``(cond, value, dtype)``, where a float64
+    conversion at its root is made inside the sum, and ``where(cond, x, 0)`` sums ``x``
+    under a mask, without the array of zeros (``cond`` ``None`` otherwise).
+    """
+    if isinstance(e, ex.Cast) and e.dtype == "float64":
+        e = e.a
+    if isinstance(e, ex.Select) and isinstance(e.b, ex.Const) and e.b.value == 0:
+        return root(e.cond, shared), root(e.a, shared), e.a.dtype
+    return None, root(e, shared), e.dtype
+
+
+def _node_statements(program: _NodeProgram, env: _Env, activated: _Activations,
+                     nodes: np.ndarray, whole: bool) -> None:
     at = slice(None) if whole else nodes
-    for s in op.statements:
-        val = None if isinstance(s, ex.Total) else evaluate(s.value, env)
-        f = env.fields.get(s.field)
+    count = nodes.size
+    for s, value, dt in program.steps:
+        if isinstance(s, ex.Total):
+            total = _total(value, env, count)
+            if s.into:
+                env.sums[s.into] = env.sums.get(s.into, 0.0) + total
+            else:
+                env.total += total
+            continue
+        val = value(env)
+        f = env.fields[s.field]
         if isinstance(s, ex.Assign):  # a constant is stored without an array of copies
-            f[at] = np.asarray(val).astype(s.dtype, copy=False)
+            f[at] = val if getattr(val, "dtype", None) == dt else np.asarray(val).astype(dt)
             env.invalidate(s.field)
             continue
-        if isinstance(s, ex.Total):
-            if s.into:
-                env.sums[s.into] = env.sums.get(s.into, 0.0) + _total(s.value, env,
-                                                                      nodes.size)
-            else:
-                env.total += _total(s.value, env, nodes.size)
-            continue
-        val = _broadcast(val, nodes.size, s.dtype)
+        val = _broadcast(val, count, s.dtype)
         if s.at is not None:  # indirect: targets may repeat, so a buffered reduction
             targets = _node_index(s, _broadcast(evaluate(s.at, env), nodes.size, "int64"),
                                   f.size)
@@ -95,18 +154,16 @@ def _node_phase(op: Operator, env: _Env, activated: _Activations) -> None:
         env.invalidate(s.field)
 
 
-def _total(e: ex.Expr, env: _Env, count: int) -> float:
-    """The float64 sum of ``e`` over ``count`` nodes; a float64 conversion at its root is
-    made inside the sum, not as an array of its own.
+def _total(form: tuple[Any, ...], env: _Env, count: int) -> float:
+    """The float64 sum over ``count`` nodes of an ``n.total`` value (its
+    :func:`_total_form`).
     """
-    if isinstance(e, ex.Cast) and e.dtype == "float64":
-        e = e.a
-    if isinstance(e, ex.Select) and isinstance(e.b, ex.Const) and e.b.value == 0:
-        # where(cond, x, 0): a masked sum, without the array of zeros and copies
-        cond = _broadcast(evaluate(e.cond, env), count, "bool")
-        return float(np.sum(_broadcast(evaluate(e.a, env), count, e.a.dtype),
-                            dtype=np.float64, where=cond))
-    return float(np.sum(_broadcast(evaluate(e, env), count, e.dtype), dtype=np.float64))
+    cond, value, dtype = form
+    if cond is not None:
+        mask = _broadcast(cond(env), count, "bool")
+        return float(np.add.reduce(_broadcast(value(env), count, dtype), dtype=np.float64,
+                                   where=mask))
+    return float(np.add.reduce(_broadcast(value(env), count, dtype), dtype=np.float64))
 
 
 def _every_node(nodes: np.ndarray, n: int) -> bool:
@@ -190,12 +247,15 @@ class _Activations:
     def take(self) -> np.ndarray:
         """The activated nodes in ascending order (``int32``); clears for the next step."""
         ids = self.ids
+        if ids is not None and not self.count:  # nothing activated: the mask is clear
+            self.ids = []
+            return np.empty(0, np.int32)
         if ids is not None and _SPARSE_ACTIVATIONS * self.count < self.mask.size:
             active = _sorted_unique(np.concatenate(ids) if len(ids) > 1 else (
                 ids[0] if ids else np.empty(0, np.int32)))
             self.mask[active] = False
         else:
-            active = np.flatnonzero(self.mask)
+            active = self.mask.nonzero()[0]
             self.mask[:] = False
         self.ids, self.count = [], 0
         return active.astype(np.int32, copy=False)
@@ -452,8 +512,9 @@ class CpuEngine:
         run_cache: dict = {}  # step-invariant values over every node (Env.run_cache)
         # edge_op(first=k): only the first k out-edges of a node, in CSR order
         first_ok = _first_edges(graph, params[edge_op.first]) if edge_op.first else None
-        gather = None if first_ok is not None else whole_edge_path(spec, graph,
-                                                                   _apply_reduction)
+        no_edges = graph.n_edges == 0
+        gather = None if first_ok is not None or no_edges else whole_edge_path(
+            spec, graph, _apply_reduction)
         dstate = driving.begin(graph, config, None if spec.priority is None else PriorityKey(
             lambda ids: _priority_keys(spec, fields, ids, params, graph, degrees),
             spec.priority_width))
@@ -496,8 +557,11 @@ class CpuEngine:
             frontier = step.items == "worklist"
             stats["directions"].append("pull" if pull else "push")
             whole = nodes.size == n
-            local = None if pull or edge_op is None else driving.local_rounds(graph, mode)
-            if local is not None:  # passes inside the step (partitions, unrolling)
+            local = None if pull or edge_op is None or no_edges else driving.local_rounds(
+                graph, mode)
+            if no_edges:
+                pass  # nothing to expand, and a reduction over no edge changes nothing
+            elif local is not None:  # passes inside the step (partitions, unrolling)
                 stats["edges_processed"] += run_rounds(
                     graph, nodes, local[0], local[1], first_ok,
                     lambda s, d, w, acts, it=it: self._edge_phase(
@@ -508,10 +572,9 @@ class CpuEngine:
             elif pull:
                 if rev is None:
                     rev = graph.reverse
-                    rev_dst = rev.sources()
-                    mask = np.empty(n, dtype=bool)
+                    rev_dst = _all_sources(rev)
                 if frontier:
-                    mask[:] = False
+                    mask = np.zeros(n, dtype=bool)
                     mask[nodes] = True
                     keep = mask[rev.indices]
                     src, dst = rev.indices[keep], rev_dst[keep]
@@ -552,13 +615,13 @@ class CpuEngine:
                     src, dst, w = every_edge = _every_edge(graph, all_src, first_ok,
                                                            every_edge)
                 stats["edges_processed"] += int(src.size)
-            if timer is not None and local is None:
+            if timer is not None and local is None and not no_edges:
                 # the edge lists it built: written, then read once
                 cached = (every_edge is not None and src is every_edge[0]) or (
                     rev is not None and src is rev.indices)
                 timer.lap("edge expansion", nbytes=0 if cached else 2 * sum(
                     a.nbytes for a in (src, dst, w) if a is not None))
-            if edge_op is not None and local is None:
+            if edge_op is not None and local is None and not no_edges:
                 if whole and gather is not None:
                     gather.apply(fields, params, it, graph, degrees, activated)
                 else:
@@ -664,26 +727,30 @@ class CpuEngine:
         env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it, graph, degrees)
         env.seed_ids32(ids32)
         shared = env.shared = shared_subexpressions(op.statements)
+        env.quiet = True
         pending = []
-        for s in op.statements:
-            if isinstance(s, ex.Guard):
-                # e.only_if(): the later statements run on the edges kept, and only
-                # their values are computed (as the GPU returns from the operator)
-                ok = _broadcast(evaluate(s.value, env), src.size, "bool")
-                src, dst = src[ok], dst[ok]
-                w = None if w is None else w[ok]
-                if src.size == 0:  # no edge left: the later statements do nothing
-                    break
-                env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it,
-                           graph, degrees)
-                env.shared = shared
-                continue
-            raw = evaluate(s.value, env)
-            val = _broadcast(raw, src.size, s.dtype)
-            thr = None if s.activate_above is None else evaluate(s.activate_above, env)
-            target = dst if s.at is None else _node_index(
-                s, _broadcast(evaluate(s.at, env), src.size, "int64"), graph.n_nodes)
-            pending.append((s, val, thr, target, np.ndim(raw) == 0))
+        # once for every statement's expressions, where they may warn at all
+        with quiet() if needs_quiet(op.statements) else contextlib.nullcontext():
+            for s in op.statements:
+                if isinstance(s, ex.Guard):
+                    # e.only_if(): the later statements run on the edges kept, and only
+                    # their values are computed (as the GPU returns from the operator)
+                    ok = _broadcast(evaluate(s.value, env), src.size, "bool")
+                    src, dst = src[ok], dst[ok]
+                    w = None if w is None else w[ok]
+                    if src.size == 0:  # no edge left: the later statements do nothing
+                        break
+                    env = _Env(fields, {"src": src, "dst": dst}, w, src.size, params, it,
+                               graph, degrees)
+                    env.shared = shared
+                    env.quiet = True
+                    continue
+                raw = evaluate(s.value, env)
+                val = _broadcast(raw, src.size, s.dtype)
+                thr = None if s.activate_above is None else evaluate(s.activate_above, env)
+                target = dst if s.at is None else _node_index(
+                    s, _broadcast(evaluate(s.at, env), src.size, "int64"), graph.n_nodes)
+                pending.append((s, val, thr, target, np.ndim(raw) == 0))
         for s, val, thr, target, uniform in pending:
             _apply_reduction(s, fields[s.field], target, val, thr,
                              activated if s.activates else _NO_ACTIVATIONS, uniform)

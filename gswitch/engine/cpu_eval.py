@@ -6,7 +6,8 @@ element per id (or a scalar for constants and parameters). A role may stand for 
 node of the graph in id order (``ALL``): loads then read the field itself, with no
 gather and no copy (a topology-driven step's node operator, a fast path's per-node
 values). Such a value may be the field array itself, so a caller that writes fields
-before it has used the value must copy it first (see :func:`unaliased`).
+before it has used the value must copy it first (see :func:`unaliased`). Trees are
+compiled once into closures by :mod:`gswitch.engine.cpu_plan`.
 """
 
 from __future__ import annotations
@@ -16,16 +17,14 @@ from typing import Any
 import numpy as np
 
 from .. import expr as ex
-from ..errors import AlgorithmError
 from ..graph import Graph
+from .cpu_plan import ALL, LEAVES, node_index, quiet, root
+from .cpu_plan import _trunc_div as _trunc_div  # noqa: F401 - tests check it here
 
-__all__ = ["ALL", "Env", "evaluate", "broadcast", "node_index", "shared_subexpressions",
-           "unaliased"]
+__all__ = ["ALL", "Env", "evaluate", "broadcast", "node_index", "quiet",
+           "shared_subexpressions", "unaliased"]
 
 _NP = {d: np.dtype(d) for d in ex.DTYPES}
-
-#: The ids of a role that covers every node of the graph, in id order.
-ALL = None
 
 
 class Env:
@@ -59,6 +58,8 @@ class Env:
         self.memo: dict[ex.Expr, tuple[Any, frozenset[str]]] = {}
         #: the subexpressions to keep in ``memo`` (:func:`shared_subexpressions`)
         self.shared: frozenset[ex.Expr] = frozenset()
+        #: whether the caller has entered :func:`quiet` for the evaluations in this Env
+        self.quiet = False
 
     def load(self, field: str, role: str) -> np.ndarray:
         ids = self.ids[role]
@@ -89,46 +90,15 @@ class Env:
 
     def invalidate(self, field: str) -> None:
         """Forget what was read of ``field``: a statement wrote it."""
-        for key in [k for k in self._gathered if k[0] == field]:
-            del self._gathered[key]
-        for e in [e for e, (_, reads) in self.memo.items() if field in reads]:
-            del self.memo[e]
+        if self._gathered:
+            for key in [k for k in self._gathered if k[0] == field]:
+                del self._gathered[key]
+        if self.memo:
+            for e in [e for e, (_, reads) in self.memo.items() if field in reads]:
+                del self.memo[e]
 
 
-def _const(value: Any, dtype: str) -> Any:
-    return _NP[dtype].type(value)
-
-
-_BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
-           "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor,
-           "<<": np.left_shift, ">>": np.right_shift, "min": np.minimum, "max": np.maximum}
-_COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
-            "==": np.equal, "!=": np.not_equal}
-
-
-_LEAVES = (ex.Const, ex.ParamRef, ex.FieldLoad, ex.EdgeWeight, ex.NodeId, ex.Degree,
-           ex.Iteration, ex.NumNodes, ex.StmtValue, ex.CommonNeighbours, ex.LabelFrequency)
-_READS: dict[ex.Expr, frozenset[str]] = {}
-_STEP_DEPENDENT = (ex.FieldLoad, ex.FieldAt, ex.StmtValue, ex.Iteration, ex.StepTotalRef,
-                   ex.EdgeWeight, ex.LabelFrequency)
-_INVARIANT: dict[ex.Expr, bool] = {}
-
-
-def _invariant(e: ex.Expr) -> bool:
-    """Whether ``e`` has the same value every step of a run (see ``Env.run_cache``)."""
-    if e not in _INVARIANT:
-        _INVARIANT[e] = not any(isinstance(x, _STEP_DEPENDENT) for x in ex.walk(e))
-    return _INVARIANT[e]
 _SHARED: dict[tuple[Any, ...], frozenset[ex.Expr]] = {}
-
-
-def _reads(e: ex.Expr) -> frozenset[str]:
-    """The fields ``e`` reads, directly or indirectly."""
-    if e not in _READS:
-        _READS[e] = frozenset(x.field for x in ex.walk(e)
-                              if isinstance(x, (ex.FieldLoad, ex.FieldAt,
-                                                ex.LabelFrequency)))
-    return _READS[e]
 
 
 def shared_subexpressions(statements: list[Any]) -> frozenset[ex.Expr]:
@@ -151,7 +121,7 @@ def shared_subexpressions(statements: list[Any]) -> frozenset[ex.Expr]:
                 if root is not None:
                     visit(root)
         _SHARED[key] = frozenset(e for e, k in uses.items()
-                                 if k > 1 and not isinstance(e, _LEAVES))
+                                 if k > 1 and not isinstance(e, LEAVES))
     return _SHARED[key]
 
 
@@ -159,168 +129,19 @@ def evaluate(e: ex.Expr, env: Env) -> Any:
     """Evaluate an expression tree to a NumPy array (or scalar) of ``e.dtype``.
 
     The result may be shared, not copied (a field itself for a load over ``ALL``, the
-    kept value of a shared subexpression): nothing may write to it.
+    kept value of a shared subexpression): nothing may write to it. The tree is compiled
+    once (:mod:`gswitch.engine.cpu_plan`) and the compiled form reused.
     """
-    if isinstance(e, _LEAVES):
-        return _leaf(e, env)
-    # once per tree, not per operation: entering errstate costs twice a small ufunc
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return _value(e, env)[0]
-
-
-def _value(e: ex.Expr, env: Env) -> tuple[Any, bool]:
-    """``e``'s value and whether it is a new array that only this use holds, which the
-    caller may then write its own result into (a chain of operations on every node
-    otherwise allocates an array per operation, each freshly paged in).
-    """
-    if isinstance(e, _LEAVES):
-        return _leaf(e, env), False
-    cache = env.run_cache
-    if cache is not None and env.ids.get("self", 0) is ALL and _invariant(e):
-        if e not in cache:
-            cache[e] = _compound(e, env)[0]
-        return cache[e], False
-    if e not in env.shared:
-        return _compound(e, env)
-    hit = env.memo.get(e)
-    if hit is None:
-        hit = env.memo[e] = (_compound(e, env)[0], _reads(e))
-    return hit[0], False
-
-
-def _leaf(e: ex.Expr, env: Env) -> Any:
-    if isinstance(e, ex.Const):
-        return _const(e.value, e.dtype)
-    if isinstance(e, ex.ParamRef):
-        return _const(env.params[e.name], e.dtype)
-    if isinstance(e, ex.FieldLoad):
-        return env.load(e.field, e.node)
-    if isinstance(e, ex.EdgeWeight):
-        if env.weights is None:
-            return np.float32(1.0)
-        return env.weights
-    if isinstance(e, ex.NodeId):
-        return env.node_ids(e.node)
-    if isinstance(e, ex.Degree):
-        return env.degree(e.kind, e.node)
-    if isinstance(e, ex.Iteration):
-        return np.int32(env.iteration)
-    if isinstance(e, ex.NumNodes):
-        return np.int32(env.graph.n_nodes)
-    if isinstance(e, ex.StmtValue):
-        return env.values[e.index]
-    if isinstance(e, ex.CommonNeighbours):
-        from .cpu_intrinsics import common_neighbours
-
-        return common_neighbours(env.graph, env.node_ids("src"), env.node_ids("dst"),
-                                 e.among)
-    if isinstance(e, ex.LabelFrequency):
-        # a step's statements often read it twice (the mode and the own label's count):
-        # kept until its field is written
-        hit = env.memo.get(e)
-        if hit is None:
-            from .cpu_intrinsics import label_frequency
-
-            who, row = ("src", "dst") if e.row == "dst" else ("dst", "src")
-            hit = env.memo[e] = (label_frequency(env.graph, env.fields[e.field],
-                                                 env.node_ids(who), env.node_ids(row)),
-                                 _reads(e))
-        return hit[0]
-    raise AssertionError(f"cannot evaluate {type(e).__name__}")
-
-
-def _typed(e: ex.Expr, env: Env, dt: np.dtype) -> tuple[Any, bool]:
-    """``e``'s value as dtype ``dt`` (a conversion is a new array) and whether it is one."""
-    v, own = _value(e, env)
-    if isinstance(v, np.ndarray):
-        if v.dtype != dt:
-            return v.astype(dt), True
-        return v, own
-    return dt.type(v), False
-
-
-def _into(dt: np.dtype, *operands: tuple[Any, bool]) -> np.ndarray | None:
-    """An operand array of dtype ``dt`` and the result's shape that this use holds alone,
-    to write the result into; ``None`` where there is none.
-    """
-    mine = [v for v, own in operands if own and isinstance(v, np.ndarray) and v.dtype == dt]
-    if not mine:
-        return None
-    shapes = {np.shape(v) for v, _ in operands} - {()}
-    # one shape (and scalars): the result's; else NumPy's broadcast of them
-    shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(
-        *(np.shape(v) for v, _ in operands)) if shapes else ()
-    return next((v for v in mine if v.shape == shape), None)
-
-
-def _compound(e: ex.Expr, env: Env) -> tuple[Any, bool]:
-    if isinstance(e, ex.FieldAt):
-        # take: faster than indexing, and several times so with int32 ids
-        at = node_index(e, evaluate(e.at, env), env.graph.n_nodes)
-        r = env.fields[e.field].take(at)
-        return r, np.ndim(r) > 0
-    if isinstance(e, ex.Cast):
-        v, own = _value(e.a, env)
-        v = np.asarray(v)
-        if v.dtype == _NP[e.dtype]:
-            return v, own
-        return v.astype(_NP[e.dtype]), v.ndim > 0
-    if isinstance(e, ex.BinOp):
-        dt = _NP[e.dtype]
-        a, b = _typed(e.a, env, dt), _typed(e.b, env, dt)
-        # (evaluate() entered np.errstate for the whole tree)
-        if e.op == "//":
-            r = np.floor_divide(a[0], b[0]) if dt.kind == "f" else _trunc_div(a[0], b[0])
-            return r, np.ndim(r) > 0
-        ufunc = _BINARY.get(e.op)
-        if ufunc is None:
-            raise AssertionError(f"unknown operator {e.op}")
-        out = _into(dt, a, b)
-        r = ufunc(a[0], b[0], out=out, dtype=dt)
-        return r, np.ndim(r) > 0
-    if isinstance(e, ex.UnaryOp):
-        a, own = _value(e.a, env)
-        out = a if own else None
-        if e.op == "-":
-            r = np.negative(a, out=out)
-        elif e.op == "abs":
-            r = np.abs(a, out=out)
-        else:
-            r = np.logical_not(a, out=out if own and a.dtype == np.bool_ else None)
-        return r, np.ndim(r) > 0
-    if isinstance(e, ex.Compare):
-        dt = _NP[ex._promote(e.a.dtype, e.b.dtype)]
-        r = _COMPARE[e.op](_typed(e.a, env, dt)[0], _typed(e.b, env, dt)[0])
-        return r, np.ndim(r) > 0
-    if isinstance(e, ex.Select):
-        dt = _NP[e.dtype]
-        r = np.where(evaluate(e.cond, env), _typed(e.a, env, dt)[0], _typed(e.b, env, dt)[0])
-        return r, np.ndim(r) > 0
-    raise AssertionError(f"cannot evaluate {type(e).__name__}")
-
-
-def node_index(e: ex.FieldAt | ex.Reduction, index: Any, n: int) -> np.ndarray:
-    """``index`` as node ids, after checking that every one is in ``0..n-1``."""
-    idx = np.asarray(index)
-    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
-        bad = int(idx[(idx < 0) | (idx >= n)].ravel()[0])
-        what = (f"{e.field}.at({ex.format_expr(e.at)})" if e.at is not None else e.field)
-        raise AlgorithmError(f"{what} names node {bad}, outside the graph's ids 0..{n - 1}; "
-                             "an index given to .at() must be a node id")
-    return idx
-
-
-def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    # C semantics: integer division truncates toward zero
-    q = np.abs(a) // np.where(b == 0, 1, np.abs(b))
-    return np.where((a < 0) ^ (b < 0), -q, q).astype(a.dtype)
+    return root(e, env.shared)(env)
 
 
 def broadcast(v: Any, length: int, dtype: str) -> np.ndarray:
     """``v`` as a ``length`` array of ``dtype`` (a scalar repeated)."""
-    arr = np.asarray(v).astype(_NP[dtype], copy=False)
-    if arr.ndim == 0:
-        arr = np.full(length, arr, dtype=_NP[dtype])
+    dt = _NP[dtype]
+    if isinstance(v, np.ndarray) and v.ndim:
+        return v if v.dtype == dt else v.astype(dt)
+    arr = np.empty(length, dtype=dt)  # np.full costs three times as much on few nodes
+    arr.fill(np.asarray(v).astype(dt, copy=False))
     return arr
 
 

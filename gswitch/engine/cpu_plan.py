@@ -1,0 +1,460 @@
+"""Compiled expressions for the CPU engine: a traced tree becomes nested closures, once.
+
+:func:`gswitch.engine.cpu_eval.evaluate` runs an operator's expressions on every
+statement of every step, most of them on a few nodes when the graph is small, where
+walking the tree and deciding each node's conversions again costs more than the NumPy
+work. :func:`root` compiles a tree once per set of shared subexpressions (the memo of
+:class:`~gswitch.engine.cpu_eval.Env`, fixed per operator) into closures that took those
+decisions ahead: which operands need converting, constants converted once, which nodes
+keep their value (``Env.memo``, ``Env.run_cache``), scalar arithmetic by NumPy's scalar
+operators. A plan reads nothing of a graph or a run but through the Env it is given,
+and is keyed by the expression objects (hashed by identity), which hold no array.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import expr as ex
+from ..errors import AlgorithmError
+
+if TYPE_CHECKING:
+    from .cpu_eval import Env
+
+__all__ = ["ALL", "root", "needs_quiet", "node_index", "quiet"]
+
+_NP = {d: np.dtype(d) for d in ex.DTYPES}
+
+#: The ids of a role that covers every node of the graph, in id order.
+ALL = None
+
+_BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
+           "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor,
+           "<<": np.left_shift, ">>": np.right_shift, "min": np.minimum, "max": np.maximum}
+#: NumPy's scalar arithmetic on two scalars of one dtype gives what the ufunc gives, at a
+#: tenth of its cost (a ufunc makes arrays of its scalar operands)
+_SCALAR_BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+                  "/": operator.truediv, "&": operator.and_, "|": operator.or_,
+                  "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift}
+_COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+            "==": np.equal, "!=": np.not_equal}
+
+LEAVES = (ex.Const, ex.ParamRef, ex.FieldLoad, ex.EdgeWeight, ex.NodeId, ex.Degree,
+          ex.Iteration, ex.NumNodes, ex.StmtValue, ex.CommonNeighbours, ex.LabelFrequency)
+#: leaves whose plan makes a value of exactly their dtype
+_EXACT_LEAVES = (ex.Const, ex.ParamRef, ex.NodeId, ex.Iteration, ex.NumNodes)
+_SCALAR_LEAVES = (ex.Const, ex.ParamRef, ex.Iteration, ex.NumNodes)
+_STEP_DEPENDENT = (ex.FieldLoad, ex.FieldAt, ex.StmtValue, ex.Iteration, ex.StepTotalRef,
+                   ex.EdgeWeight, ex.LabelFrequency)
+#: Arrays of fewer elements are not written in place: passing ``out=`` costs more than a
+#: small array (in place pays where a new array would be freshly paged in)
+_IN_PLACE = 1 << 12
+
+#: A compiled expression: the value of its tree in an Env and whether it is a new array
+#: that only this use holds, which the caller may then write its own result into (a
+#: chain of operations on every node otherwise allocates an array per operation)
+Plan = Callable[["Env"], tuple[Any, bool]]
+_Key = tuple[ex.Expr, frozenset]
+#: (expression, shared subexpressions) -> its plan, and its root (what evaluate runs).
+#: Several threads may compile one tree at once; each gets an equivalent plan.
+_PLANS: dict[_Key, Plan] = {}
+_ROOTS: dict[_Key, Callable[[Env], Any]] = {}
+#: plans kept at most (a process that traces algorithms without end starts over)
+_MAX_PLANS = 1 << 16
+_READS: dict[ex.Expr, frozenset[str]] = {}
+_INVARIANT: dict[ex.Expr, bool] = {}
+
+
+def quiet() -> Any:
+    """The floating-point error state every evaluation runs in (overflow, division by
+    zero and invalid operations give inf and NaN, as on the GPU, without warnings).
+
+    A caller that evaluates several trees may enter it once and set ``Env.quiet``, so
+    that each evaluation need not (entering it costs twice a small ufunc).
+    """
+    return np.errstate(divide="ignore", invalid="ignore", over="ignore")
+
+
+_QUIET: dict[tuple[Any, ...], bool] = {}
+
+
+def needs_quiet(statements: list[Any]) -> bool:
+    """Whether evaluating ``statements`` and applying them may raise a floating-point
+    warning that :func:`quiet` silences: they hold a float value or field, a division,
+    a conversion, arithmetic on NumPy scalars (which warns on integer overflow) or an
+    intrinsic. Integer array operations, comparisons and reductions never warn, so an
+    operator of only those (connected components' hooks) need not enter it.
+    """
+    key = tuple(statements)
+    hit = _QUIET.get(key)
+    if hit is None:
+        if len(_QUIET) > _MAX_PLANS:
+            _QUIET.clear()
+        hit = _QUIET[key] = any(_may_warn(st) for st in statements)
+    return hit
+
+
+def _may_warn(st: Any) -> bool:
+    if _NP[getattr(st, "dtype", "float32")].kind == "f":
+        return True
+    for root_expr in (st.value, getattr(st, "at", None), getattr(st, "activate_above", None)):
+        if root_expr is None:
+            continue
+        for x in ex.walk(root_expr):
+            if _NP[x.dtype].kind == "f" or isinstance(x, (ex.Cast, ex.CommonNeighbours,
+                                                          ex.LabelFrequency)):
+                return True
+            if isinstance(x, ex.BinOp) and (x.op in ("/", "//") or _scalar_only(x)):
+                return True
+    return False
+
+
+def root(e: ex.Expr, shared: frozenset) -> Callable[[Env], Any]:
+    """The compiled evaluation of ``e`` in an Env whose ``shared`` is ``shared``: a leaf
+    is read as it is; a compound tree runs in :func:`quiet` unless its caller has
+    entered it (``Env.quiet``).
+    """
+    key = (e, shared)
+    hit = _ROOTS.get(key)
+    if hit is not None:
+        return hit
+    p = plan(e, shared)
+    if isinstance(e, LEAVES):
+        def evaluation(env: Env) -> Any:
+            return p(env)[0]
+    else:
+        def evaluation(env: Env) -> Any:
+            if env.quiet:
+                return p(env)[0]
+            with quiet():
+                return p(env)[0]
+    if len(_ROOTS) > _MAX_PLANS:
+        _ROOTS.clear()
+    _ROOTS[key] = evaluation
+    return evaluation
+
+
+def plan(e: ex.Expr, shared: frozenset) -> Plan:
+    """The plan of ``e`` (see :data:`Plan`) among the ``shared`` subexpressions."""
+    key = (e, shared)
+    hit = _PLANS.get(key)
+    if hit is None:
+        if len(_PLANS) > _MAX_PLANS:
+            _PLANS.clear()
+        hit = _PLANS[key] = _leaf(e) if isinstance(e, LEAVES) else _kept(
+            e, shared, _body(e, shared))
+    return hit
+
+
+def reads(e: ex.Expr) -> frozenset[str]:
+    """The fields ``e`` reads, directly or indirectly."""
+    if e not in _READS:
+        _READS[e] = frozenset(x.field for x in ex.walk(e)
+                              if isinstance(x, (ex.FieldLoad, ex.FieldAt,
+                                                ex.LabelFrequency)))
+    return _READS[e]
+
+
+def _invariant(e: ex.Expr) -> bool:
+    """Whether ``e`` has the same value every step of a run (see ``Env.run_cache``)."""
+    if e not in _INVARIANT:
+        _INVARIANT[e] = not any(isinstance(x, _STEP_DEPENDENT) for x in ex.walk(e))
+    return _INVARIANT[e]
+
+
+def _kept(e: ex.Expr, shared: frozenset, body: Plan) -> Plan:
+    """``body`` with the values it may keep: over every node, a step-invariant value
+    (``Env.run_cache``) for the run; a shared subexpression until a field it reads is
+    written (``Env.memo``).
+    """
+    inner = body
+    if e in shared:
+        fields_read = reads(e)
+
+        def memo(env: Env) -> tuple[Any, bool]:
+            hit = env.memo.get(e)
+            if hit is None:
+                hit = env.memo[e] = (body(env)[0], fields_read)
+            return hit[0], False
+
+        inner = memo
+    if not _invariant(e):
+        return inner
+
+    def invariant(env: Env) -> tuple[Any, bool]:
+        cache = env.run_cache
+        if cache is not None and env.ids.get("self", 0) is ALL:
+            hit = cache.get(e, cache)
+            if hit is cache:
+                hit = cache[e] = body(env)[0]
+            return hit, False
+        return inner(env)
+
+    return invariant
+
+
+def _leaf(e: ex.Expr) -> Plan:
+    if isinstance(e, ex.Const):
+        value = (_NP[e.dtype].type(e.value), False)
+        return lambda env: value
+    if isinstance(e, ex.ParamRef):
+        name, scalar = e.name, _NP[e.dtype].type
+        return lambda env: (scalar(env.params[name]), False)
+    if isinstance(e, ex.FieldLoad):
+        field, role = e.field, e.node
+        return lambda env: (env.load(field, role), False)
+    if isinstance(e, ex.StmtValue):
+        index = e.index
+        return lambda env: (env.values[index], False)
+    if isinstance(e, ex.NumNodes):
+        return lambda env: (np.int32(env.graph.n_nodes), False)
+    if isinstance(e, ex.Iteration):
+        return lambda env: (np.int32(env.iteration), False)
+    if isinstance(e, ex.Degree):
+        kind, role = e.kind, e.node
+        return lambda env: (env.degree(kind, role), False)
+    if isinstance(e, ex.NodeId):
+        role = e.node
+        return lambda env: (env.node_ids(role), False)
+    if isinstance(e, ex.EdgeWeight):
+        one = (np.float32(1.0), False)
+        return lambda env: one if env.weights is None else (env.weights, False)
+    return lambda env: (_intrinsic(e, env), False)
+
+
+def _intrinsic(e: ex.Expr, env: Env) -> Any:
+    if isinstance(e, ex.CommonNeighbours):
+        from .cpu_intrinsics import common_neighbours
+
+        return common_neighbours(env.graph, env.node_ids("src"), env.node_ids("dst"),
+                                 e.among)
+    if isinstance(e, ex.LabelFrequency):
+        # a step's statements often read it twice (the mode and the own label's count):
+        # kept until its field is written
+        hit = env.memo.get(e)
+        if hit is None:
+            from .cpu_intrinsics import label_frequency
+
+            who, row = ("src", "dst") if e.row == "dst" else ("dst", "src")
+            hit = env.memo[e] = (label_frequency(env.graph, env.fields[e.field],
+                                                 env.node_ids(who), env.node_ids(row)),
+                                 reads(e))
+        return hit[0]
+    raise AssertionError(f"cannot evaluate {type(e).__name__}")
+
+
+def _typed(e: ex.Expr, dt: np.dtype, shared: frozenset) -> Plan:
+    """The plan of ``e`` with its value as dtype ``dt`` (a conversion is a new array):
+    the plan itself where ``e`` already gives ``dt``, a constant converted once.
+    """
+    p = plan(e, shared)
+    if _NP[e.dtype] == dt and _gives_own_dtype(e):
+        return p
+    if isinstance(e, ex.Const):
+        value = (dt.type(p(None)[0]), False)
+        return lambda env: value
+    convert = dt.type
+
+    def typed(env: Env) -> tuple[Any, bool]:
+        v, own = p(env)
+        if isinstance(v, np.ndarray):
+            if v.dtype != dt:
+                return v.astype(dt), True
+            return v, own
+        if type(v) is convert:
+            return v, False
+        return convert(v), False
+
+    return typed
+
+
+def _gives_own_dtype(e: ex.Expr) -> bool:
+    """Whether ``e``'s plan always gives ``e.dtype`` (an array or a NumPy scalar of it)."""
+    if isinstance(e, ex.UnaryOp):
+        return e.op == "not" or _gives_own_dtype(e.a)
+    return isinstance(e, (ex.BinOp, ex.Cast, ex.Compare, ex.Select) + _EXACT_LEAVES)
+
+
+def _array(r: Any) -> bool:
+    """Whether ``r`` is an array with elements (not a scalar or 0-d array)."""
+    return isinstance(r, np.ndarray) and r.ndim > 0
+
+
+def _into(x: Any, own_x: bool, y: Any, own_y: bool) -> np.ndarray | None:
+    """An operand array (both have the result's dtype) of the result's shape that this
+    use holds alone (``own_x``, ``own_y``), to write the result into; ``None`` where
+    there is none or it is small.
+    """
+    if own_x and x.size >= _IN_PLACE and _holds(x, y):
+        return x
+    if own_y and y.size >= _IN_PLACE and _holds(y, x):
+        return y
+    return None
+
+
+def _holds(x: np.ndarray, y: Any) -> bool:
+    """Whether ``x``'s shape is that of ``x`` and ``y`` broadcast together."""
+    sy = np.shape(y)
+    return sy == () or sy == x.shape or np.broadcast_shapes(x.shape, sy) == x.shape
+
+
+def _scalar_only(e: ex.Expr) -> bool:
+    """Whether ``e``'s value is a NumPy scalar wherever it is evaluated: it reads only
+    constants, parameters, the step number and the node count.
+    """
+    return all(isinstance(x, _SCALAR_LEAVES) or not isinstance(x, LEAVES) and not
+               isinstance(x, ex.FieldAt) for x in ex.walk(e))
+
+
+def _body(e: ex.Expr, shared: frozenset) -> Plan:
+    """The plan of a compound node, without what :func:`_kept` adds."""
+    if isinstance(e, ex.FieldAt):
+        at, field = plan(e.at, shared), e.field
+
+        def field_at(env: Env) -> tuple[Any, bool]:
+            # take: faster than indexing, and several times so with int32 ids
+            r = env.fields[field].take(node_index(e, at(env)[0], env.graph.n_nodes))
+            return r, _array(r)
+
+        return field_at
+    if isinstance(e, ex.Cast):
+        a, dt = plan(e.a, shared), _NP[e.dtype]
+
+        def cast(env: Env) -> tuple[Any, bool]:
+            v, own = a(env)
+            if not isinstance(v, np.ndarray):
+                v = np.asarray(v)
+            if v.dtype == dt:
+                return v, own
+            return v.astype(dt), v.ndim > 0
+
+        return cast
+    if isinstance(e, ex.BinOp):
+        return _binary(e, shared)
+    if isinstance(e, ex.UnaryOp):
+        return _unary(e, shared)
+    if isinstance(e, ex.Compare):
+        dt = _NP[ex._promote(e.a.dtype, e.b.dtype)]
+        a, b, compare = _typed(e.a, dt, shared), _typed(e.b, dt, shared), _COMPARE[e.op]
+
+        def comparison(env: Env) -> tuple[Any, bool]:
+            r = compare(a(env)[0], b(env)[0])
+            return r, _array(r)
+
+        return comparison
+    if isinstance(e, ex.Select):
+        dt = _NP[e.dtype]
+        cond, a, b = plan(e.cond, shared), _typed(e.a, dt, shared), _typed(e.b, dt, shared)
+
+        def select(env: Env) -> tuple[Any, bool]:
+            r = np.where(cond(env)[0], a(env)[0], b(env)[0])
+            return r, _array(r)
+
+        return select
+    raise AssertionError(f"cannot evaluate {type(e).__name__}")
+
+
+def _binary(e: ex.BinOp, shared: frozenset) -> Plan:
+    dt = _NP[e.dtype]
+    a, b = _typed(e.a, dt, shared), _typed(e.b, dt, shared)
+    if e.op == "//":
+        def floor_divide(env: Env) -> tuple[Any, bool]:
+            x, y = a(env)[0], b(env)[0]
+            r = np.floor_divide(x, y) if dt.kind == "f" else _trunc_div(x, y)
+            return r, _array(r)
+
+        return floor_divide
+    ufunc = _BINARY.get(e.op)
+    if ufunc is None:
+        raise AssertionError(f"unknown operator {e.op}")
+    if _scalar_only(e):  # scalars: no array of its own to write into
+        op = _SCALAR_BINARY.get(e.op) if dt.kind in "iuf" else None
+        if op is not None:
+            def scalar_op(env: Env) -> tuple[Any, bool]:
+                return op(a(env)[0], b(env)[0]), False
+
+            return scalar_op
+
+        def scalar(env: Env) -> tuple[Any, bool]:
+            return ufunc(a(env)[0], b(env)[0], dtype=dt), False
+
+        return scalar
+
+    # both operands have dtype ``dt``, so the ufunc's own loop for them is ``dt``'s
+    def binary(env: Env) -> tuple[Any, bool]:
+        x, own_x = a(env)
+        y, own_y = b(env)
+        if own_x or own_y:
+            out = _into(x, own_x, y, own_y)
+            if out is not None:
+                return ufunc(x, y, out=out), True
+        r = ufunc(x, y)
+        return r, _array(r)
+
+    return binary
+
+
+def _unary(e: ex.UnaryOp, shared: frozenset) -> Plan:
+    a = plan(e.a, shared)
+    if e.op == "-":
+        ufunc = np.negative
+    elif e.op == "abs":
+        ufunc = np.abs
+    else:
+        def logical_not(env: Env) -> tuple[Any, bool]:
+            v, own = a(env)
+            if own and v.dtype == np.bool_ and v.size >= _IN_PLACE:
+                return np.logical_not(v, out=v), True
+            r = np.logical_not(v)
+            return r, _array(r)
+
+        return logical_not
+
+    def unary(env: Env) -> tuple[Any, bool]:
+        v, own = a(env)
+        if own and v.size >= _IN_PLACE:
+            return ufunc(v, out=v), True
+        r = ufunc(v)
+        return r, _array(r)
+
+    return unary
+
+
+_UNSIGNED = {np.dtype(t): np.dtype(u) for t, u in (
+    (np.int8, np.uint8), (np.int16, np.uint16), (np.int32, np.uint32), (np.int64, np.uint64),
+    (np.uint8, np.uint8), (np.uint16, np.uint16), (np.uint32, np.uint32),
+    (np.uint64, np.uint64))}
+#: Index arrays up to this size are checked element by element in Python (cheaper than
+#: a NumPy reduction on a handful of ids)
+_FEW_IDS = 8
+
+
+def node_index(e: ex.FieldAt | ex.Reduction, index: Any, n: int) -> np.ndarray:
+    """``index`` as node ids, after checking that every one is in ``0..n-1``."""
+    idx = np.asarray(index)
+    size = idx.size
+    if not size:
+        return idx
+    unsigned = _UNSIGNED.get(idx.dtype)
+    if unsigned is not None:
+        if size <= _FEW_IDS:
+            if all(0 <= i < n for i in idx.ravel().tolist()):
+                return idx
+        elif int(np.maximum.reduce(idx.view(unsigned), axis=None)) < n:
+            return idx  # one pass: a negative id is a large unsigned one
+    elif int(idx.min()) >= 0 and int(idx.max()) < n:
+        return idx
+    bad = int(idx[(idx < 0) | (idx >= n)].ravel()[0])
+    what = (f"{e.field}.at({ex.format_expr(e.at)})" if e.at is not None else e.field)
+    raise AlgorithmError(f"{what} names node {bad}, outside the graph's ids 0..{n - 1}; "
+                         "an index given to .at() must be a node id")
+
+
+def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # C semantics: integer division truncates toward zero
+    q = np.abs(a) // np.where(b == 0, 1, np.abs(b))
+    return np.where((a < 0) ^ (b < 0), -q, q).astype(a.dtype)
