@@ -5,7 +5,7 @@
   per edge (the reach closure of :mod:`~gswitch.engine.cpu_reach` runs on them);
 - :class:`MarkStep`: a stage whose run is one super-step, guarded edges marking their
   ends with a constant and a node operator after them (a trimming sweep), computed
-  from the kept edges with plain indexed stores or boolean sparse products
+  from the kept edges with plain indexed stores or sparse products counting them
   (``tests/test_scc_cpu_fast_paths.py`` compares it with the super-step).
 
 Nothing here names an algorithm.
@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import expr as ex
 from ..algorithm import AlgorithmSpec
+from ..arrayops import sorted_unique
 from ..graph import Graph
 from .cpu_derived import derived
 from .cpu_eval import ALL, Env, broadcast, evaluate
@@ -137,13 +138,15 @@ class GuardedEdges:
         return out[0], out[1]
 
     def kept(self, graph: Graph, fields: dict[str, np.ndarray], params: dict[str, Any],
-             degrees: dict[str, np.ndarray]) -> tuple[np.ndarray | None, Any]:
+             degrees: dict[str, np.ndarray],
+             masks: tuple[Any, Any] | None = None) -> tuple[np.ndarray | None, Any]:
         """A mask of the kept edges of ``graph`` (``None``: every edge), and one of the
-        nodes that may send one (``ALL``: any node).
+        nodes that may send one (``ALL``: any node); ``masks``: what :meth:`node_masks`
+        answered, where the caller asked already.
         """
         if self.whole:
             return self._sequential(graph, fields, params, degrees), ALL
-        senders, receivers = self.node_masks(graph, fields, params, degrees)
+        senders, receivers = masks or self.node_masks(graph, fields, params, degrees)
         if self.few(graph, senders):
             pos, _, _ = self.from_senders(graph, senders, receivers, fields, params, degrees)
             keep = np.zeros(graph.n_edges, dtype=bool)
@@ -246,22 +249,27 @@ def row_counts(graph: Graph, keep: np.ndarray | None) -> np.ndarray:
     return np.diff(total[graph.indptr])
 
 
-def _structure(graph: Graph, no_loops: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``graph``'s CSR rows (without its self-loops where ``no_loops``) and a boolean one
-    per entry: what a boolean sparse product of its pattern takes, once per graph.
+def _structure(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``graph``'s CSR rows with a one (int32) per entry: what a sparse product counting
+    neighbours takes, once per graph.
     """
     def build(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        indptr, indices = g.indptr, g.indices
-        keep = _not_loops(g) if no_loops else None
-        if keep is not None:
-            indptr = np.zeros_like(indptr)
-            np.cumsum(row_counts(g, keep), out=indptr[1:])
-            indices = indices[keep]
         # one index type for both, as the kernels want
-        return indptr, indices.astype(indptr.dtype, copy=False), np.ones(indices.size,
-                                                                         dtype=bool)
+        return g.indptr, g.indices.astype(g.indptr.dtype, copy=False), np.ones(
+            g.n_edges, dtype=np.int32)
 
-    return derived(graph, f"bool_pattern:{no_loops}", build)
+    return derived(graph, "count_pattern", build)
+
+
+def _loops(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes with a self-loop and how many each has, once per graph."""
+    def build(g: Graph) -> tuple[np.ndarray, np.ndarray]:
+        at = g.sources()
+        at = at[at == g.indices]
+        nodes = sorted_unique(at)
+        return nodes, np.searchsorted(at, nodes, side="right") - np.searchsorted(at, nodes)
+
+    return derived(graph, "self_loops", build)
 
 
 def _not_loops(graph: Graph) -> np.ndarray | None:
@@ -390,9 +398,9 @@ class MarkStep:
         found.
 
         Few senders: their rows are walked. Else where the guards keep the edges between
-        two sets of nodes (self-loops aside), two boolean sparse products answer: the
-        out-rows of the senders that meet a receiver, and the in-rows of the receivers
-        that meet a sender. Else the kept edges' ends are stored.
+        two sets of nodes (self-loops aside), two sparse products count them: the
+        out-edges of each node into a receiver, and its in-edges from a sender (less its
+        self-loops where those do not count). Else the kept edges' ends are stored.
         """
         n = graph.n_nodes
         senders, receivers = self.guards.node_masks(graph, fields, params, degrees)
@@ -405,14 +413,21 @@ class MarkStep:
             receives[dst] = True
             return sends, receives, "row walks"
         if self.guards.by_nodes and _csr_matvec is not None:
-            indptr, indices, ones = _structure(graph, self.guards.no_loops)
-            every = np.ones(n, dtype=bool)
-            sends = np.zeros(n, dtype=bool)
-            receives = np.zeros(n, dtype=bool)
-            _csr_matvec(n, n, indptr, indices, ones,
-                        every if receivers is ALL else receivers, sends)
-            _csc_matvec(n, n, indptr, indices, ones,
-                        every if senders is ALL else senders, receives)
+            # kept edges per node: out-edges into receivers, in-edges from senders (less
+            # the self-loops where they do not count)
+            indptr, indices, ones = _structure(graph)
+            to = np.ones(n, dtype=np.int32) if receivers is ALL else receivers.astype(np.int32)
+            frm = np.ones(n, dtype=np.int32) if senders is ALL else senders.astype(np.int32)
+            out_kept = np.zeros(n, dtype=np.int32)
+            in_kept = np.zeros(n, dtype=np.int32)
+            _csr_matvec(n, n, indptr, indices, ones, to, out_kept)
+            _csc_matvec(n, n, indptr, indices, ones, frm, in_kept)
+            if self.guards.no_loops:
+                looped, count = _loops(graph)
+                out_kept[looped] -= count * to[looped]
+                in_kept[looped] -= count * frm[looped]
+            sends = out_kept > 0
+            receives = in_kept > 0
             if senders is not ALL:
                 sends &= senders
             if receivers is not ALL:
