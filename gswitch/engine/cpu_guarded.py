@@ -216,6 +216,49 @@ class GuardedEdges:
             pos, src, dst = pos[ok], src[ok], dst[ok]
         return pos, src, dst
 
+    def few_receivers(self, graph: Graph, receivers: Any) -> bool:
+        """Whether ``receivers`` (a node mask) get few enough edges that a walk of their
+        rows in the reverse graph costs less than a pass over every edge, and the terms
+        can be read there (no edge weight: the reverse graph's edges are in another
+        order).
+        """
+        if receivers is ALL or self.whole:
+            return False
+        if graph.weights is not None and any(
+                isinstance(x, ex.EdgeWeight) for t in self.per_graph + self.per_edge
+                for x in ex.walk(t)):
+            return False
+        return _FEW * int(np.diff(graph.reverse.indptr)[receivers].sum()) < graph.n_edges
+
+    def from_receivers(self, graph: Graph, senders: Any, receivers: np.ndarray,
+                       fields: dict[str, np.ndarray], params: dict[str, Any],
+                       degrees: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The kept edges into the nodes of ``receivers`` (where :meth:`few_receivers`
+        holds), walked on the reverse graph: their sources and destinations (intp), by
+        destination.
+        """
+        rev = graph.reverse
+        dst = np.flatnonzero(receivers)
+        starts = rev.indptr[dst].astype(np.intp)
+        deg = rev.indptr[dst + 1] - starts
+        pos = np.arange(int(deg.sum())) + np.repeat(starts - (np.cumsum(deg) - deg), deg)
+        src, dst = rev.indices.take(pos).astype(np.intp), np.repeat(dst, deg)
+        ok = np.ones(src.size, dtype=bool)
+        if senders is not ALL:
+            ok &= senders[src]
+        if self.no_loops:
+            ok &= src != dst
+        src, dst = src[ok], dst[ok]
+        terms = self.per_graph + self.per_edge
+        if terms and src.size:
+            env = Env(fields, {"src": src, "dst": dst}, None, src.size, params, 0, graph,
+                      degrees)
+            ok = broadcast(evaluate(terms[0], env), src.size, "bool").copy()
+            for term in terms[1:]:
+                ok &= broadcast(evaluate(term, env), src.size, "bool")
+            src, dst = src[ok], dst[ok]
+        return src, dst
+
     def _sequential(self, graph: Graph, fields: dict[str, np.ndarray], params: dict[str, Any],
                     degrees: dict[str, np.ndarray]) -> np.ndarray:
         """The kept edges, each guard evaluated whole on those the ones before it keep."""

@@ -149,8 +149,8 @@ class Reach:
     def _kept(self, graph: Graph, fields: dict[str, np.ndarray], params: dict[str, Any],
               degrees: dict[str, np.ndarray]) -> tuple[np.ndarray | None, Any, Any]:
         """The kept edges: a mask over the graph's (``None``: all) and the nodes that may
-        send one; or, where those send few edges, the mask ``None`` and the kept edges'
-        sources and destinations (in CSR order) as the third value (else ``None``).
+        send one; or, where those send or receive few edges, the mask ``None`` and the
+        kept edges' sources and destinations as the third value (else ``None``).
         """
         edges = self.edges
         if edges.whole:
@@ -160,15 +160,21 @@ class Reach:
             _, src, dst = edges.from_senders(graph, senders, receivers, fields, params,
                                              degrees)
             return None, senders, (src, dst)
+        if edges.few_receivers(graph, receivers):
+            return None, senders, edges.from_receivers(graph, senders, receivers, fields,
+                                                       params, degrees)
         keep, _ = edges.kept(graph, fields, params, degrees, masks=(senders, receivers))
         return keep, senders, None
 
 
 def _subgraph(src: np.ndarray, dst: np.ndarray, seeds: np.ndarray) -> tuple[Graph, np.ndarray]:
-    """The graph of the edges ``src -> dst`` (sorted by source) on their ends and
-    ``seeds``, renumbered in id order, and those ids (a search costs its edges, not the
-    whole graph's nodes and edges).
+    """The graph of the edges ``src -> dst`` on their ends and ``seeds``, renumbered in id
+    order, and those ids (a search costs its edges, not the whole graph's nodes and
+    edges).
     """
+    if src.size > 1 and bool(np.any(src[1:] < src[:-1])):
+        order = np.argsort(src, kind="stable")
+        src, dst = src[order], dst[order]
     ids = sorted_unique(np.concatenate([src, dst, seeds]))
     rows = np.searchsorted(ids, src)
     indptr = np.zeros(ids.size + 1, dtype=np.int64)
