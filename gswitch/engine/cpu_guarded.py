@@ -21,7 +21,7 @@ from .. import expr as ex
 from ..algorithm import AlgorithmSpec
 from ..arrayops import sorted_unique
 from ..graph import Graph
-from .cpu_derived import derived
+from .cpu_derived import all_sources, derived
 from .cpu_eval import ALL, Env, broadcast, evaluate
 
 __all__ = ["GuardedEdges", "MarkStep", "row_counts"]
@@ -163,10 +163,18 @@ class GuardedEdges:
         for mask in fixed:
             if mask is not None:
                 keep = mask.copy() if keep is None else np.logical_and(keep, mask, out=keep)
-        if self.per_edge:
-            ok = np.arange(graph.n_edges) if keep is None else np.flatnonzero(keep)
+        if self.per_edge and (keep is None or _DENSE * np.count_nonzero(keep) > keep.size):
+            # most edges kept: the terms on every edge, without gathering their ends
+            env = Env(fields, {"src": all_sources(graph), "dst": graph.indices},
+                      graph.weights, graph.n_edges, params, 0, graph, degrees)
+            hit = broadcast(evaluate(self.per_edge[0], env), graph.n_edges, "bool")
+            keep = hit.copy() if keep is None else np.logical_and(keep, hit, out=keep)
+            for term in self.per_edge[1:]:
+                keep &= broadcast(evaluate(term, env), graph.n_edges, "bool")
+        elif self.per_edge:
+            ok = np.flatnonzero(keep)
             if ok.size:
-                env = Env(fields, {"src": graph.sources().take(ok),
+                env = Env(fields, {"src": all_sources(graph).take(ok),
                                    "dst": graph.indices.take(ok)},
                           None if graph.weights is None else graph.weights.take(ok),
                           ok.size, params, 0, graph, degrees)
@@ -263,7 +271,7 @@ class GuardedEdges:
                     degrees: dict[str, np.ndarray]) -> np.ndarray:
         """The kept edges, each guard evaluated whole on those the ones before it keep."""
         ok = np.arange(graph.n_edges)
-        src, w = graph.sources(), graph.weights
+        src, w = all_sources(graph), graph.weights
         for g in self.guards:
             env = Env(fields, {"src": src.take(ok), "dst": graph.indices.take(ok)},
                       None if w is None else w.take(ok), ok.size, params, 0, graph, degrees)
@@ -277,7 +285,7 @@ class GuardedEdges:
         """``term`` (reading ids and degrees only) on every edge, once per graph."""
         fixed = derived(graph, f"guard_term:{id(term)}", lambda g: [None, None])
         if fixed[0] is not term:
-            env = Env({}, {"src": graph.sources(), "dst": graph.indices}, None, graph.n_edges,
+            env = Env({}, {"src": all_sources(graph), "dst": graph.indices}, None, graph.n_edges,
                       {}, 0, graph, degrees)
             fixed[:] = [term, broadcast(evaluate(term, env), graph.n_edges, "bool")]
         return fixed[1]
@@ -307,7 +315,7 @@ def _structure(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _loops(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
     """The nodes with a self-loop and how many each has, once per graph."""
     def build(g: Graph) -> tuple[np.ndarray, np.ndarray]:
-        at = g.sources()
+        at = all_sources(g)
         at = at[at == g.indices]
         nodes = sorted_unique(at)
         return nodes, np.searchsorted(at, nodes, side="right") - np.searchsorted(at, nodes)
@@ -318,7 +326,7 @@ def _loops(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
 def _not_loops(graph: Graph) -> np.ndarray | None:
     """The edges that are not self-loops (``None``: the graph has none), once per graph."""
     def build(g: Graph) -> np.ndarray | None:
-        mask = g.indices != g.sources()
+        mask = g.indices != all_sources(g)
         return None if mask.all() else mask
 
     return derived(graph, "not_loops", build)
@@ -326,6 +334,9 @@ def _not_loops(graph: Graph) -> np.ndarray | None:
 
 #: Senders whose rows hold less than 1 / _FEW of the edges are walked row by row.
 _FEW = 8
+#: Where the one-end terms keep more than 1 / _DENSE of the edges, the other terms are
+#: evaluated on every edge rather than on those kept.
+_DENSE = 2
 
 
 #: what a node operator's values may read for :class:`MarkStep`: the node's own fields,

@@ -18,17 +18,19 @@ visits everything the nodes before it left unvisited and it reaches, so the node
 starts the search visiting ``v`` holds the best value that reaches ``v`` (one such
 start node: a breadth-first search from it).
 
-The searches are chained: a helper node per start node has two edges, to its start
-node and to the next helper, and one search from the first helper visits them in turn;
-in the order it visits nodes, each helper comes just before its start node's search.
-scipy's search rescans a node's row from its beginning each time it returns to the
-node, so a row longer than :data:`_FAN` entries is first split among helper nodes,
-each holding that many of its entries in turn, and the row holds its helpers instead
-(a tree of them for a row of more than ``_FAN ** 2``): the rescans cost at most that
-many times the edges. ``G_c`` is never written out as an edge list:
-its rows are counted and its targets compressed from a mask over the graph's edges
-(:class:`~gswitch.engine.cpu_guarded.GuardedEdges`); a fresh array costs more in first
-touches of memory than most passes over it on a 100,000-edge graph.
+The searches are chained: one search starts from a new node whose row lists the start
+nodes in that order, and it returns to that row after each of their searches; in the
+order it visits nodes, a search begins at a start node reached from that row (its
+predecessor). scipy's search rescans a node's row from its beginning each time it
+returns to the node, so a row longer than :data:`_FAN` entries (that one, or a hub's)
+is first split among helper nodes, each holding that many of its entries in turn, and
+the row holds its helpers instead (a tree of them for a row of more than ``_FAN **
+2``): the rescans cost at most that many times the edges. ``G_c`` is never written out
+as an edge list: its rows are counted and its targets compressed from a mask over the
+graph's edges (:class:`~gswitch.engine.cpu_guarded.GuardedEdges`), or where few nodes
+send or receive its edges, those are read from their rows and searched as a subgraph
+of their ends; a fresh array costs more in first touches of memory than most passes
+over it on a 100,000-edge graph.
 
 The shape is recognised from the operator's structure; nothing here names an algorithm.
 The same conditions as :mod:`~gswitch.engine.cpu_closure` keep the super-steps (an
@@ -130,7 +132,7 @@ class Reach:
         if seeds.size == 1:
             stats["formulation"] = ("reach closure "
                                     "(scipy.sparse.csgraph.breadth_first_order)")
-            matrix = _matrix(on, keep, np.empty(0, np.int32), np.empty(0, np.int64))
+            matrix, _ = _matrix(on, keep)
             reached = csgraph.breadth_first_order(matrix, int(local[0]), directed=True,
                                                   return_predecessors=False)
             source = np.full(reached.size, local[0])
@@ -185,57 +187,89 @@ def _subgraph(src: np.ndarray, dst: np.ndarray, seeds: np.ndarray) -> tuple[Grap
 
 def _first_search(graph: Graph, keep: np.ndarray | None, seeds: np.ndarray) -> np.ndarray:
     """For each node of ``graph``, the first of ``seeds`` that reaches it over the edges
-    ``keep`` marks (``None``: all), or -1: one chained depth-first search (module
-    docstring).
+    ``keep`` marks (``None``: all), or -1: one depth-first search from a node whose row
+    lists the seeds in order (module docstring).
     """
-    n, k = graph.n_nodes, seeds.size
-    # helper n + j: an edge to seeds[j], then one to helper n + j + 1 (in that order)
-    chain = np.empty(2 * k - 1, dtype=np.int32)
-    chain[0::2] = seeds
-    chain[1::2] = np.arange(n + 1, n + k, dtype=np.int32)
-    counts = np.full(k, 2, dtype=np.int64)
-    counts[-1] = 1
-    matrix = _matrix(graph, keep, chain, counts, fan=True)
-    visit = csgraph.depth_first_order(matrix, n, directed=True, return_predecessors=False)
-    # helper n + j is visited just before the search from seeds[j], and helper n + j + 1
-    # just after it: the nodes between them in the visit order are that search's
-    helper = visit - n
-    searching = np.cumsum((helper >= 0) & (helper < k)) - 1
-    mine = helper < 0
+    n = graph.n_nodes
+    matrix, top = _matrix(graph, keep, seeds, fan=True)
+    visit, pred = csgraph.depth_first_order(matrix, top, directed=True)
+    # a search starts at a seed the start row (or a helper of it: the nodes from top on)
+    # leads to, and goes on up to the next start in the visit order
+    starts = pred.take(visit) >= top
+    at = np.arange(visit.size)
+    at[~starts] = 0
+    np.maximum.accumulate(at, out=at)
+    mine = visit < n
     first = np.full(n, -1, dtype=np.intp)
-    first[visit[mine]] = seeds[searching[mine]]
+    first[visit[mine]] = visit.take(at[mine])
     return first
 
 
-def _matrix(graph: Graph, keep: np.ndarray | None, extra: np.ndarray,
-            extra_counts: np.ndarray, fan: bool = False) -> sp.csr_array:
-    """The graph of the edges of ``graph`` that ``keep`` marks (``None``: all) on nodes
-    ``0 .. n - 1``, then rows of ``extra_counts`` entries each holding ``extra`` in turn
-    (nodes from ``n`` on), as a square CSR matrix of ones for ``scipy.sparse.csgraph``.
+def _matrix(graph: Graph, keep: np.ndarray | None, start_row: np.ndarray | None = None,
+            fan: bool = False) -> tuple[sp.csr_array, int]:
+    """The graph of the edges of ``graph`` that ``keep`` marks (``None``: all) as a
+    square CSR matrix of ones for ``scipy.sparse.csgraph``, and the node that holds
+    ``start_row`` (a row of node ids, the last of the matrix's own nodes; its helpers
+    follow it) where there is one.
 
     With ``fan``, a row longer than :func:`_fan_width` entries is split among new nodes
-    (numbered after the others; :func:`_fanned`). Reachability among the other nodes is
+    (numbered after the graph's; :func:`_fanned`). Reachability among the other nodes is
     unchanged, and a depth-first search rescans no row longer than that.
     """
     deg = row_counts(graph, keep)
     m = int(deg.sum())
-    counts = np.concatenate([deg, extra_counts])
-    indices = np.empty(m + extra.size, dtype=np.int32)  # filled in place: no copies
+    counts = deg
+    indices = np.empty(m, dtype=np.int32)  # filled in place: no copies
     if keep is None:
-        indices[:m] = graph.indices
+        indices[:] = graph.indices
     else:
-        np.compress(keep, graph.indices, out=indices[:m])
-    indices[m:] = extra
+        np.compress(keep, graph.indices, out=indices)
+    width = _fan_width()
     if fan:
-        width = _fan_width()
-        long_rows = np.flatnonzero(counts > width)
-        while long_rows.size:  # a row of more than width ** 2 entries takes more levels
-            counts, indices = _fanned(counts, indices, long_rows, width)
-            long_rows = long_rows[counts[long_rows] > width]
+        counts, indices = _fanned_all(counts, indices, width)
+    top = counts.size
+    if start_row is not None:
+        more, entries = _start_rows(start_row, top, width if fan else start_row.size)
+        counts = np.concatenate([counts, more])
+        indices = np.concatenate([indices, entries])
     total = counts.size
     indptr = np.zeros(total + 1, dtype=np.int32)
     np.cumsum(counts, out=indptr[1:])
-    return sp.csr_array((_ones(indices.size), indices, indptr), shape=(total, total))
+    return sp.csr_array((_ones(indices.size), indices, indptr), shape=(total, total)), top
+
+
+def _start_rows(start_row: np.ndarray, top: int,
+                width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row lengths and entries of node ``top`` listing ``start_row`` and of its helpers
+    (numbered from ``top + 1`` on), none longer than ``width``: the list is cut into
+    pieces of ``width``, a helper each, and so on up to a row short enough for ``top``.
+    """
+    counts, entries = [], []
+    row = start_row.astype(np.int32, copy=False)
+    nxt = top + 1
+    while row.size > max(width, 1):
+        pieces = -(-row.size // width)
+        size = np.full(pieces, width, dtype=np.int64)
+        size[-1] = row.size - (pieces - 1) * width
+        counts.append(size)
+        entries.append(row)
+        row = np.arange(nxt, nxt + pieces, dtype=np.int32)
+        nxt += pieces
+    # top's row, then the helpers' in id order: the pieces cut first come first
+    return (np.concatenate([[row.size], *counts]).astype(np.int64),
+            np.concatenate([row, *entries]))
+
+
+def _fanned_all(counts: np.ndarray, cols: np.ndarray,
+                width: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_fanned` until no row is longer than ``width``: a row of more than
+    ``width ** 2`` entries takes more levels.
+    """
+    long_rows = np.flatnonzero(counts > width)
+    while long_rows.size:
+        counts, cols = _fanned(counts, cols, long_rows, width)
+        long_rows = long_rows[counts[long_rows] > width]
+    return counts, cols
 
 
 #: Entries up to which the matrices' values (never read by a traversal) are views of
