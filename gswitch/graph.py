@@ -638,9 +638,14 @@ class Graph:
 
     @property
     def in_degree(self) -> np.ndarray:
-        """In-degree of every node (int64)."""
+        """In-degree of every node (int64): the reverse graph's out-degree where that is
+        built already, else a count of the edges' targets.
+        """
         if self._in_degree is None:
-            d = np.bincount(self._indices, minlength=self.n_nodes).astype(np.int64)
+            if self._reverse is not None and self._reverse is not self:
+                d = np.diff(self._reverse._indptr).astype(np.int64)
+            else:
+                d = np.bincount(self._indices, minlength=self.n_nodes).astype(np.int64)
             d.flags.writeable = False
             self._in_degree = d
         return self._in_degree

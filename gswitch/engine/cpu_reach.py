@@ -123,8 +123,12 @@ class Reach:
                 few is not None and few[0].size == 0):
             stats["reached"] = int(seeds.size)
             return stats
-        if seeds.size > 1:  # best value first (ties in any order: either gives the same)
-            rank = np.argsort(x[seeds], kind="stable")
+        values = x[seeds]
+        worse = np.greater if self.kind == "max" else np.less  # than the one before
+        if seeds.size > 1 and bool(worse(values[1:], values[:-1]).any()):
+            # best value first (ties in any order: either search gives the same value);
+            # seeds already in that order (each holding its own id) skip the sort
+            rank = np.argsort(values, kind="stable")
             seeds = seeds[rank[::-1] if self.kind == "max" else rank]
         # few kept edges: the searches run on the subgraph of their ends (renumbered)
         on, ids = (graph, None) if few is None else _subgraph(*few, seeds)
