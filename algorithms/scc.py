@@ -121,7 +121,7 @@ def _round(remaining) -> dict:
 #: A trimming sweep that assigns fewer than 1 / _TRIM_GAIN of the nodes it swept ends
 #: the round's trimming: another would cost a pass over the edges for a few nodes,
 #: which the colouring takes anyway.
-_TRIM_GAIN = 32
+_TRIM_GAIN = 16
 
 
 def _trim_again(fields, params, xp):
@@ -184,7 +184,7 @@ class ColouringComponents:
        out-neighbour is a component of its own (self-loops aside). One sweep marks both
        kinds of neighbour with non-activating ``max`` reductions (the out-neighbour mark
        through ``.at()`` on the edge's source) and assigns the lonely nodes; the sweep is
-       repeated while it assigns at least 1/32 of the nodes it swept, at most
+       repeated while it assigns at least 1/16 of the nodes it swept, at most
        ``trim_passes`` times a round (a sweep that trims a few nodes costs as much as
        one that trims many, and the colouring takes the few).
     2. ``colouring``: every remaining node starts with its own id as colour and offers it
@@ -305,7 +305,7 @@ class ForwardBackwardComponents:
     partition; one partition at first); no component spans two. Rounds of:
 
     1. ``trimming``: a remaining node without a remaining in- or out-neighbour in its
-       own partition is a component alone, repeated while a sweep assigns at least 1/32
+       own partition is a component alone, repeated while a sweep assigns at least 1/16
        of the nodes it swept (at most ``trim_passes`` sweeps a round); then every
        partition's pivot is its smallest remaining id.
     2. ``forward``: a data-driven search from every pivot at once, within partitions:

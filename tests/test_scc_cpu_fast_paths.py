@@ -309,7 +309,10 @@ def test_first_search_matches_reachability(fan, monkeypatch):
         if keep is not None:
             s, d = s[keep], d[keep]
         seeds = rng.permutation(n)[:int(rng.integers(1, n + 1))]
-        got = cpu_reach._first_search(g, keep, seeds)
+        reached, first = cpu_reach._first_search(g, keep, seeds)
+        got = np.full(n, -1)
+        got[reached] = first
+        assert np.unique(reached).size == reached.size, trial  # each node once
         assert np.array_equal(got, _first_reaching(n, s, d, seeds)), trial
 
 

@@ -141,9 +141,7 @@ class Reach:
                                                   return_predecessors=False)
             source = np.full(reached.size, local[0])
         else:
-            first = _first_search(on, keep, local)
-            reached = np.flatnonzero(first >= 0)
-            source = first[reached]
+            reached, source = _first_search(on, keep, local)
         if ids is not None:
             reached, source = ids[reached], ids[source]
         best = x[source]
@@ -189,12 +187,13 @@ def _subgraph(src: np.ndarray, dst: np.ndarray, seeds: np.ndarray) -> tuple[Grap
     return Graph(indptr, cols, directed=True, validate=False), ids
 
 
-def _first_search(graph: Graph, keep: np.ndarray | None, seeds: np.ndarray) -> np.ndarray:
-    """For each node of ``graph``, the first of ``seeds`` that reaches it over the edges
-    ``keep`` marks (``None``: all), or -1: one depth-first search from a node whose row
-    lists the seeds in order (module docstring).
+def _first_search(graph: Graph, keep: np.ndarray | None,
+                  seeds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes of ``graph`` that ``seeds`` reach over the edges ``keep`` marks
+    (``None``: all), and for each the first of the seeds that reaches it: one
+    depth-first search from a node whose row lists the seeds in order (module
+    docstring).
     """
-    n = graph.n_nodes
     matrix, top = _matrix(graph, keep, seeds, fan=True)
     visit, pred = csgraph.depth_first_order(matrix, top, directed=True)
     # a search starts at a seed the start row (or a helper of it: the nodes from top on)
@@ -203,10 +202,8 @@ def _first_search(graph: Graph, keep: np.ndarray | None, seeds: np.ndarray) -> n
     at = np.arange(visit.size)
     at[~starts] = 0
     np.maximum.accumulate(at, out=at)
-    mine = visit < n
-    first = np.full(n, -1, dtype=np.intp)
-    first[visit[mine]] = visit.take(at[mine])
-    return first
+    mine = visit < graph.n_nodes
+    return visit[mine], visit.take(at[mine])
 
 
 def _matrix(graph: Graph, keep: np.ndarray | None, start_row: np.ndarray | None = None,
