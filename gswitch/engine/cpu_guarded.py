@@ -192,7 +192,7 @@ class GuardedEdges:
         rows costs less than a pass over every edge.
         """
         return senders is not ALL and _FEW * int(
-            np.diff(graph.indptr)[senders].sum()) < graph.n_edges
+            graph.out_degree.compress(senders).sum()) < graph.n_edges
 
     def from_senders(self, graph: Graph, senders: np.ndarray, receivers: Any,
                      fields: dict[str, np.ndarray], params: dict[str, Any],
@@ -235,7 +235,7 @@ class GuardedEdges:
                 isinstance(x, ex.EdgeWeight) for t in self.per_graph + self.per_edge
                 for x in ex.walk(t)):
             return False
-        return _FEW * int(np.diff(graph.reverse.indptr)[receivers].sum()) < graph.n_edges
+        return _FEW * int(graph.in_degree.compress(receivers).sum()) < graph.n_edges
 
     def from_receivers(self, graph: Graph, senders: Any, receivers: np.ndarray,
                        fields: dict[str, np.ndarray], params: dict[str, Any],
