@@ -473,13 +473,20 @@ class MarkStep:
         if self.guards.by_nodes and _csr_matvec is not None:
             # kept edges per node: out-edges into receivers, in-edges from senders (less
             # the self-loops where they do not count)
+            # (every node receiving: the out-degrees; every node sending: the in-degrees)
             indptr, indices, ones = _structure(graph)
             to = np.ones(n, dtype=np.int32) if receivers is ALL else receivers.astype(np.int32)
             frm = np.ones(n, dtype=np.int32) if senders is ALL else senders.astype(np.int32)
-            out_kept = np.zeros(n, dtype=np.int32)
-            in_kept = np.zeros(n, dtype=np.int32)
-            _csr_matvec(n, n, indptr, indices, ones, to, out_kept)
-            _csc_matvec(n, n, indptr, indices, ones, frm, in_kept)
+            if receivers is ALL:
+                out_kept = graph.out_degree.astype(np.int32)
+            else:
+                out_kept = np.zeros(n, dtype=np.int32)
+                _csr_matvec(n, n, indptr, indices, ones, to, out_kept)
+            if senders is ALL:
+                in_kept = graph.in_degree.astype(np.int32)
+            else:
+                in_kept = np.zeros(n, dtype=np.int32)
+                _csc_matvec(n, n, indptr, indices, ones, frm, in_kept)
             if self.guards.no_loops:
                 looped, count = _loops(graph)
                 out_kept[looped] -= count * to[looped]
