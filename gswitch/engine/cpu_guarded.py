@@ -471,9 +471,9 @@ class MarkStep:
             receives[dst] = True
             return sends, receives, "row walks"
         if self.guards.by_nodes and _csr_matvec is not None:
-            # kept edges per node: out-edges into receivers, in-edges from senders (less
-            # the self-loops where they do not count)
-            # (every node receiving: the out-degrees; every node sending: the in-degrees)
+            # kept edges per node: out-edges into receivers (every node receiving: the
+            # out-degrees), in-edges from senders (every node sending: the in-degrees),
+            # less the self-loops where they do not count
             indptr, indices, ones = _structure(graph)
             to = np.ones(n, dtype=np.int32) if receivers is ALL else receivers.astype(np.int32)
             frm = np.ones(n, dtype=np.int32) if senders is ALL else senders.astype(np.int32)

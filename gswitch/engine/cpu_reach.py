@@ -209,9 +209,9 @@ def _first_search(graph: Graph, keep: np.ndarray | None,
 def _matrix(graph: Graph, keep: np.ndarray | None, start_row: np.ndarray | None = None,
             fan: bool = False) -> tuple[sp.csr_array, int]:
     """The graph of the edges of ``graph`` that ``keep`` marks (``None``: all) as a
-    square CSR matrix of ones for ``scipy.sparse.csgraph``, and the node that holds
-    ``start_row`` (a row of node ids, the last of the matrix's own nodes; its helpers
-    follow it) where there is one.
+    square CSR matrix of ones for ``scipy.sparse.csgraph``, and ``top``: with a
+    ``start_row`` (node ids), a new node whose row lists them, numbered after every
+    other node but its own helpers (which follow it); else the number of nodes.
 
     With ``fan``, a row longer than :func:`_fan_width` entries is split among new nodes
     (numbered after the graph's; :func:`_fanned`). Reachability among the other nodes is
@@ -220,7 +220,7 @@ def _matrix(graph: Graph, keep: np.ndarray | None, start_row: np.ndarray | None 
     deg = row_counts(graph, keep)
     m = int(deg.sum())
     counts = deg
-    indices = np.empty(m, dtype=np.int32)  # filled in place: no copies
+    indices = np.empty(m, dtype=np.int32)
     if keep is None:
         indices[:] = graph.indices
     else:
