@@ -305,10 +305,27 @@ def _structure(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     def build(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # one index type for both, as the kernels want
-        return g.indptr, g.indices.astype(g.indptr.dtype, copy=False), np.ones(
-            g.n_edges, dtype=np.int32)
+        return g.indptr, g.indices.astype(g.indptr.dtype, copy=False), _ones(g.n_edges)
 
     return derived(graph, "count_pattern", build)
+
+
+#: Entries up to which the products' ones are views of one shared read-only array, not
+#: a new array a graph: its first touch of fresh memory costs more than the product.
+_SHARED_ONES = 1 << 21
+_ones_kept = np.ones(0, dtype=np.int32)
+
+
+def _ones(size: int) -> np.ndarray:
+    """``size`` ones (int32, read-only)."""
+    global _ones_kept
+    if size > _SHARED_ONES:
+        return np.ones(size, dtype=np.int32)
+    if _ones_kept.size < size:
+        _ones_kept = np.ones(min(max(size, 2 * _ones_kept.size), _SHARED_ONES),
+                             dtype=np.int32)
+        _ones_kept.flags.writeable = False
+    return _ones_kept[:size]
 
 
 def _loops(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
