@@ -118,14 +118,22 @@ def _round(remaining) -> dict:
     return {"repeat": "trimming", **_first_sweep(remaining)}
 
 
+#: A trimming sweep that assigns fewer than 1 / _TRIM_GAIN of the nodes it swept ends
+#: the round's trimming: another would cost a pass over the edges for a few nodes,
+#: which the colouring takes anyway.
+_TRIM_GAIN = 16
+
+
 def _trim_again(fields, params, xp):
-    """After a trimming sweep: the answer that sweeps again while sweeps trim (at most
-    ``trim_passes`` a round), else ``None``; and the remaining nodes and their count.
+    """After a trimming sweep: the answer that sweeps again while sweeps trim enough (at
+    least 1 / ``_TRIM_GAIN`` of the nodes, at most ``trim_passes`` sweeps a round), else
+    ``None``; and the remaining nodes and their count.
     """
     remaining = _remaining(fields, xp)
     now = int(remaining.sum())
+    left = int(params["left"])
     passes = int(params["passes"]) + 1
-    if 0 < now < int(params["left"]) and passes < int(params["trim_passes"]):
+    if 0 < now and _TRIM_GAIN * (left - now) >= left and passes < int(params["trim_passes"]):
         return {"repeat": "trimming", "start": remaining, "left": now,
                 "passes": passes}, remaining, now
     return None, remaining, now
@@ -176,7 +184,9 @@ class ColouringComponents:
        out-neighbour is a component of its own (self-loops aside). One sweep marks both
        kinds of neighbour with non-activating ``max`` reductions (the out-neighbour mark
        through ``.at()`` on the edge's source) and assigns the lonely nodes; the sweep is
-       repeated while it trims, at most ``trim_passes`` times a round.
+       repeated while it assigns at least 1/16 of the nodes it swept, at most
+       ``trim_passes`` times a round (a sweep that trims a few nodes costs as much as
+       one that trims many, and the colouring takes the few).
     2. ``colouring``: every remaining node starts with its own id as colour and offers it
        along its out-edges with an atomic ``min`` to remaining nodes: a node's colour
        becomes the smallest remaining id that reaches it. A node whose colour is its own
@@ -295,9 +305,9 @@ class ForwardBackwardComponents:
     partition; one partition at first); no component spans two. Rounds of:
 
     1. ``trimming``: a remaining node without a remaining in- or out-neighbour in its
-       own partition is a component alone, repeated while it trims (at most
-       ``trim_passes`` sweeps a round); then every partition's pivot is its smallest
-       remaining id.
+       own partition is a component alone, repeated while a sweep assigns at least 1/16
+       of the nodes it swept (at most ``trim_passes`` sweeps a round); then every
+       partition's pivot is its smallest remaining id.
     2. ``forward``: a data-driven search from every pivot at once, within partitions:
        ``fw`` becomes the pivot's id on the nodes it reaches.
     3. ``backward``: the same on the reverse graph (``stage(reverse=True)``) into ``bw``:

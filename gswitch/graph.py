@@ -638,9 +638,14 @@ class Graph:
 
     @property
     def in_degree(self) -> np.ndarray:
-        """In-degree of every node (int64)."""
+        """In-degree of every node (int64): the reverse graph's out-degree where that is
+        built already, else a count of the edges' targets.
+        """
         if self._in_degree is None:
-            d = np.bincount(self._indices, minlength=self.n_nodes).astype(np.int64)
+            if self._reverse is not None and self._reverse is not self:
+                d = np.diff(self._reverse._indptr).astype(np.int64)
+            else:
+                d = np.bincount(self._indices, minlength=self.n_nodes).astype(np.int64)
             d.flags.writeable = False
             self._in_degree = d
         return self._in_degree
@@ -709,19 +714,8 @@ class Graph:
             if not self._directed:
                 self._reverse = self
             else:
-                # scipy's CSR-to-CSC transpose: one counting pass in C, keeping each
-                # in-edge list in source order (what a stable sort by target gives), with
-                # the edges' positions carried as its values for the weights; 3 to 9
-                # times faster than a stable argsort of the targets
-                import scipy.sparse as sp
-
-                n, m = self.n_nodes, self.n_edges
-                csc = sp.csr_array((np.arange(m, dtype=np.int64), self._indices,
-                                    self._indptr), shape=(n, n)).tocsc()
-                order = csc.data
-                w = None if self._weights is None else self._weights[order]
-                self._reverse = Graph(csc.indptr.astype(np.int64, copy=False),
-                                      csc.indices.astype(np.int32, copy=False), w,
+                self._reverse = Graph(*_transpose(self._indptr, self._indices,
+                                                  self._weights, self.n_nodes),
                                       directed=True, validate=False,
                                       name=f"{self.name}^T" if self.name else "")
                 self._reverse._reverse = self
@@ -859,3 +853,29 @@ class Graph:
         t = a.T.tocsr()
         t.sum_duplicates()
         return bool(np.array_equal(a.indptr, t.indptr) and np.array_equal(a.indices, t.indices))
+
+
+def _transpose(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray | None,
+               n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The CSR arrays of the transposed graph: scipy's CSR-to-CSC transpose, one
+    counting pass in C that keeps each in-edge list in source order (what a stable sort
+    by target gives) and carries the weights along, 3 to 9 times faster than a stable
+    argsort of the targets. Unweighted, it carries a byte per edge that nothing reads.
+    """
+    import scipy.sparse as sp
+
+    m = indices.size
+    data = np.zeros(m, dtype=bool) if weights is None else weights
+    try:  # the kernel behind tocsc(), into arrays of the graph's own index type
+        from scipy.sparse._sparsetools import csr_tocsc
+    except ImportError:  # pragma: no cover
+        csr_tocsc = None
+    if csr_tocsc is not None and indptr.dtype == indices.dtype:
+        out_ptr = np.empty(n + 1, dtype=indptr.dtype)
+        out_idx = np.empty(m, dtype=indices.dtype)
+        out_w = np.empty(m, dtype=data.dtype)
+        csr_tocsc(n, n, indptr, indices, data, out_ptr, out_idx, out_w)
+    else:
+        csc = sp.csr_array((data, indices, indptr), shape=(n, n)).tocsc()
+        out_ptr, out_idx, out_w = csc.indptr, csc.indices, csc.data
+    return out_ptr, out_idx, None if weights is None else out_w

@@ -309,7 +309,10 @@ def test_first_search_matches_reachability(fan, monkeypatch):
         if keep is not None:
             s, d = s[keep], d[keep]
         seeds = rng.permutation(n)[:int(rng.integers(1, n + 1))]
-        got = cpu_reach._first_search(g, keep, seeds)
+        reached, first = cpu_reach._first_search(g, keep, seeds)
+        got = np.full(n, -1)
+        got[reached] = first
+        assert np.unique(reached).size == reached.size, trial  # each node once
         assert np.array_equal(got, _first_reaching(n, s, d, seeds)), trial
 
 
@@ -357,3 +360,14 @@ def test_max_spread_takes_the_best_seed_first(graph_name, fan, monkeypatch):
     h.add_edges_from(zip(*(a.tolist() for a in graph.edges())))
     want = [max([v, *nx.ancestors(h, v)]) for v in range(graph.n_nodes)]
     assert got.fields["label"].tolist() == want
+
+
+def test_repeated_self_loops_are_all_taken_off():
+    """A node with two self-loops and no other alive neighbour (0) is lonely; one with
+    two self-loops and alive neighbours both ways (1) is not."""
+    g = gs.Graph.from_edges([0, 0, 1, 1, 1, 2], [0, 0, 1, 1, 2, 1], n_nodes=3)
+    assert g.n_self_loops == 4
+    got = gs.run(Marks, g, backend="cpu", alive=np.ones(3, np.int32))
+    assert got.stats["formulation"] == "one marking step (sparse products)"
+    assert got.fields["lonely"].tolist() == [1, 0, 0]
+    assert got.fields["has_out"].tolist() == [0, 1, 1]

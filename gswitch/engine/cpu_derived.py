@@ -6,6 +6,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..graph import Graph
 
 _DERIVED: dict[tuple[int, str], Any] = {}
@@ -34,3 +36,15 @@ def derived(graph: Graph, what: str, build: Callable[[Graph], Any]) -> Any:
         _DERIVED[key] = build(graph)
         weakref.finalize(graph, _DERIVED.pop, key, None)
     return _DERIVED[key]
+
+
+def all_sources(graph: Graph) -> np.ndarray:
+    """Every edge's source id (int32, read-only), once per graph (the engine's key, so
+    every module that asks shares one array).
+    """
+    def build(g: Graph) -> np.ndarray:
+        out = g.sources()
+        out.flags.writeable = False
+        return out
+
+    return derived(graph, "sources32", build)

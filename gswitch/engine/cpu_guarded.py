@@ -5,7 +5,7 @@
   per edge (the reach closure of :mod:`~gswitch.engine.cpu_reach` runs on them);
 - :class:`MarkStep`: a stage whose run is one super-step, guarded edges marking their
   ends with a constant and a node operator after them (a trimming sweep), computed
-  from the kept edges with plain indexed stores or boolean sparse products
+  from the kept edges with plain indexed stores or sparse products counting them
   (``tests/test_scc_cpu_fast_paths.py`` compares it with the super-step).
 
 Nothing here names an algorithm.
@@ -20,7 +20,7 @@ import numpy as np
 from .. import expr as ex
 from ..algorithm import AlgorithmSpec
 from ..graph import Graph
-from .cpu_derived import derived
+from .cpu_derived import all_sources, derived
 from .cpu_eval import ALL, Env, broadcast, evaluate
 
 __all__ = ["GuardedEdges", "MarkStep", "row_counts"]
@@ -137,13 +137,15 @@ class GuardedEdges:
         return out[0], out[1]
 
     def kept(self, graph: Graph, fields: dict[str, np.ndarray], params: dict[str, Any],
-             degrees: dict[str, np.ndarray]) -> tuple[np.ndarray | None, Any]:
+             degrees: dict[str, np.ndarray],
+             masks: tuple[Any, Any] | None = None) -> tuple[np.ndarray | None, Any]:
         """A mask of the kept edges of ``graph`` (``None``: every edge), and one of the
-        nodes that may send one (``ALL``: any node).
+        nodes that may send one (``ALL``: any node); ``masks``: what :meth:`node_masks`
+        answered, where the caller asked already.
         """
         if self.whole:
             return self._sequential(graph, fields, params, degrees), ALL
-        senders, receivers = self.node_masks(graph, fields, params, degrees)
+        senders, receivers = masks or self.node_masks(graph, fields, params, degrees)
         if self.few(graph, senders):
             pos, _, _ = self.from_senders(graph, senders, receivers, fields, params, degrees)
             keep = np.zeros(graph.n_edges, dtype=bool)
@@ -160,10 +162,18 @@ class GuardedEdges:
         for mask in fixed:
             if mask is not None:
                 keep = mask.copy() if keep is None else np.logical_and(keep, mask, out=keep)
-        if self.per_edge:
-            ok = np.arange(graph.n_edges) if keep is None else np.flatnonzero(keep)
+        if self.per_edge and (keep is None or _DENSE * np.count_nonzero(keep) > keep.size):
+            # most edges kept: the terms on every edge, without gathering their ends
+            env = Env(fields, {"src": all_sources(graph), "dst": graph.indices},
+                      graph.weights, graph.n_edges, params, 0, graph, degrees)
+            hit = broadcast(evaluate(self.per_edge[0], env), graph.n_edges, "bool")
+            keep = hit.copy() if keep is None else np.logical_and(keep, hit, out=keep)
+            for term in self.per_edge[1:]:
+                keep &= broadcast(evaluate(term, env), graph.n_edges, "bool")
+        elif self.per_edge:
+            ok = np.flatnonzero(keep)
             if ok.size:
-                env = Env(fields, {"src": graph.sources().take(ok),
+                env = Env(fields, {"src": all_sources(graph).take(ok),
                                    "dst": graph.indices.take(ok)},
                           None if graph.weights is None else graph.weights.take(ok),
                           ok.size, params, 0, graph, degrees)
@@ -182,7 +192,7 @@ class GuardedEdges:
         rows costs less than a pass over every edge.
         """
         return senders is not ALL and _FEW * int(
-            np.diff(graph.indptr)[senders].sum()) < graph.n_edges
+            graph.out_degree.compress(senders).sum()) < graph.n_edges
 
     def from_senders(self, graph: Graph, senders: np.ndarray, receivers: Any,
                      fields: dict[str, np.ndarray], params: dict[str, Any],
@@ -213,11 +223,54 @@ class GuardedEdges:
             pos, src, dst = pos[ok], src[ok], dst[ok]
         return pos, src, dst
 
+    def few_receivers(self, graph: Graph, receivers: Any) -> bool:
+        """Whether ``receivers`` (a node mask) get few enough edges that a walk of their
+        rows in the reverse graph costs less than a pass over every edge, and the terms
+        can be read there (no edge weight: the reverse graph's edges are in another
+        order).
+        """
+        if receivers is ALL or self.whole:
+            return False
+        if graph.weights is not None and any(
+                isinstance(x, ex.EdgeWeight) for t in self.per_graph + self.per_edge
+                for x in ex.walk(t)):
+            return False
+        return _FEW * int(graph.in_degree.compress(receivers).sum()) < graph.n_edges
+
+    def from_receivers(self, graph: Graph, senders: Any, receivers: np.ndarray,
+                       fields: dict[str, np.ndarray], params: dict[str, Any],
+                       degrees: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The kept edges into the nodes of ``receivers`` (where :meth:`few_receivers`
+        holds), walked on the reverse graph: their sources and destinations (intp), by
+        destination.
+        """
+        rev = graph.reverse
+        dst = np.flatnonzero(receivers)
+        starts = rev.indptr[dst].astype(np.intp)
+        deg = rev.indptr[dst + 1] - starts
+        pos = np.arange(int(deg.sum())) + np.repeat(starts - (np.cumsum(deg) - deg), deg)
+        src, dst = rev.indices.take(pos).astype(np.intp), np.repeat(dst, deg)
+        ok = np.ones(src.size, dtype=bool)
+        if senders is not ALL:
+            ok &= senders[src]
+        if self.no_loops:
+            ok &= src != dst
+        src, dst = src[ok], dst[ok]
+        terms = self.per_graph + self.per_edge
+        if terms and src.size:
+            env = Env(fields, {"src": src, "dst": dst}, None, src.size, params, 0, graph,
+                      degrees)
+            ok = broadcast(evaluate(terms[0], env), src.size, "bool").copy()
+            for term in terms[1:]:
+                ok &= broadcast(evaluate(term, env), src.size, "bool")
+            src, dst = src[ok], dst[ok]
+        return src, dst
+
     def _sequential(self, graph: Graph, fields: dict[str, np.ndarray], params: dict[str, Any],
                     degrees: dict[str, np.ndarray]) -> np.ndarray:
         """The kept edges, each guard evaluated whole on those the ones before it keep."""
         ok = np.arange(graph.n_edges)
-        src, w = graph.sources(), graph.weights
+        src, w = all_sources(graph), graph.weights
         for g in self.guards:
             env = Env(fields, {"src": src.take(ok), "dst": graph.indices.take(ok)},
                       None if w is None else w.take(ok), ok.size, params, 0, graph, degrees)
@@ -231,7 +284,7 @@ class GuardedEdges:
         """``term`` (reading ids and degrees only) on every edge, once per graph."""
         fixed = derived(graph, f"guard_term:{id(term)}", lambda g: [None, None])
         if fixed[0] is not term:
-            env = Env({}, {"src": graph.sources(), "dst": graph.indices}, None, graph.n_edges,
+            env = Env({}, {"src": all_sources(graph), "dst": graph.indices}, None, graph.n_edges,
                       {}, 0, graph, degrees)
             fixed[:] = [term, broadcast(evaluate(term, env), graph.n_edges, "bool")]
         return fixed[1]
@@ -246,28 +299,55 @@ def row_counts(graph: Graph, keep: np.ndarray | None) -> np.ndarray:
     return np.diff(total[graph.indptr])
 
 
-def _structure(graph: Graph, no_loops: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``graph``'s CSR rows (without its self-loops where ``no_loops``) and a boolean one
-    per entry: what a boolean sparse product of its pattern takes, once per graph.
+def _structure(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``graph``'s CSR rows with a one (int32) per entry: what a sparse product counting
+    neighbours takes, once per graph.
     """
     def build(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        indptr, indices = g.indptr, g.indices
-        keep = _not_loops(g) if no_loops else None
-        if keep is not None:
-            indptr = np.zeros_like(indptr)
-            np.cumsum(row_counts(g, keep), out=indptr[1:])
-            indices = indices[keep]
         # one index type for both, as the kernels want
-        return indptr, indices.astype(indptr.dtype, copy=False), np.ones(indices.size,
-                                                                         dtype=bool)
+        return g.indptr, g.indices.astype(g.indptr.dtype, copy=False), _ones(g.n_edges)
 
-    return derived(graph, f"bool_pattern:{no_loops}", build)
+    return derived(graph, "count_pattern", build)
+
+
+#: Entries up to which the products' ones are views of one shared read-only array, not
+#: a new array a graph: its first touch of fresh memory costs more than the product.
+_SHARED_ONES = 1 << 21
+_ones_kept = np.ones(0, dtype=np.int32)
+
+
+def _ones(size: int) -> np.ndarray:
+    """``size`` ones (int32, read-only)."""
+    global _ones_kept
+    if size > _SHARED_ONES:
+        return np.ones(size, dtype=np.int32)
+    if _ones_kept.size < size:
+        _ones_kept = np.ones(min(max(size, 2 * _ones_kept.size), _SHARED_ONES),
+                             dtype=np.int32)
+        _ones_kept.flags.writeable = False
+    return _ones_kept[:size]
+
+
+def _loops(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes with a self-loop and how many each has, once per graph: the diagonal of
+    the counting pattern, summed in one pass in C (no array of every edge's source).
+    """
+    def build(g: Graph) -> tuple[np.ndarray, np.ndarray]:
+        import scipy.sparse as sp
+
+        indptr, indices, ones = _structure(g)
+        n = g.n_nodes
+        diagonal = sp.csr_array((ones, indices, indptr), shape=(n, n)).diagonal()
+        nodes = np.flatnonzero(diagonal)
+        return nodes, diagonal[nodes]
+
+    return derived(graph, "self_loops", build)
 
 
 def _not_loops(graph: Graph) -> np.ndarray | None:
     """The edges that are not self-loops (``None``: the graph has none), once per graph."""
     def build(g: Graph) -> np.ndarray | None:
-        mask = g.indices != g.sources()
+        mask = g.indices != all_sources(g)
         return None if mask.all() else mask
 
     return derived(graph, "not_loops", build)
@@ -275,6 +355,9 @@ def _not_loops(graph: Graph) -> np.ndarray | None:
 
 #: Senders whose rows hold less than 1 / _FEW of the edges are walked row by row.
 _FEW = 8
+#: Where the one-end terms keep more than 1 / _DENSE of the edges, the other terms are
+#: evaluated on every edge rather than on those kept.
+_DENSE = 2
 
 
 #: what a node operator's values may read for :class:`MarkStep`: the node's own fields,
@@ -390,9 +473,9 @@ class MarkStep:
         found.
 
         Few senders: their rows are walked. Else where the guards keep the edges between
-        two sets of nodes (self-loops aside), two boolean sparse products answer: the
-        out-rows of the senders that meet a receiver, and the in-rows of the receivers
-        that meet a sender. Else the kept edges' ends are stored.
+        two sets of nodes (self-loops aside), two sparse products count them: the
+        out-edges of each node into a receiver, and its in-edges from a sender (less its
+        self-loops where those do not count). Else the kept edges' ends are stored.
         """
         n = graph.n_nodes
         senders, receivers = self.guards.node_masks(graph, fields, params, degrees)
@@ -405,14 +488,28 @@ class MarkStep:
             receives[dst] = True
             return sends, receives, "row walks"
         if self.guards.by_nodes and _csr_matvec is not None:
-            indptr, indices, ones = _structure(graph, self.guards.no_loops)
-            every = np.ones(n, dtype=bool)
-            sends = np.zeros(n, dtype=bool)
-            receives = np.zeros(n, dtype=bool)
-            _csr_matvec(n, n, indptr, indices, ones,
-                        every if receivers is ALL else receivers, sends)
-            _csc_matvec(n, n, indptr, indices, ones,
-                        every if senders is ALL else senders, receives)
+            # kept edges per node: out-edges into receivers (every node receiving: the
+            # out-degrees), in-edges from senders (every node sending: the in-degrees),
+            # less the self-loops where they do not count
+            indptr, indices, ones = _structure(graph)
+            to = np.ones(n, dtype=np.int32) if receivers is ALL else receivers.astype(np.int32)
+            frm = np.ones(n, dtype=np.int32) if senders is ALL else senders.astype(np.int32)
+            if receivers is ALL:
+                out_kept = graph.out_degree.astype(np.int32)
+            else:
+                out_kept = np.zeros(n, dtype=np.int32)
+                _csr_matvec(n, n, indptr, indices, ones, to, out_kept)
+            if senders is ALL:
+                in_kept = graph.in_degree.astype(np.int32)
+            else:
+                in_kept = np.zeros(n, dtype=np.int32)
+                _csc_matvec(n, n, indptr, indices, ones, frm, in_kept)
+            if self.guards.no_loops:
+                looped, count = _loops(graph)
+                out_kept[looped] -= count * to[looped]
+                in_kept[looped] -= count * frm[looped]
+            sends = out_kept > 0
+            receives = in_kept > 0
             if senders is not ALL:
                 sends &= senders
             if receivers is not ALL:

@@ -18,15 +18,19 @@ visits everything the nodes before it left unvisited and it reaches, so the node
 starts the search visiting ``v`` holds the best value that reaches ``v`` (one such
 start node: a breadth-first search from it).
 
-The searches are chained: a helper node per start node has two edges, to its start
-node and to the next helper, and one search from the first helper visits them in turn.
-scipy's search rescans a node's row from its beginning each time it returns to the
-node, so a row longer than :data:`_FAN` entries is first moved to a chain of helper
-nodes, each holding that many of its entries and an edge to the next: the rescans
-cost at most that many times the edges. ``G_c`` is never written out as an edge list:
-its rows are counted and its targets compressed from a mask over the graph's edges
-(:class:`~gswitch.engine.cpu_guarded.GuardedEdges`); a fresh array costs more in first
-touches of memory than most passes over it on a 100,000-edge graph.
+The searches are chained: one search starts from a new node whose row lists the start
+nodes in that order, and it returns to that row after each of their searches; in the
+order it visits nodes, a search begins at a start node reached from that row (its
+predecessor). scipy's search rescans a node's row from its beginning each time it
+returns to the node, so a row longer than :data:`_FAN` entries (that one, or a hub's)
+is first split among helper nodes, each holding that many of its entries in turn, and
+the row holds its helpers instead (a tree of them for a row of more than ``_FAN **
+2``): the rescans cost at most that many times the edges. ``G_c`` is never written out
+as an edge list: its rows are counted and its targets compressed from a mask over the
+graph's edges (:class:`~gswitch.engine.cpu_guarded.GuardedEdges`), or where few nodes
+send or receive its edges, those are read from their rows and searched as a subgraph
+of their ends; a fresh array costs more in first touches of memory than most passes
+over it on a 100,000-edge graph.
 
 The shape is recognised from the operator's structure; nothing here names an algorithm.
 The same conditions as :mod:`~gswitch.engine.cpu_closure` keep the super-steps (an
@@ -51,6 +55,7 @@ import scipy.sparse.csgraph as csgraph
 
 from .. import expr as ex
 from ..algorithm import AlgorithmSpec
+from ..arrayops import sorted_unique
 from ..graph import Graph
 from .cpu_closure import NO_LIMIT
 from .cpu_eval import ALL
@@ -96,7 +101,7 @@ class Reach:
                                  "reached": 0}
         if n == 0 or graph.n_edges == 0:
             return stats
-        keep, senders = self.edges.kept(graph, fields, params, degrees)
+        keep, senders, few = self._kept(graph, fields, params, degrees)
         worst = x.min() if self.kind == "max" else x.max()
         inside = None
         if start is not None:
@@ -108,91 +113,164 @@ class Reach:
             suspect = ~inside & (x != worst)
             if senders is not ALL:
                 suspect &= senders
-            if suspect.any() and bool((row_counts(graph, keep) > 0)[suspect].any()):
-                return None
+            if suspect.any():
+                sends = row_counts(graph, keep) > 0 if few is None else np.bincount(
+                    few[0], minlength=n) > 0
+                if bool(sends[suspect].any()):
+                    return None
         seeds = np.flatnonzero(x != worst if inside is None else inside & (x != worst))
-        if seeds.size == 0 or (keep is not None and not keep.any()):
+        if seeds.size == 0 or (keep is not None and not keep.any()) or (
+                few is not None and few[0].size == 0):
             stats["reached"] = int(seeds.size)
             return stats
+        values = x[seeds]
+        worse = np.greater if self.kind == "max" else np.less  # than the one before
+        if seeds.size > 1 and bool(worse(values[1:], values[:-1]).any()):
+            # best value first (ties in any order: either search gives the same value);
+            # seeds already in that order (each holding its own id) skip the sort
+            rank = np.argsort(values, kind="stable")
+            seeds = seeds[rank[::-1] if self.kind == "max" else rank]
+        # few kept edges: the searches run on the subgraph of their ends (renumbered)
+        on, ids = (graph, None) if few is None else _subgraph(*few, seeds)
+        local = seeds if ids is None else np.searchsorted(ids, seeds)
         if seeds.size == 1:
             stats["formulation"] = ("reach closure "
                                     "(scipy.sparse.csgraph.breadth_first_order)")
-            matrix = _matrix(graph, keep, np.empty(0, np.int32), np.empty(0, np.int64))
-            reached = csgraph.breadth_first_order(matrix, int(seeds[0]), directed=True,
+            matrix, _ = _matrix(on, keep)
+            reached = csgraph.breadth_first_order(matrix, int(local[0]), directed=True,
                                                   return_predecessors=False)
-            best = x[seeds[0]]
+            source = np.full(reached.size, local[0])
         else:
-            # best value first (ties in any order: either search gives the same value)
-            rank = np.argsort(x[seeds], kind="stable")
-            seeds = seeds[rank[::-1] if self.kind == "max" else rank]
-            first = _first_search(graph, keep, seeds)
-            reached = np.flatnonzero(first >= 0)
-            best = x[first[reached]]
+            reached, source = _first_search(on, keep, local)
+        if ids is not None:
+            reached, source = ids[reached], ids[source]
+        best = x[source]
         combine = np.maximum if self.kind == "max" else np.minimum
         x[reached] = combine(x[reached], best)
         stats["reached"] = int(reached.size)
         return stats
 
+    def _kept(self, graph: Graph, fields: dict[str, np.ndarray], params: dict[str, Any],
+              degrees: dict[str, np.ndarray]) -> tuple[np.ndarray | None, Any, Any]:
+        """The kept edges: a mask over the graph's (``None``: all) and the nodes that may
+        send one; or, where those send or receive few edges, the mask ``None`` and the
+        kept edges' sources and destinations as the third value (else ``None``).
+        """
+        edges = self.edges
+        if edges.whole:
+            return (*edges.kept(graph, fields, params, degrees), None)
+        senders, receivers = edges.node_masks(graph, fields, params, degrees)
+        if edges.few(graph, senders):
+            _, src, dst = edges.from_senders(graph, senders, receivers, fields, params,
+                                             degrees)
+            return None, senders, (src, dst)
+        if edges.few_receivers(graph, receivers):
+            return None, senders, edges.from_receivers(graph, senders, receivers, fields,
+                                                       params, degrees)
+        keep, _ = edges.kept(graph, fields, params, degrees, masks=(senders, receivers))
+        return keep, senders, None
 
-def _first_search(graph: Graph, keep: np.ndarray | None, seeds: np.ndarray) -> np.ndarray:
-    """For each node of ``graph``, the first of ``seeds`` that reaches it over the edges
-    ``keep`` marks (``None``: all), or -1: one chained depth-first search (module
+
+def _subgraph(src: np.ndarray, dst: np.ndarray, seeds: np.ndarray) -> tuple[Graph, np.ndarray]:
+    """The graph of the edges ``src -> dst`` on their ends and ``seeds``, renumbered in id
+    order, and those ids (a search costs its edges, not the whole graph's nodes and
+    edges).
+    """
+    if src.size > 1 and bool(np.any(src[1:] < src[:-1])):
+        order = np.argsort(src, kind="stable")
+        src, dst = src[order], dst[order]
+    ids = sorted_unique(np.concatenate([src, dst, seeds]))
+    rows = np.searchsorted(ids, src)
+    indptr = np.zeros(ids.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=ids.size), out=indptr[1:])
+    cols = np.searchsorted(ids, dst).astype(np.int32)
+    return Graph(indptr, cols, directed=True, validate=False), ids
+
+
+def _first_search(graph: Graph, keep: np.ndarray | None,
+                  seeds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes of ``graph`` that ``seeds`` reach over the edges ``keep`` marks
+    (``None``: all), and for each the first of the seeds that reaches it: one
+    depth-first search from a node whose row lists the seeds in order (module
     docstring).
     """
-    n, k = graph.n_nodes, seeds.size
-    # helper n + j: an edge to seeds[j], then one to helper n + j + 1 (in that order)
-    chain = np.empty(2 * k - 1, dtype=np.int32)
-    chain[0::2] = seeds
-    chain[1::2] = np.arange(n + 1, n + k, dtype=np.int32)
-    counts = np.full(k, 2, dtype=np.int64)
-    counts[-1] = 1
-    matrix = _matrix(graph, keep, chain, counts, fan=True)
-    visit, pred = csgraph.depth_first_order(matrix, n, directed=True)
-    # a search starts where a node's predecessor is a helper of the chain (or at its
-    # first helper); every node after it up to the next start is its
-    from_chain = pred[visit]
-    starts = (from_chain >= n) & (from_chain < n + k)
-    starts[0] = True
-    pos = np.arange(visit.size)
-    where = np.maximum.accumulate(np.where(starts, pos, 0))
-    first = np.full(n, -1, dtype=np.intp)
-    mine = visit < n
-    first[visit[mine]] = visit[where[mine]]
-    return first
+    matrix, top = _matrix(graph, keep, seeds, fan=True)
+    visit, pred = csgraph.depth_first_order(matrix, top, directed=True)
+    # a search starts at a seed the start row (or a helper of it: the nodes from top on)
+    # leads to, and goes on up to the next start in the visit order
+    starts = pred.take(visit) >= top
+    at = np.arange(visit.size)
+    at[~starts] = 0
+    np.maximum.accumulate(at, out=at)
+    mine = visit < graph.n_nodes
+    return visit[mine], visit.take(at[mine])
 
 
-def _matrix(graph: Graph, keep: np.ndarray | None, extra: np.ndarray,
-            extra_counts: np.ndarray, fan: bool = False) -> sp.csr_array:
-    """The graph of the edges of ``graph`` that ``keep`` marks (``None``: all) on nodes
-    ``0 .. n - 1``, then rows of ``extra_counts`` entries each holding ``extra`` in turn
-    (nodes from ``n`` on), as a square CSR matrix of ones for ``scipy.sparse.csgraph``.
+def _matrix(graph: Graph, keep: np.ndarray | None, start_row: np.ndarray | None = None,
+            fan: bool = False) -> tuple[sp.csr_array, int]:
+    """The graph of the edges of ``graph`` that ``keep`` marks (``None``: all) as a
+    square CSR matrix of ones for ``scipy.sparse.csgraph``, and ``top``: with a
+    ``start_row`` (node ids), a new node whose row lists them, numbered after every
+    other node but its own helpers (which follow it); else the number of nodes.
 
-    With ``fan``, a row of the ``n`` longer than :data:`_FAN` entries holds instead
-    one edge to the first of a chain of new nodes (numbered after the others): each
-    takes :data:`_FAN` of the row's entries in turn and an edge to the next. Reachability
-    among the other nodes is unchanged, and a depth-first search rescans no row longer
-    than ``_FAN + 1`` entries.
+    With ``fan``, a row longer than :func:`_fan_width` entries is split among new nodes
+    (numbered after the graph's; :func:`_fanned`). Reachability among the other nodes is
+    unchanged, and a depth-first search rescans no row longer than that.
     """
-    n = graph.n_nodes
     deg = row_counts(graph, keep)
     m = int(deg.sum())
-    long_rows = np.flatnonzero(deg > _FAN) if fan else np.empty(0, np.intp)
-    if long_rows.size == 0:
-        counts = np.concatenate([deg, extra_counts])
-        indices = np.empty(m + extra.size, dtype=np.int32)  # filled in place: no copies
-        if keep is None:
-            indices[:m] = graph.indices
-        else:
-            np.compress(keep, graph.indices, out=indices[:m])
-        indices[m:] = extra
+    counts = deg
+    indices = np.empty(m, dtype=np.int32)
+    if keep is None:
+        indices[:] = graph.indices
     else:
-        cols = graph.indices if keep is None else graph.indices.compress(keep)
-        counts, indices = _fanned(deg, cols, long_rows, n + extra_counts.size, extra,
-                                  extra_counts)
+        np.compress(keep, graph.indices, out=indices)
+    width = _fan_width()
+    if fan:
+        counts, indices = _fanned_all(counts, indices, width)
+    top = counts.size
+    if start_row is not None:
+        more, entries = _start_rows(start_row, top, width if fan else start_row.size)
+        counts = np.concatenate([counts, more])
+        indices = np.concatenate([indices, entries])
     total = counts.size
     indptr = np.zeros(total + 1, dtype=np.int32)
     np.cumsum(counts, out=indptr[1:])
-    return sp.csr_array((_ones(indices.size), indices, indptr), shape=(total, total))
+    return sp.csr_array((_ones(indices.size), indices, indptr), shape=(total, total)), top
+
+
+def _start_rows(start_row: np.ndarray, top: int,
+                width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row lengths and entries of node ``top`` listing ``start_row`` and of its helpers
+    (numbered from ``top + 1`` on), none longer than ``width``: the list is cut into
+    pieces of ``width``, a helper each, and so on up to a row short enough for ``top``.
+    """
+    counts, entries = [], []
+    row = start_row.astype(np.int32, copy=False)
+    nxt = top + 1
+    while row.size > max(width, 1):
+        pieces = -(-row.size // width)
+        size = np.full(pieces, width, dtype=np.int64)
+        size[-1] = row.size - (pieces - 1) * width
+        counts.append(size)
+        entries.append(row)
+        row = np.arange(nxt, nxt + pieces, dtype=np.int32)
+        nxt += pieces
+    # top's row, then the helpers' in id order: the pieces cut first come first
+    return (np.concatenate([[row.size], *counts]).astype(np.int64),
+            np.concatenate([row, *entries]))
+
+
+def _fanned_all(counts: np.ndarray, cols: np.ndarray,
+                width: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_fanned` until no row is longer than ``width``: a row of more than
+    ``width ** 2`` entries takes more levels.
+    """
+    long_rows = np.flatnonzero(counts > width)
+    while long_rows.size:
+        counts, cols = _fanned(counts, cols, long_rows, width)
+        long_rows = long_rows[counts[long_rows] > width]
+    return counts, cols
 
 
 #: Entries up to which the matrices' values (never read by a traversal) are views of
@@ -213,48 +291,37 @@ def _ones(size: int) -> np.ndarray:
     return _ones_kept[:size]
 
 
-def _fanned(deg: np.ndarray, cols: np.ndarray, long_rows: np.ndarray, base: int,
-            extra: np.ndarray, extra_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row lengths and entries of :func:`_matrix`'s fanned graph: ``deg`` and ``cols``
-    the original rows, ``long_rows`` those to split, ``base`` the first new node.
+def _fan_width() -> int:
+    """The longest row a fanned graph keeps: :data:`_FAN`, and at least 2 (a row split
+    into rows of one entry each would be as long as before).
     """
-    indptr = np.zeros(deg.size + 1, dtype=np.int64)
-    np.cumsum(deg, out=indptr[1:])
-    d = deg[long_rows]
-    chunks = (d + _FAN - 1) // _FAN  # new nodes per long row
-    first_new = base + np.cumsum(chunks) - chunks
-    # the original rows: a long one keeps one entry, to its first new node
-    in_short_row = np.repeat(deg <= _FAN, deg)
-    short = in_short_row.copy()
-    short[indptr[long_rows]] = True
-    head = cols.copy()
-    head[indptr[long_rows]] = first_new
-    rows_part = head[short]
-    row_counts = deg.copy()
-    row_counts[long_rows] = 1
-    # the new nodes: _FAN entries of the row each, then (but the last) the next one
-    n_new = int(chunks.sum())
-    last = np.cumsum(chunks) - 1  # each long row's last new node, counted from 0
-    new_counts = np.full(n_new, _FAN + 1, dtype=np.int64)
-    new_counts[last] = d - (chunks - 1) * _FAN
-    owner_start = np.repeat(indptr[long_rows], d)  # each long entry's row start
-    long_entries = np.flatnonzero(~in_short_row)
-    within = long_entries - owner_start  # place in its row
-    part = d + chunks - 1  # a long row's entries and links among its new nodes
-    out_start = np.cumsum(part) - part
-    where = np.repeat(out_start, d) + within + within // _FAN
-    new_part = np.empty(int(part.sum()), dtype=np.int32)
-    new_part[where] = cols[long_entries]
-    # the link to the next new node closes every new node's part but the last
-    node = np.arange(n_new)
-    links = np.ones(n_new, dtype=bool)
-    links[last] = False
-    owner = np.repeat(np.arange(long_rows.size), chunks)
-    j = node - np.repeat(np.cumsum(chunks) - chunks, chunks)  # place among its row's
-    at = out_start[owner] + (j + 1) * _FAN + j
-    new_part[at[links]] = (base + node[links] + 1).astype(np.int32)
-    counts = np.concatenate([row_counts, extra_counts, new_counts])
-    return counts, np.concatenate([rows_part, extra, new_part])
+    return max(_FAN, 2)
+
+
+def _fanned(counts: np.ndarray, cols: np.ndarray, long_rows: np.ndarray,
+            width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row lengths and entries of a CSR graph (``counts``, ``cols``) whose rows
+    ``long_rows`` are each split into pieces of ``width`` entries: a new node per piece
+    (numbered from ``counts.size`` on, in order) holds the piece, and the long row holds
+    its new nodes instead. The new nodes' rows are the long rows' entries as they were,
+    in order: a mask moves them, and no entry is computed.
+    """
+    rows = counts.size
+    d = counts[long_rows]
+    pieces = (d + width - 1) // width
+    new_counts = counts.copy()
+    new_counts[long_rows] = pieces
+    is_long = np.zeros(rows, dtype=bool)
+    is_long[long_rows] = True
+    moved = np.repeat(is_long, counts)  # the entries that move to the new nodes
+    slot = np.repeat(is_long, new_counts)  # where the long rows list their new nodes
+    head = np.empty(slot.size, dtype=np.int32)
+    head[slot] = np.arange(rows, rows + int(pieces.sum()), dtype=np.int32)
+    head[~slot] = cols.compress(~moved)
+    piece_counts = np.full(int(pieces.sum()), width, dtype=counts.dtype)
+    piece_counts[np.cumsum(pieces) - 1] = d - (pieces - 1) * width  # each row's last
+    return (np.concatenate([new_counts, piece_counts]),
+            np.concatenate([head, cols.compress(moved)]))
 
 
 def reach_path(spec: AlgorithmSpec, params: dict[str, Any], fields: dict[str, np.ndarray],
