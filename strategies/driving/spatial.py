@@ -52,8 +52,9 @@ class SpatialDriving(DrivingStrategy):
     node's edges, so ``block_size=1024`` (32 warps) suits dense partitions: BFS on a
     1M-node chain of 32-node cliques took 122 ms at 1024 threads against 262 ms at 256
     (H200, ``benchmarks/results/h200_s35b_spatial_chain.log``), where scipy took 530 ms.
-    Each BFS level there costs a few dependent L2 round trips plus a block barrier, so
-    the chain's 65,536 levels bound it near 60 to 80 ms on this design.
+    Each of the chain's 65,536 BFS levels costs about 1.9 us there: a few dependent L2
+    round trips (the node's value, its row, the target's value, the atomic) and a block
+    barrier per pass.
 
     The GPU phase passes the GPU suite (``tests/test_spatial.py`` and the all-pairs
     configurations of ``tests/test_gpu.py``), and the tuner's GPU search offers it.
