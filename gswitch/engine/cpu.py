@@ -25,6 +25,7 @@ from ..graph import Graph
 from ..result import Result
 from ..strategy import PriorityKey
 from .cpu_closure import Closure, closure_path
+from .cpu_derived import all_sources as _all_sources
 from .cpu_derived import derived
 from .cpu_eval import ALL, evaluate, quiet, shared_subexpressions, unaliased
 from .cpu_eval import Env as _Env
@@ -401,16 +402,6 @@ def _first_edges(graph: Graph, k: int) -> np.ndarray:
     indptr = graph.indptr.astype(np.int64)
     pos = np.arange(graph.n_edges, dtype=np.int64) - np.repeat(indptr[:-1], np.diff(indptr))
     return pos < int(k)
-
-
-def _all_sources(graph: Graph) -> np.ndarray:
-    """Every edge's source id (int32, read-only), once per graph."""
-    def build(g: Graph) -> np.ndarray:
-        out = g.sources()
-        out.flags.writeable = False
-        return out
-
-    return derived(graph, "sources32", build)
 
 
 def _wide(graph: Graph, ids: np.ndarray) -> np.ndarray:

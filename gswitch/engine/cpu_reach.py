@@ -330,9 +330,9 @@ def reach_path(spec: AlgorithmSpec, params: dict[str, Any], fields: dict[str, np
     super-step its :class:`~gswitch.engine.cpu_guarded.MarkStep`; ``None`` where the run
     needs its super-steps (the module docstring says when).
     """
-    if os.environ.get("GSWITCH_CPU_STEPS") == "1" or max_iterations < 2:
+    found = _shape(spec)  # cached per spec: most operators have no such shape
+    if found is None or max_iterations < 2 or os.environ.get("GSWITCH_CPU_STEPS") == "1":
         return None
-    found = _shape(spec)
     if isinstance(found, Reach):
         x = fields.get(found.field)
         if max_iterations < NO_LIMIT or x is None or x.dtype.kind not in "iu" \
