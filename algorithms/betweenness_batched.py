@@ -48,6 +48,7 @@ import gswitch as gs
 from gswitch.errors import InvalidInput
 
 from ._brandes_batch import BATCH, batch_bytes, finish
+from .msbfs import checked_sources
 
 __all__ = ["BATCH", "batch_bytes", "betweenness", "edge_betweenness"]
 
@@ -57,14 +58,7 @@ def _sources(graph: gs.Graph, sources: Any) -> np.ndarray:
     n = graph.n_nodes
     if sources is None:
         return np.arange(n, dtype=np.int64)
-    try:
-        ids = np.asarray(sources, dtype=np.int64).ravel()
-    except (TypeError, ValueError):
-        raise InvalidInput("betweenness sources must be node ids (integers)") from None
-    bad = ids[(ids < 0) | (ids >= n)]
-    if bad.size:
-        raise InvalidInput(f"betweenness source {int(bad[0])} is out of range: the graph "
-                           f"has {n} nodes (ids 0 .. n - 1)")
+    ids = checked_sources(sources, n, "betweenness")
     return np.unique(ids)  # each source counts once, as the per-source algorithm does
 
 

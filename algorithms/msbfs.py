@@ -43,15 +43,17 @@ def source_bits(values, params) -> np.ndarray:
     return bits
 
 
-def checked_sources(values, n: int) -> np.ndarray:
-    """Source node ids as an int64 array, each checked to lie in ``0 .. n - 1``."""
+def checked_sources(values, n: int, what: str = "msbfs") -> np.ndarray:
+    """Source node ids as an int64 array, each checked to lie in ``0 .. n - 1``
+    (``what`` names the algorithm in the error).
+    """
     try:
         ids = np.asarray(values, dtype=np.int64).ravel()
     except (TypeError, ValueError):
-        raise InvalidInput("msbfs sources must be node ids (integers)") from None
+        raise InvalidInput(f"{what} sources must be node ids (integers)") from None
     bad = ids[(ids < 0) | (ids >= n)]
     if bad.size:
-        raise InvalidInput(f"msbfs source {int(bad[0])} is out of range: the graph has {n} "
+        raise InvalidInput(f"{what} source {int(bad[0])} is out of range: the graph has {n} "
                            "nodes (ids 0 .. n - 1)")
     return ids
 
