@@ -147,19 +147,19 @@ def pagerank_spec(residual_dtype: str = "float64", name: str = "pagerank",
 
         @staticmethod
         def finalize(fields, params):
-            rank = fields["rank"].astype(np.float64)
-            rank += fields["residual"]  # in place: a third of the passes of the plain form
-            return _normalised(fields, rank)
+            # rank + residual in float64, summed and divided in two passes
+            return _normalised(fields, fields["rank"], plus=fields["residual"])
 
     return PageRank
 
 
-def _normalised(fields: dict, rank) -> dict:
-    """``fields`` with ``rank`` (any float dtype and array module) scaled to sum 1, as
-    float32 (left as it is when it sums to zero); on the device nothing waits for the
-    sum (:func:`gswitch.arrayops.divide_by_sum`).
+def _normalised(fields: dict, rank, plus=None) -> dict:
+    """``fields`` with ``rank`` (any float dtype and array module; plus ``plus`` in
+    float64, where given) scaled to sum 1, as float32 (left as it is when it sums to
+    zero); on the device nothing waits for the sum
+    (:func:`gswitch.arrayops.divide_by_sum`).
     """
-    fields["rank"] = divide_by_sum(rank)
+    fields["rank"] = divide_by_sum(rank, plus=plus)
     return fields
 
 

@@ -231,9 +231,7 @@ class PersonalizedResidualPush:
 
     @staticmethod
     def finalize(fields, params):
-        rank = fields["rank"].astype(np.float64)
-        rank += fields["residual"]
-        return _normalised(fields, rank)
+        return _normalised(fields, fields["rank"], plus=fields["residual"])
 
 
 SPECS: list[AlgorithmSpec] = [PersonalizedPowerPull, PersonalizedResidualPush]

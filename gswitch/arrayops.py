@@ -49,23 +49,27 @@ __device__ double gs_block_sum(double s, double* shared) {
     return shared[32];
 }
 #define GS_SUM_KERNELS(T, NAME)                                                        \
-extern "C" __global__ void gs_partial_sums_##NAME(const T* x, long long n, double* part) { \
+extern "C" __global__ void gs_partial_sums_##NAME(const T* x, const double* plus,      \
+                                                 long long n, double* part) {          \
     __shared__ double shared[33];                                                      \
     double s = 0.0;                                                                    \
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;         \
-         i += (long long)gridDim.x * blockDim.x) s += (double)x[i];                    \
+         i += (long long)gridDim.x * blockDim.x)                                       \
+        s += plus ? (double)x[i] + plus[i] : (double)x[i];                             \
     s = gs_block_sum(s, shared);                                                       \
     if (threadIdx.x == 0) part[blockIdx.x] = s;                                        \
 }                                                                                      \
-extern "C" __global__ void gs_divide_##NAME(const T* x, long long n, const double* part, \
-                                           int parts, float* y) {                      \
+extern "C" __global__ void gs_divide_##NAME(const T* x, const double* plus, long long n, \
+                                           const double* part, int parts, float* y) {  \
     __shared__ double shared[33];                                                      \
     double s = 0.0;                                                                    \
     for (int k = threadIdx.x; k < parts; k += blockDim.x) s += part[k];                \
     const double t = gs_block_sum(s, shared);                                          \
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;         \
-         i += (long long)gridDim.x * blockDim.x)                                       \
-        y[i] = (float)(t > 0.0 ? (double)x[i] / t : (double)x[i]);                     \
+         i += (long long)gridDim.x * blockDim.x) {                                     \
+        const double v = plus ? (double)x[i] + plus[i] : (double)x[i];                 \
+        y[i] = (float)(t > 0.0 ? v / t : v);                                           \
+    }                                                                                  \
 }
 GS_SUM_KERNELS(float, f32)
 GS_SUM_KERNELS(double, f64)
@@ -138,20 +142,23 @@ def replace_at_least(a: Any, bound: int, value: int) -> Any:
     return np.where(a >= bound, a.dtype.type(value), a)
 
 
-def divide_by_sum(values: Any) -> Any:
-    """``values`` divided by their sum, as float32; unchanged (as float32) where the sum
-    is not positive.
+def divide_by_sum(values: Any, plus: Any = None) -> Any:
+    """``values`` (plus ``plus``, where given) divided by their sum, as float32;
+    unchanged (as float32) where the sum is not positive.
 
     The sum is taken in float64 whatever ``values``' dtype, and so is each quotient
-    before it is rounded to float32. On the device it takes two launches and no wait:
-    1,024 blocks write partial sums in a fixed order, then every block of the division
-    adds them up in a fixed order before dividing its elements, so the result is the
-    same from run to run.
+    before it is rounded to float32: ``plus`` is added to ``values`` in float64, as
+    ``values.astype(float64) + plus`` would, without that array. On the device it takes
+    two launches and no wait: 1,024 blocks write partial sums in a fixed order, then
+    every block of the division adds them up in a fixed order before dividing its
+    elements, so the result is the same from run to run.
 
     Parameters
     ----------
     values : numpy.ndarray or cupy.ndarray
         Floating-point values (float32 or float64).
+    plus : numpy.ndarray or cupy.ndarray, optional
+        Values of the same shape and array module added to ``values`` first.
 
     Returns
     -------
@@ -163,22 +170,32 @@ def divide_by_sum(values: Any) -> Any:
     >>> import numpy as np
     >>> divide_by_sum(np.array([1.0, 3.0])).tolist()
     [0.25, 0.75]
+    >>> divide_by_sum(np.array([1.0, 2.0]), plus=np.array([0.0, 1.0])).tolist()
+    [0.25, 0.75]
     """
+    if plus is not None and np.shape(plus) != np.shape(values):
+        raise ValueError(f"plus has shape {np.shape(plus)}; values have {np.shape(values)}")
     if _is_device(values):
-        return _divide_on_device(values)
+        return _divide_on_device(values, plus)
+    if plus is not None:
+        values = values.astype(np.float64)
+        values += plus
     total = float(values.sum(dtype=np.float64))
     if not total > 0:
         return values.astype(np.float32)
     return (values.astype(np.float64, copy=False) / total).astype(np.float32)
 
 
-def _divide_on_device(values: Any) -> Any:
+def _divide_on_device(values: Any, plus: Any) -> Any:
     import cupy
 
     if values.dtype not in (np.float32, np.float64):
         values = values.astype(np.float64)
     x = cupy.ascontiguousarray(values).ravel()
     name = "f32" if x.dtype == np.float32 else "f64"
+    r = np.uint64(0)  # no addend: a null pointer
+    if plus is not None:
+        r = cupy.ascontiguousarray(plus, dtype=np.float64).ravel()
     mod = _sum_module()
     n = np.int64(x.size)
     part = cupy.empty(_PARTS, dtype=np.float64)
@@ -186,8 +203,8 @@ def _divide_on_device(values: Any) -> Any:
     block = 256
     # every one of the blocks runs (those past the end write a zero): the division adds
     # all of them
-    mod.get_function("gs_partial_sums_" + name)((_PARTS,), (block,), (x, n, part))
+    mod.get_function("gs_partial_sums_" + name)((_PARTS,), (block,), (x, r, n, part))
     grid = max(1, min(-(-x.size // block), 4096))
     mod.get_function("gs_divide_" + name)((grid,), (block,),
-                                          (x, n, part, np.int32(_PARTS), out))
+                                          (x, r, n, part, np.int32(_PARTS), out))
     return out

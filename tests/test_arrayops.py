@@ -45,6 +45,20 @@ def test_divide_by_sum_numpy() -> None:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_divide_by_sum_with_an_addend_equals_the_sum_taken_apart(dtype) -> None:
+    rng = np.random.default_rng(5)
+    v = rng.random(1000).astype(dtype)
+    r = rng.random(1000) * 1e-3
+    want = v.astype(np.float64) + r
+    got = divide_by_sum(v, plus=r)
+    assert got.dtype == np.float32
+    assert np.array_equal(got, (want / want.sum()).astype(np.float32))
+    assert np.array_equal(v, v.astype(dtype))  # the input is left as it was
+    with pytest.raises(ValueError, match="shape"):
+        divide_by_sum(v, plus=r[:5])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_divide_by_sum_float64_sum_of_many_shares(dtype) -> None:
     # a float32 running sum of 2^22 equal shares drifts; the float64 sum does not
     v = np.full(1 << 22, 1.0 / (1 << 22), dtype=dtype)
@@ -73,6 +87,17 @@ def test_device_forms_match_numpy() -> None:
             assert bool((again == dv).all())
     z = divide_by_sum(cupy.zeros(5, dtype=cupy.float64))
     assert z.dtype == np.float32 and not bool(z.any())
+    for dtype in (np.float32, np.float64):  # with an addend: the two-array form, fused
+        for size in (1, 10_000, 3_000_017):
+            rng = np.random.default_rng(size)
+            v, r = rng.random(size).astype(dtype), rng.random(size) * 1e-3
+            dv = divide_by_sum(cupy.asarray(v), plus=cupy.asarray(r))
+            assert dv.dtype == np.float32
+            np.testing.assert_allclose(dv.get(), divide_by_sum(v, plus=r), rtol=2e-7)
+            # the same bits as adding first on the device, as finalize did before
+            apart = cupy.asarray(v).astype(np.float64)
+            apart += cupy.asarray(r)
+            assert bool((divide_by_sum(apart) == dv).all())
 
 
 def test_device_kernels_compile(nvcc) -> None:

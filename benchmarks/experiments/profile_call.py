@@ -25,7 +25,9 @@ from _common import TINY_EDGES, require_gpu, tiny_bfs_times
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--calls", type=int, default=300)
-    ap.add_argument("--launch", default="host_loop")
+    ap.add_argument("--launch", default="host_loop",
+                    help="the launch strategy, or 'plain' for no configuration (the "
+                         "selector's pick, as a plain call gets)")
     ap.add_argument("--top", type=int, default=35)
     ap.add_argument("--no-profile", action="store_true",
                     help="only time the calls: median and p90 end to end")
@@ -36,7 +38,10 @@ def main() -> None:
     require_gpu("profile_call.py")
     import gswitch as gs
 
-    conf = {"launch": args.launch} if args.mapping else gs.Config({"launch": args.launch})
+    if args.launch == "plain":
+        conf = None
+    else:
+        conf = {"launch": args.launch} if args.mapping else gs.Config({"launch": args.launch})
     label = args.launch + (" (dict)" if args.mapping else "")
     if args.no_profile:
         ts, r = tiny_bfs_times(conf, args.calls)
@@ -55,7 +60,9 @@ def main() -> None:
     per = (time.perf_counter() - t) / args.calls
     assert r.fields["depth"].tolist() == [0, 1, 2, 3]
     print(f"{label}: {per * 1e6:.1f} us per call under the profiler")
-    pstats.Stats(prof).sort_stats("tottime").print_stats(args.top)
+    st = pstats.Stats(prof)
+    st.sort_stats("tottime").print_stats(args.top)
+    st.sort_stats("cumulative").print_stats(args.top)
 
 
 if __name__ == "__main__":

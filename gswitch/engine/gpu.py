@@ -217,8 +217,6 @@ class GpuEngine:
             raise DeviceError(
                 "the gpu backend needs CuPy: pip install 'gswitch[cuda12]' or 'gswitch[cuda13]'"
             ) from exc
-        import cupyx
-
         self.cp = cp
         self._modules: dict[str, Any] = {}
         self._graphs: weakref.WeakKeyDictionary[Graph, _Resident] = weakref.WeakKeyDictionary()
@@ -226,17 +224,16 @@ class GpuEngine:
         #: the CUDA device this engine's stream, modules, pools and graphs belong to
         self.device_id = int(dev.id)
         with dev:
-            self._init_on_device(cp, cupyx, dev)
+            self._init_on_device(cp, dev)
 
-    def _init_on_device(self, cp: Any, cupyx: Any, dev: Any) -> None:
+    def _init_on_device(self, cp: Any, dev: Any) -> None:
         self.n_sm = int(dev.attributes["MultiProcessorCount"])
         self.device_name = cp.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.runtime = cp.cuda.runtime
         #: CuPy's driver API: launches without its kernel call's argument packing
         self.driver = cp.cuda.driver
-        self._core_host = _CoreBlock.new(
-            lambda words: cupyx.empty_pinned(words, dtype=np.uint32), 0, 0)
+        self._core_host = _CoreBlock.new(self._pinned_words, 0, 0)
         self.event_pool = _EventPool(cp)
         #: Counts device work enqueued (see :class:`LaunchContext`).
         self.work = 0
@@ -246,7 +243,6 @@ class GpuEngine:
         self.const_written: dict[int, bytes] = {}
         self._grids: dict[tuple, int] = {}
         self._state_dtypes: dict[str, np.dtype] = {}
-        self._cupyx = cupyx
         self._copier: Any = None  # thread pool of _bring_back, made on first need
         #: Whether a launch strategy that polls its decisions in host memory
         #: (:attr:`~gswitch.strategy.LaunchStrategy.polls_control`) may: on x86-64 hosts,
@@ -406,10 +402,22 @@ class GpuEngine:
         """The page-locked start ids, control block, fields and trace, grown as needed.
         Whoever fills it must know that no copy from or into it is still in flight.
         """
-        self._core_host = _CoreBlock.grown(
-            self._core_host, lambda words: self._cupyx.empty_pinned(words, dtype=np.uint32),
-            n_start, field_bytes)
+        self._core_host = _CoreBlock.grown(self._core_host, self._pinned_words, n_start,
+                                           field_bytes)
         return self._core_host
+
+    def empty_pinned(self, size: int, dtype: Any) -> np.ndarray:
+        """A page-locked host array of ``size`` items from CuPy's pinned allocator (the
+        array holds the allocation). ``cupyx.empty_pinned`` does the same, but importing
+        ``cupyx`` loads its SciPy, linear-algebra and optimizer modules: a first call
+        pays 0.3 to 1 s for them.
+        """
+        dtype = np.dtype(dtype)
+        mem = self.cp.cuda.alloc_pinned_memory(max(1, size) * dtype.itemsize)
+        return np.ndarray((size,), dtype=dtype, buffer=mem)
+
+    def _pinned_words(self, words: int) -> np.ndarray:
+        return self.empty_pinned(words, np.uint32)
 
     def _pinned(self, name: str, dtype: np.dtype, size: int) -> tuple[np.ndarray, int]:
         """A page-locked host array of ``size`` items and its address, one per name and
@@ -419,7 +427,7 @@ class GpuEngine:
         key = (name, dtype)
         hit = self._pinned_bufs.get(key)
         if hit is None or hit[0].size < size:
-            arr = self._cupyx.empty_pinned(max(1, size), dtype=dtype)
+            arr = self.empty_pinned(max(1, size), dtype)
             hit = self._pinned_bufs[key] = (arr, arr.ctypes.data)
         return hit[0][:size], hit[1]
 

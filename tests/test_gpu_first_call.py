@@ -1,0 +1,38 @@
+"""GPU suite: a first GPU call in a fresh process loads only what it runs. ``cupyx``
+(whose package loads CuPy's SciPy, linear-algebra and optimizer modules, and through
+the last one Optuna) and Optuna stay unimported: together they cost a first call 0.3 to
+1 s. (The tuner's light plugin module registers its commands; its studies need Optuna.)"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import gswitch as gs
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU"),
+]
+
+FIRST = r"""
+import json, sys
+import gswitch as gs
+from gswitch.generators import rmat
+g = rmat(10, 8, seed=1)
+r = gs.run("bfs", g, source=0, backend="gpu")
+# CuPy registers cupyx as a lazy module; its first attribute access loads the package,
+# whose __init__ imports these
+heavy = {"cupyx.linalg", "cupyx.optimizing", "cupyx.scipy.sparse", "optuna"}
+loaded = sorted(set(sys.modules) & heavy)
+print(json.dumps({"loaded": loaded, "reached": int((r.fields["depth"] >= 0).sum())}))
+"""
+
+
+def test_first_gpu_call_leaves_cupyx_and_optuna_unimported():
+    out = subprocess.run([sys.executable, "-c", FIRST], capture_output=True, text=True,
+                         check=True, timeout=300)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["reached"] > 1
+    assert got["loaded"] == [], got
