@@ -452,20 +452,24 @@ def _run_cache(graph: Graph, params: dict[str, Any]) -> dict:
     expression gives (it reads only constants, parameters, the node count, node ids and
     degrees) is the same in every run on that graph with those parameters, so runs with
     equal parameters share one, kept while the graph lives (the latest few parameter
-    sets); a per-node input (an array) makes a run's own.
+    sets); a per-node input (an array) makes a run's own. The key is the parameters in
+    their order, which one algorithm always gives them in.
     """
+    key = tuple(params.items())
+    kept = derived(graph, "run caches", _no_caches)
     try:
-        key = tuple(sorted(params.items()))
-        hash(key)
-    except TypeError:
+        hit = kept.get(key)
+    except TypeError:  # unhashable
         return {}
-    kept = derived(graph, "run caches", lambda g: {})
-    hit = kept.get(key)
     if hit is None:
         if len(kept) >= _RUN_CACHES:
             kept.clear()
         hit = kept[key] = {}
     return hit
+
+
+def _no_caches(graph: Graph) -> dict:
+    return {}
 
 
 def _priority_keys(spec: AlgorithmSpec, fields: dict[str, np.ndarray], ids: np.ndarray,
@@ -534,7 +538,9 @@ class CpuEngine:
         edge_op = spec.edge
         activated = _Activations(n)
         every_edge = None  # the edges a step over every node expands, once filtered
-        run_cache = _run_cache(graph, params)  # step-invariant values (Env.run_cache)
+        # step-invariant values (Env.run_cache), for a node operator only: edge
+        # operators keep none
+        run_cache = None if spec.node is None else _run_cache(graph, params)
         # edge_op(first=k): only the first k out-edges of a node, in CSR order
         first_ok = _first_edges(graph, params[edge_op.first]) if edge_op.first else None
         no_edges = graph.n_edges == 0
