@@ -77,12 +77,15 @@ class _NodeProgram:
     def __init__(self, op: Operator) -> None:
         self.shared = shared = shared_subexpressions(op.statements)
         self.quiet = needs_quiet(op.statements)
+        #: (statement, its compiled value or sum form, its dtype, what it is: ``_TOTAL``,
+        #: ``_ASSIGN`` or ``_REDUCE``), decided here rather than every step
         self.steps: list[tuple[Any, ...]] = []
         for s in op.statements:
             if isinstance(s, ex.Total):
-                self.steps.append((s, _total_form(s.value, shared), None))
+                self.steps.append((s, _total_form(s.value, shared), None, _TOTAL))
             else:
-                self.steps.append((s, root(s.value, shared), _NP[s.dtype]))
+                self.steps.append((s, root(s.value, shared), _NP[s.dtype],
+                                   _ASSIGN if isinstance(s, ex.Assign) else _REDUCE))
 
     @classmethod
     def of(cls, op: Operator) -> _NodeProgram:
@@ -94,24 +97,28 @@ class _NodeProgram:
         return hit[1]
 
 
+_TOTAL, _ASSIGN, _REDUCE = range(3)
+
+
 def _total_form(e: ex.Expr, shared: frozenset) -> tuple[Any, ...]:
     """How :func:`_node_statements` sums ``e``: ``(cond, value, dtype)``, where a float64
     conversion at its root is made inside the sum, and ``where(cond, x, 0)`` sums ``x``
-    under a mask, without the array of zeros (``cond`` ``None`` otherwise).
+    under a mask, without the array of zeros (``cond`` ``None`` otherwise); ``dtype`` is
+    a NumPy dtype.
     """
     if isinstance(e, ex.Cast) and e.dtype == "float64":
         e = e.a
     if isinstance(e, ex.Select) and isinstance(e.b, ex.Const) and e.b.value == 0:
-        return root(e.cond, shared), root(e.a, shared), e.a.dtype
-    return None, root(e, shared), e.dtype
+        return root(e.cond, shared), root(e.a, shared), _NP[e.a.dtype]
+    return None, root(e, shared), _NP[e.dtype]
 
 
 def _node_statements(program: _NodeProgram, env: _Env, activated: _Activations,
                      nodes: np.ndarray, whole: bool) -> None:
     at = slice(None) if whole else nodes
     count = nodes.size
-    for s, value, dt in program.steps:
-        if isinstance(s, ex.Total):
+    for s, value, dt, kind in program.steps:
+        if kind == _TOTAL:
             total = _total(value, env, count)
             if s.into:
                 env.sums[s.into] = env.sums.get(s.into, 0.0) + total
@@ -120,7 +127,7 @@ def _node_statements(program: _NodeProgram, env: _Env, activated: _Activations,
             continue
         val = value(env)
         f = env.fields[s.field]
-        if isinstance(s, ex.Assign):  # a constant is stored without an array of copies
+        if kind == _ASSIGN:  # a constant is stored without an array of copies
             f[at] = val if getattr(val, "dtype", None) == dt else np.asarray(val).astype(dt)
             env.invalidate(s.field)
             continue
@@ -160,11 +167,13 @@ def _total(form: tuple[Any, ...], env: _Env, count: int) -> float:
     :func:`_total_form`).
     """
     cond, value, dtype = form
+    v = value(env)
+    if not (isinstance(v, np.ndarray) and v.ndim and v.dtype == dtype):
+        v = _broadcast(v, count, dtype.name)
     if cond is not None:
-        mask = _broadcast(cond(env), count, "bool")
-        return float(np.add.reduce(_broadcast(value(env), count, dtype), dtype=np.float64,
-                                   where=mask))
-    return float(np.add.reduce(_broadcast(value(env), count, dtype), dtype=np.float64))
+        return float(np.add.reduce(v, dtype=np.float64,
+                                   where=_broadcast(cond(env), count, "bool")))
+    return float(np.add.reduce(v, dtype=np.float64))
 
 
 def _every_node(nodes: np.ndarray, n: int) -> bool:
@@ -434,6 +443,35 @@ def _every_edge(graph: Graph, all_src: np.ndarray, first_ok: np.ndarray | None,
     return all_src[first_ok], graph.indices[first_ok], w
 
 
+#: parameter sets whose step-invariant values a graph keeps (see :func:`_run_cache`)
+_RUN_CACHES = 4
+
+
+def _run_cache(graph: Graph, params: dict[str, Any]) -> dict:
+    """The ``Env.run_cache`` of a run on ``graph`` with ``params``: what a step-invariant
+    expression gives (it reads only constants, parameters, the node count, node ids and
+    degrees) is the same in every run on that graph with those parameters, so runs with
+    equal parameters share one, kept while the graph lives (the latest few parameter
+    sets); a per-node input (an array) makes a run's own. The key is the parameters in
+    their order, which one algorithm always gives them in.
+    """
+    key = tuple(params.items())
+    kept = derived(graph, "run caches", _no_caches)
+    try:
+        hit = kept.get(key)
+    except TypeError:  # unhashable
+        return {}
+    if hit is None:
+        if len(kept) >= _RUN_CACHES:
+            kept.clear()
+        hit = kept[key] = {}
+    return hit
+
+
+def _no_caches(graph: Graph) -> dict:
+    return {}
+
+
 def _priority_keys(spec: AlgorithmSpec, fields: dict[str, np.ndarray], ids: np.ndarray,
                    params: dict[str, Any], graph: Graph,
                    degrees: dict[str, np.ndarray]) -> np.ndarray:
@@ -500,7 +538,9 @@ class CpuEngine:
         edge_op = spec.edge
         activated = _Activations(n)
         every_edge = None  # the edges a step over every node expands, once filtered
-        run_cache: dict = {}  # step-invariant values over every node (Env.run_cache)
+        # step-invariant values (Env.run_cache), for a node operator only: edge
+        # operators keep none
+        run_cache = None if spec.node is None else _run_cache(graph, params)
         # edge_op(first=k): only the first k out-edges of a node, in CSR order
         first_ok = _first_edges(graph, params[edge_op.first]) if edge_op.first else None
         no_edges = graph.n_edges == 0

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["ALL", "root", "needs_quiet", "node_index", "quiet"]
 
 _NP = {d: np.dtype(d) for d in ex.DTYPES}
+ndarray = np.ndarray  # a global, not an attribute lookup, in the plans below
 
 #: The ids of a role that covers every node of the graph, in id order.
 ALL = None
@@ -167,9 +168,10 @@ def _invariant(e: ex.Expr) -> bool:
 
 
 def _kept(e: ex.Expr, shared: frozenset, body: Plan) -> Plan:
-    """``body`` with the values it may keep: over every node, a step-invariant value
-    (``Env.run_cache``) for the run; a shared subexpression until a field it reads is
-    written (``Env.memo``).
+    """``body`` with the values it may keep: a step-invariant value (``Env.run_cache``)
+    for the run, over every node or, reading only constants, parameters and the node
+    count, anywhere; a shared subexpression until a field it reads is written
+    (``Env.memo``).
     """
     inner = body
     if e in shared:
@@ -184,13 +186,31 @@ def _kept(e: ex.Expr, shared: frozenset, body: Plan) -> Plan:
         inner = memo
     if not _invariant(e):
         return inner
+    return _run_kept(e, e, body, inner)
+
+
+def _run_kept(e: ex.Expr, key: Any, body: Plan, inner: Plan) -> Plan:
+    """``body``'s value kept under ``key`` in ``Env.run_cache`` for the run where it is
+    the same everywhere ``e`` (step-invariant) is evaluated, ``inner`` elsewhere.
+    """
+    if _scalar_only(e):  # a scalar of the run's parameters: the same for every role
+        def invariant_scalar(env: Env) -> tuple[Any, bool]:
+            cache = env.run_cache
+            if cache is None:
+                return inner(env)
+            hit = cache.get(key, cache)
+            if hit is cache:
+                hit = cache[key] = body(env)[0]
+            return hit, False
+
+        return invariant_scalar
 
     def invariant(env: Env) -> tuple[Any, bool]:
         cache = env.run_cache
         if cache is not None and env.ids.get("self", 0) is ALL:
-            hit = cache.get(e, cache)
+            hit = cache.get(key, cache)
             if hit is cache:
-                hit = cache[e] = body(env)[0]
+                hit = cache[key] = body(env)[0]
             return hit, False
         return inner(env)
 
@@ -249,7 +269,9 @@ def _intrinsic(e: ex.Expr, env: Env) -> Any:
 
 def _typed(e: ex.Expr, dt: np.dtype, shared: frozenset) -> Plan:
     """The plan of ``e`` with its value as dtype ``dt`` (a conversion is a new array):
-    the plan itself where ``e`` already gives ``dt``, a constant converted once.
+    the plan itself where ``e`` already gives ``dt``, a constant converted once, a
+    scalar leaf read and converted in one step, a step-invariant value converted once
+    per run where its value is kept (:func:`_kept`).
     """
     p = plan(e, shared)
     if _NP[e.dtype] == dt and _gives_own_dtype(e):
@@ -258,6 +280,11 @@ def _typed(e: ex.Expr, dt: np.dtype, shared: frozenset) -> Plan:
         value = (dt.type(p(None)[0]), False)
         return lambda env: value
     convert = dt.type
+    if isinstance(e, ex.ParamRef):  # as its own dtype first, then as ``dt``
+        name, scalar = e.name, _NP[e.dtype].type
+        return lambda env: (convert(scalar(env.params[name])), False)
+    if isinstance(e, ex.NumNodes):
+        return lambda env: (convert(np.int32(env.graph.n_nodes)), False)
 
     def typed(env: Env) -> tuple[Any, bool]:
         v, own = p(env)
@@ -269,7 +296,9 @@ def _typed(e: ex.Expr, dt: np.dtype, shared: frozenset) -> Plan:
             return v, False
         return convert(v), False
 
-    return typed
+    if not _invariant(e):
+        return typed
+    return _run_kept(e, (e, dt), typed, typed)
 
 
 def _gives_own_dtype(e: ex.Expr) -> bool:
@@ -277,11 +306,6 @@ def _gives_own_dtype(e: ex.Expr) -> bool:
     if isinstance(e, ex.UnaryOp):
         return e.op == "not" or _gives_own_dtype(e.a)
     return isinstance(e, (ex.BinOp, ex.Cast, ex.Compare, ex.Select) + _EXACT_LEAVES)
-
-
-def _array(r: Any) -> bool:
-    """Whether ``r`` is an array with elements (not a scalar or 0-d array)."""
-    return isinstance(r, np.ndarray) and r.ndim > 0
 
 
 def _into(x: Any, own_x: bool, y: Any, own_y: bool) -> np.ndarray | None:
@@ -318,7 +342,7 @@ def _body(e: ex.Expr, shared: frozenset) -> Plan:
         def field_at(env: Env) -> tuple[Any, bool]:
             # take: faster than indexing, and several times so with int32 ids
             r = env.fields[field].take(node_index(e, at(env)[0], env.graph.n_nodes))
-            return r, _array(r)
+            return r, isinstance(r, ndarray) and r.ndim > 0
 
         return field_at
     if isinstance(e, ex.Cast):
@@ -343,7 +367,7 @@ def _body(e: ex.Expr, shared: frozenset) -> Plan:
 
         def comparison(env: Env) -> tuple[Any, bool]:
             r = compare(a(env)[0], b(env)[0])
-            return r, _array(r)
+            return r, isinstance(r, ndarray) and r.ndim > 0
 
         return comparison
     if isinstance(e, ex.Select):
@@ -352,7 +376,7 @@ def _body(e: ex.Expr, shared: frozenset) -> Plan:
 
         def select(env: Env) -> tuple[Any, bool]:
             r = np.where(cond(env)[0], a(env)[0], b(env)[0])
-            return r, _array(r)
+            return r, isinstance(r, ndarray) and r.ndim > 0
 
         return select
     raise AssertionError(f"cannot evaluate {type(e).__name__}")
@@ -365,7 +389,7 @@ def _binary(e: ex.BinOp, shared: frozenset) -> Plan:
         def floor_divide(env: Env) -> tuple[Any, bool]:
             x, y = a(env)[0], b(env)[0]
             r = np.floor_divide(x, y) if dt.kind == "f" else _trunc_div(x, y)
-            return r, _array(r)
+            return r, isinstance(r, ndarray) and r.ndim > 0
 
         return floor_divide
     ufunc = _BINARY.get(e.op)
@@ -393,7 +417,7 @@ def _binary(e: ex.BinOp, shared: frozenset) -> Plan:
             if out is not None:
                 return ufunc(x, y, out=out), True
         r = ufunc(x, y)
-        return r, _array(r)
+        return r, isinstance(r, ndarray) and r.ndim > 0
 
     return binary
 
@@ -410,7 +434,7 @@ def _unary(e: ex.UnaryOp, shared: frozenset) -> Plan:
             if own and v.dtype == np.bool_ and v.size >= _IN_PLACE:
                 return np.logical_not(v, out=v), True
             r = np.logical_not(v)
-            return r, _array(r)
+            return r, isinstance(r, ndarray) and r.ndim > 0
 
         return logical_not
 
@@ -419,7 +443,7 @@ def _unary(e: ex.UnaryOp, shared: frozenset) -> Plan:
         if own and v.size >= _IN_PLACE:
             return ufunc(v, out=v), True
         r = ufunc(v)
-        return r, _array(r)
+        return r, isinstance(r, ndarray) and r.ndim > 0
 
     return unary
 
