@@ -193,10 +193,15 @@ class _Levels:
         self.total: list[int] = []
 
 
-def run_batches(graph: Any, ids: np.ndarray, endpoints: bool, edges: bool = False
-                ) -> tuple[np.ndarray, np.ndarray | None]:
+def run_batches(graph: Any, ids: np.ndarray, endpoints: bool, edges: bool = False, *,
+                device_arrays: bool = False, stats: dict[str, Any] | None = None
+                ) -> tuple[Any, Any]:
     """Raw betweenness sums over the sources ``ids`` of the simple ``graph``, and with
-    ``edges`` the edge dependencies per stored edge (else ``None``).
+    ``edges`` the edge dependencies per stored edge (else ``None``): NumPy arrays, or
+    CuPy arrays left on the device with ``device_arrays``. ``stats`` (a dict) receives
+    the levels (``iterations``), the edges the level kernels scanned
+    (``edges_processed``), the batches and the device time between the first and the
+    last kernel.
     """
     import cupy as cp
 
@@ -207,7 +212,10 @@ def run_batches(graph: Any, ids: np.ndarray, endpoints: bool, edges: bool = Fals
     n = graph.n_nodes
     k = _kernels()
     _check_room(cp, n, 8 * graph.n_edges if edges else 0)
+    levels_run = scanned = 0
     with engine.stream:
+        began, ended = cp.cuda.Event(), cp.cuda.Event()
+        began.record()
         sigma = cp.empty((n, BATCH), dtype=cp.float64)
         delta = cp.empty((n, BATCH), dtype=cp.float64)
         seen = cp.empty(n, dtype=cp.uint64)
@@ -221,8 +229,17 @@ def run_batches(graph: Any, ids: np.ndarray, endpoints: bool, edges: bool = Fals
             levels = _forward(k, res, batch, sigma, seen, spare, q_buf, count)
             _backward(k, res, levels, sigma, delta, spare, edge_sum)
             bc += finish(delta, seen, batch, endpoints, cp)
-        out = bc.get(), None if edge_sum is None else edge_sum.get()
+            levels_run += len(levels.q)
+            scanned += sum(levels.total) + sum(levels.total[:-1])  # forward, backward
+        ended.record()
+        out = (bc, edge_sum) if device_arrays else (
+            bc.get(), None if edge_sum is None else edge_sum.get())
     engine.stream.synchronize()
+    if stats is not None:
+        seconds = cp.cuda.get_elapsed_time(began, ended) / 1e3
+        stats.update(iterations=levels_run, edges_processed=int(scanned),
+                     batches=-(-ids.size // BATCH), device_time_s=seconds,
+                     kernel_time_s=seconds)
     return out
 
 

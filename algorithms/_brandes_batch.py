@@ -6,10 +6,21 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["BATCH", "batch_bytes", "finish"]
+__all__ = ["BATCH", "MAX_NODES", "batch_bytes", "fits", "finish"]
 
 #: Sources per traversal: the bits of one ``uint64`` set per node.
 BATCH = 64
+
+#: Largest graph whose unweighted betweenness runs batched by default (64 path counts
+#: and dependencies per node: 1 KiB a node); larger ones run one source at a time.
+MAX_NODES = 8_000_000
+
+
+def fits(graph: Any, backend: str) -> bool:
+    """Whether betweenness on ``graph`` runs batched by default (on either backend): at
+    most :data:`MAX_NODES` nodes.
+    """
+    return graph.n_nodes <= MAX_NODES
 
 
 def batch_bytes(n_nodes: int) -> int:

@@ -10,13 +10,20 @@ import gswitch as gs
 from gswitch.errors import InvalidInput
 from gswitch.verify import close
 
+from ._brandes_batch import fits
+from .betweenness_batched import run_variant
+
 #: ``depth`` of a node the source does not reach (an int32 infinity with room for + 1)
 UNREACHED = 2**30
 
 
 def source_mask(values, params) -> np.ndarray:
-    """The ``sources`` run argument (node ids) as a 0/1 mask over the nodes."""
+    """The ``sources`` run argument (node ids, or a comma-separated string of them, as
+    ``--param sources=0,5,9`` gives it) as a 0/1 mask over the nodes.
+    """
     n = int(params["n_nodes"])
+    if isinstance(values, str):
+        values = [v for v in values.replace(",", " ").split()]
     try:
         ids = np.unique(np.asarray(values, dtype=np.int64).ravel())
     except (TypeError, ValueError):
@@ -141,6 +148,7 @@ def compare_betweenness(got: np.ndarray, expected: np.ndarray) -> str | None:
 
 @gs.algorithm(name="betweenness", reference="networkx.betweenness_centrality (unscaled)",
               simple=True, expected=expected_betweenness, compare=compare_betweenness,
+              variant="per_source", default=False,
               priority=lambda n, p: p.deepest - n.depth, priority_width=1.0,
               # RMAT-22, 4 sources on an H200 (experiments/bc_configs.py,
               # h200_s34d_bc_configs.log): 133 ms, against 197 ms host loop and 160 ms
@@ -148,7 +156,11 @@ def compare_betweenness(got: np.ndarray, expected: np.ndarray) -> str | None:
               backend_defaults={"gpu": {"worklist": "bitmap", "load_balance": "twc",
                                         "launch": "persistent"}})
 class Betweenness:
-    """Betweenness centrality by Brandes' algorithm, one source at a time.
+    """Betweenness centrality by Brandes' algorithm, one source at a time, in operators.
+
+    The ``batched`` variant (the default) gives the same sums from one traversal per 64
+    sources; this one runs where a batch would not fit (more than
+    ``_brandes_batch.MAX_NODES`` nodes) and whenever a config picks a strategy.
 
     Parameters
     ----------
@@ -203,7 +215,8 @@ class Betweenness:
     --------
     >>> import gswitch as gs
     >>> g = gs.Graph.from_edges([0, 1, 1, 2], [1, 0, 2, 1])  # a path 0 - 1 - 2
-    >>> gs.run("betweenness", g, backend="cpu").fields["betweenness"].tolist()
+    >>> r = gs.run("betweenness", g, backend="cpu", config={"variant": "per_source"})
+    >>> r.fields["betweenness"].tolist()
     [0.0, 2.0, 0.0]
 
     """
@@ -288,7 +301,79 @@ class Betweenness:
         return accumulate_source(fields, params, xp, fields["depth"] < UNREACHED)
 
 
-SPECS = [Betweenness]
+@gs.algorithm(name="betweenness", reference="networkx.betweenness_centrality (unscaled)",
+              simple=True, expected=expected_betweenness, compare=compare_betweenness,
+              variant="batched", direct=run_variant, default_if=fits)
+class BatchedBetweenness:
+    """Betweenness centrality by batched Brandes: 64 sources per traversal, array code.
+
+    Parameters
+    ----------
+    sources : array of int, optional
+        Source nodes (a run argument): every node by default, exact; ``k`` sampled
+        nodes for the sampled estimate. Repeated ids count once.
+    endpoints : int
+        1: count the path ends too (networkx's ``endpoints=True``); default 0.
+
+    Returns
+    -------
+    betweenness : ndarray of float64
+        The per-source variant's sums (networkx's values before its rescaling;
+        :func:`rescale` applies it), equal within ``compare_betweenness``'s tolerance
+        (float64 sums added in another order).
+
+    Raises
+    ------
+    InvalidInput
+        A source out of range or not a node id, or an ``endpoints`` other than 0 or 1.
+    InvalidConfig
+        A config that picks a strategy together with ``variant=batched``: no strategy
+        applies to array code.
+
+    Notes
+    -----
+    Why array code and not the operator language (the escape hatch of ``direct=`` on
+    :func:`gswitch.algorithm`): a batch keeps 64 path counts and 64 dependencies per
+    node, one per source, and a warp adds them lane by lane. The language's fields hold
+    one value per node (or a 64-bit set), so it can state the traversal's sets but not
+    the per-source counts that ride on them. The traversal is
+    :func:`gswitch.algorithms.betweenness_batched.betweenness`: on the GPU a few CUDA
+    kernels (``_betweenness_gpu.SOURCE``, compiled by CuPy on first use and with nvcc in
+    the compile suite), on the CPU the same levels in NumPy.
+
+    It is the default on both backends, for graphs of at most
+    ``_brandes_batch.MAX_NODES`` nodes (one batch takes 1 KiB a node); larger graphs run
+    ``per_source``. No strategy applies: every axis stays at its default, the tuner
+    searches this variant against the per-source one without crossing it with
+    strategies, and a config that picks a strategy (without ``variant``) runs
+    ``per_source``. The statistics count levels as ``iterations`` and the edges the
+    levels scanned as ``edges_processed``; ``batches`` says how many traversals ran.
+
+    References
+    ----------
+    .. [1] Brandes, "A faster algorithm for betweenness centrality", J. Math. Sociol.
+       25 (2001).
+    .. [2] Then et al., "The more the merrier: efficient multi-source graph traversal",
+       VLDB 2015.
+
+    Examples
+    --------
+    >>> import gswitch as gs
+    >>> g = gs.Graph.from_edges([0, 1, 1, 2], [1, 0, 2, 1])  # a path 0 - 1 - 2
+    >>> r = gs.run("betweenness", g, backend="cpu")
+    >>> r.fields["betweenness"].tolist(), r.stats["variant"]
+    ([0.0, 2.0, 0.0], 'batched')
+
+    """
+
+    betweenness = gs.NodeField("float64", init=0.0, doc="raw betweenness")
+    picked = gs.NodeField("int32", output=False, doc="1 at the sources",
+                          init=gs.per_node_input("sources", default=1, prepare=source_mask,
+                                                 doc="source node ids"))
+    endpoints = gs.Param("int32", 0, low=0, high=1, doc="1: count the path ends")
+
+
+SPECS = [BatchedBetweenness, Betweenness]
 
 
 @gs.hookimpl

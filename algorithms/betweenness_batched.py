@@ -50,7 +50,7 @@ from gswitch.errors import InvalidInput
 from ._brandes_batch import BATCH, batch_bytes, finish
 from .msbfs import checked_sources
 
-__all__ = ["BATCH", "batch_bytes", "betweenness", "edge_betweenness"]
+__all__ = ["BATCH", "batch_bytes", "betweenness", "edge_betweenness", "run_variant"]
 
 
 
@@ -144,6 +144,47 @@ def edge_betweenness(graph: gs.Graph, sources: Any = None, *,
     return _run(graph, sources, False, backend, edges=True)[1]
 
 
+def run_variant(graph: gs.Graph, params: dict[str, Any], *, sources: Any, backend: str,
+                device_arrays: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``batched`` variant of the ``betweenness`` algorithm, as :func:`gswitch.run`
+    calls it (``direct=`` on :func:`gswitch.algorithm`).
+
+    Parameters
+    ----------
+    graph : Graph
+        The simple graph the run prepared (renumbered when the config asks).
+    params : dict
+        The run's resolved parameters: ``endpoints``, and ``sources`` as a 0/1 mask
+        over the nodes when the caller gave sources (every node otherwise).
+    sources : None
+        The algorithm starts from its ``sources`` parameter, not a source node.
+    backend : {"cpu", "gpu"}
+    device_arrays : bool
+        Leave the GPU's sums on the device (CuPy).
+
+    Returns
+    -------
+    fields : dict
+        ``betweenness``: the raw sums, as the per-source variant gives them.
+    stats : dict
+        ``iterations`` (levels over every batch), ``edges_processed`` (edges the
+        forward and backward levels scanned), ``batches``, and on the GPU
+        ``device_time_s``.
+    """
+    mask = params.get("sources")
+    ids = (np.arange(graph.n_nodes, dtype=np.int64) if mask is None
+           else np.flatnonzero(np.asarray(mask)).astype(np.int64))
+    stats: dict[str, Any] = {}
+    if backend == "gpu":
+        from ._betweenness_gpu import run_batches
+
+        bc, _ = run_batches(graph, ids, bool(params["endpoints"]),
+                            device_arrays=device_arrays, stats=stats)
+    else:
+        bc, _ = _cpu(graph, ids, bool(params["endpoints"]), False, stats)
+    return {"betweenness": bc}, stats
+
+
 def _run(graph: gs.Graph, sources: Any, endpoints: bool, backend: str, *, edges: bool
          ) -> tuple[np.ndarray, np.ndarray | None]:
     from gswitch.runner import gpu_available
@@ -183,20 +224,24 @@ def _edges_of(indptr: np.ndarray, indices: np.ndarray, q: np.ndarray
     return entry, k, indices[k]
 
 
-def _cpu(graph: gs.Graph, ids: np.ndarray, endpoints: bool, edges: bool
-         ) -> tuple[np.ndarray, np.ndarray | None]:
+def _cpu(graph: gs.Graph, ids: np.ndarray, endpoints: bool, edges: bool,
+         stats: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     n = graph.n_nodes
     indptr, indices = graph.indptr.astype(np.int64), graph.indices.astype(np.int64)
     bc = np.zeros(n)
     edge_sum = np.zeros(indices.size) if edges else None
+    work = {"iterations": 0, "edges_processed": 0}
     for b in range(0, ids.size, BATCH):
         batch = ids[b:b + BATCH]
-        bc += _cpu_batch(n, indptr, indices, batch, endpoints, edge_sum)
+        bc += _cpu_batch(n, indptr, indices, batch, endpoints, edge_sum, work)
+    if stats is not None:
+        stats.update(work, batches=-(-ids.size // BATCH))
     return bc, edge_sum
 
 
 def _cpu_batch(n: int, indptr: np.ndarray, indices: np.ndarray, batch: np.ndarray,
-               endpoints: bool, edge_sum: np.ndarray | None) -> np.ndarray:
+               endpoints: bool, edge_sum: np.ndarray | None, work: dict[str, int]
+               ) -> np.ndarray:
     lanes = np.arange(batch.size)
     own = np.left_shift(np.uint64(1), lanes.astype(np.uint64))
     sigma = np.zeros((n, BATCH))
@@ -207,6 +252,8 @@ def _cpu_batch(n: int, indptr: np.ndarray, indices: np.ndarray, batch: np.ndarra
     while True:
         q, qm = levels[-1]
         entry, _, u = _edges_of(indptr, indices, q)
+        work["iterations"] += 1
+        work["edges_processed"] += int(entry.size)
         fresh = qm[entry] & ~seen[u]
         hit = fresh != 0
         entry, u, fresh = entry[hit], u[hit], fresh[hit]
@@ -226,6 +273,7 @@ def _cpu_batch(n: int, indptr: np.ndarray, indices: np.ndarray, batch: np.ndarra
         on_next[:] = 0
         on_next[levels[t + 1][0]] = levels[t + 1][1]
         entry, k, w = _edges_of(indptr, indices, q)
+        work["edges_processed"] += int(entry.size)
         both = qm[entry] & on_next[w]
         hit = both != 0
         entry, k, w, both = entry[hit], k[hit], w[hit], both[hit]

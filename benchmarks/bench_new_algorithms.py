@@ -127,19 +127,23 @@ def _extra_rows(gname: str, g: gs.Graph, G: nx.Graph, backend: str, repeats: int
                  "verified": True})
     nodes = np.array(nx.utils.create_py_random_state(SEED).sample(list(G), K))
     peer_s, want = timed(lambda: nx.betweenness_centrality(G, k=K, seed=SEED), 1, warmup=1)
-    t, r = _cold(lambda graph: gs.run("betweenness", graph, backend=backend,
-                                      sources=nodes), g, 1)
-    got = rescale(r.fields["betweenness"], directed=False, sources=nodes)
-    np.testing.assert_allclose(got, [want[v] for v in range(n)], rtol=1e-6, atol=1e-12)
-    rows.append({"graph": gname, "algorithm": "betweenness", "variant": f"k={K}",
-                 "default_here": True, "backend": backend, "gswitch_s": t,
-                 "peer": f"networkx.betweenness_centrality(k={K})", "peer_s": peer_s,
-                 "ratio_to_peer": t / peer_s, "verified": True})
-    # the batched formulation, the networkx backend's path: the same sources and values
+    # gs.run's default formulation (batched), then the per-source one
+    for config in (None, {"variant": "per_source"}):
+        t, r = _cold(lambda graph, config=config: gs.run(
+            "betweenness", graph, backend=backend, sources=nodes, config=config), g, 1)
+        got = rescale(r.fields["betweenness"], directed=False, sources=nodes)
+        np.testing.assert_allclose(got, [want[v] for v in range(n)], rtol=1e-6, atol=1e-12)
+        rows.append({"graph": gname, "algorithm": "betweenness",
+                     "variant": f"{r.stats['variant']} k={K}", "default_here": config is None,
+                     "backend": backend, "gswitch_s": t,
+                     "peer": f"networkx.betweenness_centrality(k={K})", "peer_s": peer_s,
+                     "ratio_to_peer": t / peer_s, "verified": True})
+    # the batched function, the networkx backend's path: the same sources and values
     t, raw = _cold(lambda graph: batched(graph, nodes, backend=backend), g, 1)
     got = rescale(raw, directed=False, sources=nodes)
     np.testing.assert_allclose(got, [want[v] for v in range(n)], rtol=1e-6, atol=1e-12)
-    rows.append({"graph": gname, "algorithm": "betweenness", "variant": f"batched k={K}",
+    rows.append({"graph": gname, "algorithm": "betweenness",
+                 "variant": f"batched function k={K}",
                  "default_here": False, "backend": backend, "gswitch_s": t,
                  "peer": f"networkx.betweenness_centrality(k={K})", "peer_s": peer_s,
                  "ratio_to_peer": t / peer_s, "verified": True})

@@ -448,6 +448,13 @@ class AlgorithmSpec:
     stage_reverse: bool = False
     #: per-edge values of a staged algorithm, kept by its host steps (:class:`EdgeField`)
     edge_fields: dict[str, EdgeField] = field(default_factory=dict)
+    #: ``direct(graph, params, *, sources, backend, device_arrays) -> (fields, stats)``:
+    #: array code that runs this formulation instead of the engine (``direct=`` on
+    #: :func:`algorithm`); ``None`` for a formulation of operators
+    direct: Callable | None = None
+    #: ``default_if(graph, backend) -> bool``: where this formulation is the default one;
+    #: on other graphs a config without ``variant`` runs another formulation
+    default_if: Callable | None = None
 
     @property
     def label(self) -> str:
@@ -468,7 +475,20 @@ class AlgorithmSpec:
         return None
 
     def unsupported(self, axis: str, strategy: str) -> str | None:
-        """Why this formulation cannot run with ``strategy`` on ``axis``, or ``None``."""
+        """Why this formulation cannot run with ``strategy`` on ``axis``, or ``None``.
+
+        A formulation run by array code (:attr:`direct`) takes no strategy: it accepts
+        each axis at its default only, so a config that picks a strategy selects a
+        formulation of operators and the tuner holds every axis for it.
+        """
+        if self.direct is not None:
+            from .config import DEFAULTS
+
+            if strategy == DEFAULTS.get(axis):
+                return None
+            return (f"variant {self.variant} of {self.name} runs its own array code, not "
+                    f"the operator engine, so it takes no {axis} strategy; leave {axis} "
+                    "at its default or choose another variant")
         allowed = self.supports.get(axis)
         if allowed is None or strategy in allowed:
             return None
@@ -585,10 +605,18 @@ class AlgorithmSpec:
         for name, p in self.params.items():
             lines.append(f"  param {name}: {p.dtype} = {p.default}")
         lines.append(f"  start: {self.start.kind}")
+        if self.direct is not None:
+            lines.append(f"  runs array code {direct_name(self.direct)} (no operators)")
+            return "\n".join(lines)
         if self.node is not None:
             lines.append(self.node.describe())
         lines.append(self.edge.describe())
         return "\n".join(lines)
+
+
+def direct_name(func: Callable) -> str:
+    """``module.function`` of a formulation's array code, as listings show it."""
+    return f"{func.__module__}.{getattr(func, '__qualname__', func.__name__)}"
 
 
 def _call_op(func: Callable, proxy: Any, params: _ParamProxy) -> None:
@@ -711,6 +739,25 @@ def _operators(c: type, fields: dict[str, NodeField], params: dict[str, Param],
                 priority=key)
 
 
+def _direct_spec(c: type, common: dict[str, Any], direct: Callable,
+                 fields: dict[str, NodeField], allowed: dict[str, tuple[str, ...]],
+                 own_defaults: dict[str, Any], fin: Callable | None, steps: list[Any],
+                 declared: list[tuple[str, bool]]) -> AlgorithmSpec:
+    """The spec of a formulation run by array code (``direct=`` on :func:`algorithm`)."""
+    if not callable(direct):
+        raise AlgorithmError(f"{c.__name__}: direct must be a function, got {direct!r}")
+    if steps or any(isinstance(v, (_OpMarker, RawOperator)) for v in vars(c).values()):
+        raise AlgorithmError(f"{c.__name__} is run by array code (direct=): it declares "
+                             "fields and parameters, not operators, stages or host steps")
+    if allowed or own_defaults or common["backend_defaults"]:
+        raise AlgorithmError(f"{c.__name__} is run by array code (direct=): no strategy "
+                             "applies to it, so it declares no supports or defaults")
+    start = next((v for v in vars(c).values() if isinstance(v, ActiveSet)), None)
+    return AlgorithmSpec(
+        **common, start=start or all_nodes(), edge=Operator("edge", "direct", []),
+        finalize=fin, outputs=[n for n, out in declared if out], direct=direct)
+
+
 def _checked_width(width: float | None, priority: Callable | None) -> float | None:
     """``priority_width`` as a positive float, or ``None``."""
     if width is None:
@@ -760,7 +807,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
               priority: Callable | None = None, default_on: tuple[str, ...] = (),
               backend_defaults: Mapping[str, Mapping[str, Any]] | None = None,
               check_graph: Callable | None = None,
-              priority_width: float | None = None) -> Any:
+              priority_width: float | None = None, direct: Callable | None = None,
+              default_if: Callable | None = None) -> Any:
     """Class decorator turning a declarative class into an :class:`AlgorithmSpec`.
 
     Parameters
@@ -867,6 +915,26 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         peeling level). Driving ``priority`` then uses it instead of a width from the
         graph, and refuses a ``width_scale`` other than 1. ``None`` (default): the
         width is the strategy's.
+    direct : callable, optional
+        An escape hatch for a formulation the operator language cannot state (the
+        class docstring says why): ``direct(graph, params, *, sources, backend,
+        device_arrays) -> (fields, stats)``, array code that :func:`gswitch.run` calls
+        instead of the engine. The class then declares node fields (its outputs, and
+        fields a run argument fills through :func:`per_node_input`), parameters and
+        optionally a start set (all nodes by default), and no operators or stages.
+        ``graph`` is the prepared graph (symmetrised, simple, renumbered as for any
+        formulation), ``params`` the resolved parameters (per-node inputs as arrays, a
+        run argument not given left out), ``sources`` the start nodes or ``None``,
+        ``backend`` ``"cpu"`` or ``"gpu"`` (a GPU call runs on the engine's device, under
+        its lock); ``device_arrays`` asks for CuPy outputs left on the device. It returns
+        the output fields and a dict of what it measured (``iterations``,
+        ``edges_processed``, ``device_time_s``, ...); the run adds ``time_s`` and the
+        variant. No strategy applies to it: it accepts every axis at its default only.
+    default_if : callable, optional
+        ``default_if(graph, backend) -> bool`` on the prepared graph: where this
+        formulation (the one marked ``default`` or ``default_on``) is the default. On a
+        graph where it is false, a config without ``variant`` runs the first other
+        registered formulation (one that would not fit in memory there, say).
 
     Returns
     -------
@@ -952,7 +1020,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             reference=reference, max_iterations_param=max_iterations_param,
             first_hit_final=first_hit_final, variant=variant, default_variant=default,
             expected=expected, compare=compare, default_on=tuple(default_on),
-            step_totals=tuple(totals), check_graph=check_graph,
+            step_totals=tuple(totals), check_graph=check_graph, default_if=default_if,
             priority_width=_checked_width(priority_width, priority),
             backend_defaults={str(k): dict(v) for k, v in (backend_defaults or {}).items()})
         allowed = {str(k): tuple(v) for k, v in (supports or {}).items()}
@@ -961,6 +1029,9 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             raise AlgorithmError(f"{c.__name__} declares EdgeField "
                                  f"{next(iter(edge_fields))!r}, which only host steps "
                                  "write: declare stages and host steps")
+        if direct is not None:
+            return _direct_spec(c, common, direct, fields, allowed, own_defaults, fin,
+                                steps, declared)
         if not steps:
             return AlgorithmSpec(
                 **common, **_operators(c, fields, params, node_after_edges, converge_below,

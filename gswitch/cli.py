@@ -773,6 +773,7 @@ def _cmd_algorithms(args: argparse.Namespace) -> int:
                                   "default": v.default_variant, "summary": v.summary,
                                   "default_on": list(v.default_on),
                                   "supports": {a: list(x) for a, x in v.supports.items()},
+                                  "direct": v.direct is not None,
                                   "config_defaults": v.config_defaults,
                                   "params": {k: p.default for k, p in v.params.items()}}
                                   for v in _variants(n)}}
@@ -790,6 +791,8 @@ def _cmd_algorithms(args: argparse.Namespace) -> int:
                 mark = " (default)" if v.default_variant else (
                     f" (default on {', '.join(v.default_on)})" if v.default_on else "")
                 only = f" [{_supports_text(v)}]" if v.supports else ""
+                if v.direct is not None:
+                    only = " [array code: no strategy applies]"
                 head = f"  variant {v.variant}{mark}: "
                 print(textwrap.fill(plain_text(v.summary) + only, width=96,
                                     initial_indent=head, subsequent_indent=" " * 6))

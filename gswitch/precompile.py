@@ -94,13 +94,20 @@ def planned_modules(algorithms: Iterable[str] | None = None, *, portfolio: bool 
     out: list[Module] = []
     for name in names:
         for origin, values in _configs(name, portfolio, model_path):
-            spec = _spec(name, Config.shared(values), values, "gpu")
-            config = with_variant_defaults(spec, values, "gpu")
-            if check_combination(spec, None, config, "gpu"):
-                continue  # a stale portfolio entry: the run falls back to the default
-            parts = [(f"{spec.label}:{st.stage_name}", st, stage_config(st, config))
-                     for st in spec.stages if isinstance(st, AlgorithmSpec)] if spec.stages \
-                else [(spec.label, spec, config)]
+            chosen = _spec(name, Config.shared(values), values, "gpu")
+            forms = [chosen]
+            if chosen.default_if is not None:  # the formulation other graphs run untuned
+                forms += [v for v in reg.variants[name].values() if v is not chosen][:1]
+            parts = []
+            for spec in forms:
+                config = with_variant_defaults(spec, values, "gpu")
+                if check_combination(spec, None, config, "gpu"):
+                    continue  # a stale portfolio entry: the run falls back to the default
+                if spec.direct is not None:
+                    continue  # array code compiles its own kernels (warm_engine runs it)
+                parts += [(f"{spec.label}:{st.stage_name}", st, stage_config(st, config))
+                          for st in spec.stages if isinstance(st, AlgorithmSpec)] \
+                    if spec.stages else [(spec.label, spec, config)]
             for label, part, cfg in parts:
                 for weighted in (False, True) if reads_weights(part) else (False,):
                     key = generate_source(part, cfg, weighted).key

@@ -282,6 +282,8 @@ def _check_axes(spec: AlgorithmSpec, config: Config) -> str | None:
 def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
                       backend: str) -> str | None:
     """First reason any chosen strategy gives against the combination, or ``None``."""
+    if spec.direct is not None:  # array code: only the axes' defaults (no strategy runs)
+        return _check_axes(spec, config)
     if spec.stages:
         from .staging import check_stages
 
@@ -488,6 +490,11 @@ def _build_plan(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend
         cfg = with_variant_defaults(spec, config, backend)
     labelled = not isinstance(graph, Graph) and _is_networkx(graph)
     caller_graph = prepare_graph(spec, graph)
+    other = _default_elsewhere(spec, caller_graph, cfg, config, backend)
+    if other is not None:
+        spec, caller_graph = other, prepare_graph(other, graph)
+        if (spec.config_defaults or spec.backend_defaults) and not isinstance(config, Config):
+            cfg = with_variant_defaults(spec, config, backend)
     graph, perm, renumber_s = renumbered(caller_graph, str(cfg.get("renumber", "none")))
     if perm is not None and not spec.edge_fields:
         from .codegen import uses_common_neighbours
@@ -500,6 +507,21 @@ def _build_plan(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend
     if reason:
         raise InvalidConfig(f"invalid strategy combination for {spec.name}: {reason}")
     return _CallPlan(spec, cfg, source_note, graph, caller_graph, perm, renumber_s, labelled)
+
+
+def _default_elsewhere(spec: AlgorithmSpec, graph: Graph, cfg: Config, given: Any,
+                       backend: str) -> AlgorithmSpec | None:
+    """The formulation a config without ``variant`` runs instead of ``spec`` on the
+    prepared ``graph``, where ``spec`` is the default only on some graphs
+    (``default_if``): the first other registered one the config allows; else ``None``.
+    """
+    if cfg["variant"] != "default" or spec.default_if is None \
+            or spec.default_if(graph, backend):
+        return None
+    chosen = None if isinstance(given, Config) else dict(given or {})
+    family = get_registry().variants.get(spec.name, {})
+    return next((v for v in family.values()
+                 if v is not spec and not _refuses(v, cfg, chosen)), None)
 
 
 def _engine(backend: str, device: int | None = None) -> Any:
@@ -695,7 +717,12 @@ def _execute(plan: _CallPlan, engine: Any, graph: Graph, caller_graph: Graph,
     # the GPU engine's staging and pools serve one call at a time (calls from several
     # threads queue); the CPU engine keeps nothing between calls
     with engine.call_lock if backend == "gpu" else contextlib.nullcontext():
-        if spec.stages:
+        if spec.direct is not None:
+            from .direct import run_direct
+
+            result = run_direct(spec, graph, resolved, sources, cfg, backend, deadline_s,
+                                arrays == "cupy", timer)
+        elif spec.stages:
             from .staging import run_stages
 
             result = run_stages(spec, graph, resolved, sources, cfg, backend, engine, max_it,

@@ -145,3 +145,41 @@ def test_gpu_hub_and_larger_graphs_equal_the_cpu_batches():
         np.testing.assert_allclose(edge_betweenness(g, src, backend="gpu"),
                                    edge_betweenness(g, src, backend="cpu"),
                                    rtol=1e-9, atol=1e-9)
+
+
+def test_compile_plan_builds_no_module_for_the_array_code():
+    """gswitch compile plans the per-source formulation's modules (larger graphs run it
+    untuned) and none for the batched one, whose kernels CuPy builds on first use."""
+    from gswitch.precompile import planned_modules
+
+    labels = [m.label for m in planned_modules(["betweenness"], portfolio=False)]
+    assert labels and all(label.startswith("betweenness[per_source]:") for label in labels)
+
+
+@GPU[0]
+@GPU[1]
+@pytest.mark.parametrize("endpoints", [0, 1])
+@pytest.mark.parametrize("name", ["rmat", "rmat_directed", "road", "disconnected", "empty"])
+def test_gpu_run_default_is_batched_and_equals_networkx(name, endpoints):
+    """gs.run on the GPU runs the batched formulation by default, with networkx's sums,
+    device timing, and the sums left on the device with arrays='cupy'."""
+    import cupy
+
+    g = GRAPHS[name]
+    src = _sources(g, "batches")
+    mask = None
+    if src is not None:
+        mask = np.zeros(g.n_nodes)
+        mask[src] = 1
+    want = expected_betweenness(g, sources=mask, endpoints=endpoints)
+    kw = {} if src is None else {"sources": src}
+    r = gs.run("betweenness", g, backend="gpu", endpoints=endpoints, **kw)
+    assert r.stats["variant"] == "batched" and "device_time_s" in r.stats
+    np.testing.assert_allclose(r.fields["betweenness"], want, rtol=1e-9, atol=1e-9)
+    d = gs.run("betweenness", g, backend="gpu", endpoints=endpoints, arrays="cupy", **kw)
+    assert isinstance(d.fields["betweenness"], cupy.ndarray)
+    np.testing.assert_allclose(d.fields["betweenness"].get(), want, rtol=1e-9, atol=1e-9)
+    one = gs.run("betweenness", g, backend="gpu", endpoints=endpoints,
+                 config={"variant": "per_source"}, **kw)
+    assert one.stats["variant"] == "per_source"
+    np.testing.assert_allclose(one.fields["betweenness"], want, rtol=1e-6, atol=1e-6)

@@ -431,3 +431,36 @@ def test_bad_variant_is_one_line_naming_the_flag(capsys, argv, tmp_path, monkeyp
     valid = "afforest, hook_compress, label_propagation" if argv[1] == "cc" else "default"
     assert valid in err
     assert not (tmp_path / "s.journal").exists()
+
+
+def test_betweenness_runs_batched_by_default_and_per_source_on_request(capsys, tmp_path):
+    """gswitch run betweenness takes the batched formulation; --set variant=per_source
+    the other, with the same sums; algorithms marks batched as array code."""
+    out = {v: tmp_path / f"{v}.npy" for v in ("batched", "per_source")}
+    base = ["run", "betweenness", "--generate", "grid:5x5", "--backend", "cpu",
+            "--param", "sources=0,3,7,24", "--json"]
+    assert main([*base, "--output", str(out["batched"])]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["stats"]["variant"] == "batched"
+    assert summary["stats"]["iterations"] > 0
+    assert main([*base, "--set", "variant=per_source", "--output",
+                 str(out["per_source"])]) == 0
+    assert json.loads(capsys.readouterr().out)["stats"]["variant"] == "per_source"
+    np.testing.assert_allclose(np.load(out["batched"]), np.load(out["per_source"]),
+                               rtol=1e-9, atol=1e-9)
+    assert main(["run", "betweenness", "--generate", "grid:5x5", "--backend", "cpu"]) == 0
+    assert "iterations:" in capsys.readouterr().out
+    assert main(["algorithms", "--json"]) == 0
+    bc = json.loads(capsys.readouterr().out)["betweenness"]
+    assert bc["default_variant"] == "batched"
+    assert bc["variants"]["batched"]["direct"] and not bc["variants"]["per_source"]["direct"]
+    assert main(["algorithms"]) == 0
+    assert "variant batched (default): " in capsys.readouterr().out
+
+
+def test_batched_betweenness_with_a_strategy_is_one_line(capsys):
+    """--set variant=batched with a strategy exits 2 with one line naming the variant."""
+    assert main(["run", "betweenness", "--generate", "grid:3x3", "--backend", "cpu",
+                 "--set", "variant=batched", "--set", "driving=topology"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "variant batched of betweenness" in err

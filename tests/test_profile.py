@@ -211,12 +211,20 @@ def test_set_resolves_like_run(capsys):
 
 def test_staged_algorithm_reports_stages(capsys):
     """A staged algorithm's phases carry their stage; host steps are their own rows."""
-    data = _profile_json(capsys, "betweenness", *["--generate", "grid:3x3"])
+    data = _profile_json(capsys, "betweenness", *["--generate", "grid:3x3"],
+                         "--set", "variant=per_source")
     stages = {p["stage"] for p in data["phases"]}
     assert len(stages) >= 2 and "" not in stages
     assert any(p["name"] == "host step" for p in data["phases"])
     total = sum(p["time_s"] for p in data["phases"])
     assert total <= data["time_s"]
+
+
+def test_array_code_variant_is_one_phase(capsys):
+    """A formulation run by array code (betweenness's default, batched) is one phase."""
+    data = _profile_json(capsys, "betweenness", *["--generate", "grid:3x3"])
+    assert [p["name"] for p in data["phases"]] == ["array code"]
+    assert 0 < data["phases"][0]["time_s"] <= data["time_s"]
 
 
 def test_text_output(capsys):

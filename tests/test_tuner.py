@@ -952,3 +952,41 @@ def test_unvalidated_strategies_are_left_out_of_the_gpu_search(monkeypatch, caps
     assert main(["strategies"]) == 0
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  temporal"))
     assert "not yet validated" in line
+
+
+# ---------------------------------------------------------------------- array code
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_space_holds_every_axis_for_a_variant_run_by_array_code(backend):
+    """betweenness's batched variant is one more choice of the variant axis; no strategy,
+    strategy parameter or GPU launch key is ever sampled with it."""
+    g = parse_generator_spec(GRAPH).simple()
+    space = build_space(get_registry().algorithm("betweenness"), g, backend)
+    assert space.axes["variant"] == ("batched", "per_source")
+    assert space.direct == ("batched",)
+    assert set(space.restricted["batched"]) <= set(AXES)
+    for axis in AXES:
+        assert space.axis_choices(axis, "batched") == (None, (DEFAULTS[axis],))
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=2))
+    seen = set()
+    for _ in range(30):
+        trial = study.ask()
+        cfg = space.suggest(trial)
+        seen.add(cfg["variant"])
+        if cfg["variant"] == "batched":
+            assert set(trial.params) <= {"variant", "renumber"}
+            assert space.neighbours(dict(trial.params))  # the other variant, renumbering
+        assert space.config(dict(trial.params)).to_dict() == cfg.to_dict()
+        study.tell(trial, 1.0)
+    assert seen == {"batched", "per_source"}
+    assert space.n_combinations > 1
+
+
+def test_tune_runs_the_array_code_variant_with_verified_trials(storage):
+    """A CPU study of betweenness runs batched trials, checked against the reference."""
+    g = parse_generator_spec("grid:6x6")
+    result = tune("betweenness", g, trials=6, backend="cpu", storage=storage, seed=0,
+                  sampler="random")
+    done = [t for t in _trials(storage, result.study_name) if t.state.name == "COMPLETE"]
+    batched = [t for t in done if t.user_attrs["config"]["variant"] == "batched"]
+    assert batched and all(t.user_attrs["outcome"] == "ok" for t in done)
+    assert result.space["direct"] == ["batched"]

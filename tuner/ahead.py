@@ -120,6 +120,8 @@ class Precompiler:
 
         try:
             spec = variant_spec(self.spec, config["variant"])
+            if spec.direct is not None:
+                return None  # array code: no module of the engine's to build
             return generate_source(spec, config, weighted=self.weighted).key
         except Exception:  # noqa: BLE001 - the trial itself reports what is wrong
             return None

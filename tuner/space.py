@@ -10,9 +10,12 @@ key itself (``block_size``) for global keys; :meth:`SearchSpace.config` turns th
 back into a :class:`~gswitch.config.Config`.
 
 An algorithm with several formulations (variants, ``gswitch algorithms``) adds the
-categorical ``variant``, sampled first. A variant that supports only some strategies of
-an axis (``AlgorithmSpec.supports``) samples that axis under its own name,
-``<axis>|<variant>`` (``driving|hook_compress``), over the strategies it allows, so each
+categorical ``variant``, sampled first. A variant run by array code
+(``AlgorithmSpec.direct``) runs no strategy: every axis is held at its default for it,
+and only the global keys both engines honour are sampled with it. A variant that
+supports only some strategies of an axis (``AlgorithmSpec.supports``) samples that axis
+under its own name, ``<axis>|<variant>`` (``driving|hook_compress``), over the
+strategies it allows, so each
 study parameter keeps one fixed distribution and a strategy a variant does not support
 is never sampled with it; where a variant allows one strategy of the axis, the axis is
 held there and not sampled at all. Configuration keys the space does not choose take the
@@ -210,6 +213,10 @@ class SearchSpace:
         Searched global keys.
     compile_time : list[str]
         Study parameter names whose change recompiles the kernel module.
+    direct : tuple of str
+        Variants run by array code (``AlgorithmSpec.direct``): every axis is held at its
+        default for them and neither strategy parameters nor GPU launch keys are
+        sampled with them (only keys both engines honour, ``renumber``).
     excluded : dict[str, str]
         ``"<axis>=<strategy>"`` left out (``... with variant=<v>`` when only that
         variant refuses it), and ``variant=<v>`` left out, with the reason.
@@ -230,6 +237,7 @@ class SearchSpace:
     params: dict[tuple[str, str], dict[str, ParamSpace]] = field(default_factory=dict)
     global_params: dict[str, ParamSpace] = field(default_factory=dict)
     compile_time: list[str] = field(default_factory=list)
+    direct: tuple[str, ...] = ()
     excluded: dict[str, str] = field(default_factory=dict)
     version: str = ""
     specs: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -252,6 +260,20 @@ class SearchSpace:
         if axis in self.axes:
             return axis, self.axes[axis]
         return None, (self.fixed[axis],)
+
+    def strategy_params(self, variant: str, axis: str, name: str) -> dict[str, ParamSpace]:
+        """The searched parameters of strategy ``name`` on ``axis`` under ``variant``
+        (none under a variant run by array code: no strategy runs).
+        """
+        return {} if variant in self.direct else self.params.get((axis, name), {})
+
+    def globals_of(self, variant: str) -> dict[str, ParamSpace]:
+        """The searched global keys under ``variant``: only those both engines honour
+        under a variant run by array code (the others are the engine's launch mechanics).
+        """
+        if variant not in self.direct:
+            return self.global_params
+        return {k: v for k, v in self.global_params.items() if k in BOTH_ENGINES_GLOBAL_KEYS}
 
     def spec(self, config: Config | dict[str, Any]) -> AlgorithmSpec:
         """The formulation ``config``'s ``variant`` runs."""
@@ -288,10 +310,10 @@ class SearchSpace:
             name, _ = self.axis_choices(axis, variant)
             if name is not None:
                 out[name] = chosen[axis]
-            for pname, space in self.params.get((axis, chosen[axis]), {}).items():
+            for pname, space in self.strategy_params(variant, axis, chosen[axis]).items():
                 key = _param_name(axis, chosen[axis], pname)
                 out[key] = values.get(key, space.default)
-        for key, space in self.global_params.items():
+        for key, space in self.globals_of(variant).items():
             out[key] = values.get(key, space.default)
         return out
 
@@ -372,9 +394,9 @@ class SearchSpace:
         for axis in AXES:
             name, choices = self.axis_choices(axis, variant)
             values[axis] = choose(name, choices) if name is not None else choices[0]
-            for pname, space in self.params.get((axis, values[axis]), {}).items():
+            for pname, space in self.strategy_params(variant, axis, values[axis]).items():
                 values[f"{axis}.{pname}"] = value(_param_name(axis, values[axis], pname), space)
-        for key, space in self.global_params.items():
+        for key, space in self.globals_of(variant).items():
             values[key] = value(key, space)
         values.update(self._unchosen_defaults(variant, values))
         return Config(values)
@@ -427,9 +449,9 @@ class SearchSpace:
                 out.append(candidate)
 
         variant, chosen = self._decode(params)
-        spaces = {key: space for key, space in self.global_params.items()}
+        spaces = dict(self.globals_of(variant))
         for axis in AXES:
-            for pname, space in self.params.get((axis, chosen[axis]), {}).items():
+            for pname, space in self.strategy_params(variant, axis, chosen[axis]).items():
                 spaces[_param_name(axis, chosen[axis], pname)] = space
         for key, space in spaces.items():
             if key in params:
@@ -476,11 +498,12 @@ class SearchSpace:
         space = self.global_params.get(key)
         if space is None:
             try:
-                _, chosen = self._decode(params)
+                variant, chosen = self._decode(params)
             except InvalidConfig:
                 return None
             for axis in AXES:
-                for pname, candidate in self.params.get((axis, chosen[axis]), {}).items():
+                for pname, candidate in self.strategy_params(variant, axis,
+                                                             chosen[axis]).items():
                     if _param_name(axis, chosen[axis], pname) == key:
                         space = candidate
         if not isinstance(space, (IntRange, FloatRange)):
@@ -518,14 +541,16 @@ class SearchSpace:
                     continue
                 if param is not None:
                     out[param] = name
-                for pname, space in self.params.get((axis, name), {}).items():
+                for pname, space in self.strategy_params(variant, axis, name).items():
                     key = f"{axis}.{pname}"
                     if key in cfg:
                         try:
                             out[_param_name(axis, name, pname)] = space.validate(key, cfg[key])
                         except InvalidConfig:
                             pass
-        for key, space in self.global_params.items():
+        globals_here = self.globals_of(variant) if variant in self.variants \
+            else self.global_params
+        for key, space in globals_here.items():
             if key in cfg:
                 try:
                     out[key] = space.validate(key, cfg[key])
@@ -553,7 +578,8 @@ class SearchSpace:
             current = values.get(axis, DEFAULTS.get(axis))
             if current is None or not spec.unsupported(axis, current):
                 continue
-            allowed = spec.supports[axis]
+            # array code (``direct``) supports the axis's default only
+            allowed = spec.supports.get(axis) or (DEFAULTS[axis],)
             values = {k: v for k, v in values.items() if not k.startswith(f"{axis}.")}
             values[axis] = next((w for w in (own.get(axis), DEFAULTS.get(axis))
                                  if w in allowed), allowed[0])
@@ -594,6 +620,7 @@ class SearchSpace:
                        for (a, n), ps in self.params.items()},
             "globals": {k: _space_dict(s) for k, s in self.global_params.items()},
             "compile_time": list(self.compile_time),
+            "direct": list(self.direct),
             "excluded": dict(self.excluded),
             "version": self.version,
         }
@@ -695,8 +722,10 @@ def build_space(spec: AlgorithmSpec, graph: Graph, backend: str,
         for v, vspec in family.items():
             mine = accepted[v][axis] = []
             for name in on_backend:
-                reason = vspec.unsupported(axis, name) or \
-                    _accepts(vspec, graph, axis, name, backend)
+                # array code runs no strategy: only the axis's default, unchecked
+                reason = vspec.unsupported(axis, name) or (
+                    None if vspec.direct is not None
+                    else _accepts(vspec, graph, axis, name, backend))
                 if reason:
                     refusals.setdefault(f"{axis}={name}", {})[v] = reason
                 else:
@@ -725,6 +754,7 @@ def build_space(spec: AlgorithmSpec, graph: Graph, backend: str,
         space.axes["variant"] = tuple(live)
     else:
         space.fixed["variant"] = live[0]
+    space.direct = tuple(v for v in live if family[v].direct is not None)
     for v in live:
         space.specs[v] = family[v]
         if family[v].config_defaults:

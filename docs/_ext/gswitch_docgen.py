@@ -268,7 +268,12 @@ def _operators_text(spec) -> str:
     from gswitch.algorithm import HostStep
 
     parts: list[str] = []
-    for stage in spec.stages or [spec]:
+    if spec.direct is not None:
+        from gswitch.algorithm import direct_name
+
+        parts.append(f"start: {spec.start.kind}\nruns array code {direct_name(spec.direct)} "
+                     "(no operators, no strategies)")
+    for stage in spec.stages or ([] if spec.direct is not None else [spec]):
         if isinstance(stage, HostStep):
             doc = first_sentence(inspect.getdoc(stage.func) or "")
             parts.append(f"host step {stage.name}" + (f": {doc}" if doc else ""))
@@ -339,6 +344,7 @@ def algorithms_page(reg=None) -> str:
                     others = {b for o in family for b in o.default_on}
                     default = f"yes, except on {', '.join(sorted(others))}"
                 vrows.append([f":ref:`{v.variant} <algorithm-{name}-{v.variant}>`", default,
+                              "none (array code)" if v.direct is not None else
                               "; ".join(f"{a}: {', '.join(s)}" for a, s in v.supports.items())
                               or "any", first_sentence(v.doc)])
             out.append("**Variants** (``--set variant=NAME``, ``config={\"variant\": NAME}``):\n")

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from gswitch.algorithms._brandes_batch import MAX_NODES
+
 from ._graph import NxGraph
 from ._run import engine_backend, run_algorithm
 
@@ -39,7 +41,7 @@ def _weighted(G: NxGraph, weight: Any):
 
 #: Largest graph whose unweighted betweenness runs batched (64 path counts and
 #: dependencies per node: 1 KiB a node); larger ones run one source at a time.
-BATCHED_MAX_NODES = 8_000_000
+BATCHED_MAX_NODES = MAX_NODES
 
 
 def _batched_fits(n: int) -> bool:

@@ -134,6 +134,8 @@ def compile_problems(cls: type[Strategy], algorithm: str = "bfs",
                                           for v in forms.values()]
     configs = []
     for spec in specs:
+        if spec.direct is not None:
+            continue  # array code: no module of the engine's
         configs = [c for c in pairwise_configs(spec) if c[cls.axis] == cls.name]
         if configs:
             break
