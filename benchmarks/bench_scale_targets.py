@@ -5,8 +5,10 @@ self-loops dropped, parallel edges merged):
 
 - sampled betweenness with k = 64 sources: at most 64 times one BFS of the same run,
   times 3 (a Brandes source is a counting BFS forward and an accumulation back); timed
-  for the per-source algorithm (``gs.run("betweenness")``) and the batched formulation
-  (``gswitch.algorithms.betweenness_batched``, 64 sources per traversal);
+  for ``gs.run("betweenness")`` as a user calls it (its default formulation, ``batched``:
+  64 sources per traversal), for the ``per_source`` formulation (one source at a time,
+  in operators) and for the batched function
+  (``gswitch.algorithms.betweenness_batched.betweenness``);
 - ``core_number``: at most 100 ms.
 
 Peers in the same run: one BFS from the hub (the same backend, the same graph), and for
@@ -136,20 +138,27 @@ def _betweenness(g: gs.Graph, hub: int, args, rows: list) -> None:
     bfs_s, _ = timed(lambda: gs.run("bfs", g, source=hub, backend=args.backend),
                      args.repeats, warmup=1)
     sources = np.random.default_rng(SEED).choice(g.n_nodes, K, replace=False)
-    bc_s, r = timed(lambda: gs.run("betweenness", g, sources=sources, backend=args.backend),
-                    1, warmup=1)
+    per_source = {"variant": "per_source"}
+    bc_s, r = timed(lambda: gs.run("betweenness", g, sources=sources, backend=args.backend,
+                                   config=per_source), 1, warmup=1)
     bc = np.asarray(r.fields["betweenness"])
     assert np.isfinite(bc).all() and (bc >= 0).all()
     for s in (hub, int(sources[0])):
-        got, want_sum = _dependency_sum_ok(g, args.backend, s)
+        got, want_sum = _dependency_sum_ok(g, args.backend, s, per_source)
         assert abs(got - want_sum) <= 1e-6 * max(1.0, want_sum), (s, got, want_sum)
     # the batched formulation: 64 sources per traversal; it must equal the per-source
     # algorithm's sums for the same sources (independent code)
     batched_s, got = timed(lambda: batched(g, sources, backend=args.backend),
                            args.repeats, warmup=1)
     np.testing.assert_allclose(got, bc, rtol=1e-9, atol=1e-9)
+    run_s, r = timed(lambda: gs.run("betweenness", g, sources=sources, backend=args.backend),
+                     args.repeats, warmup=1)
+    assert r.stats["variant"] == "batched", r.stats["variant"]
+    np.testing.assert_allclose(np.asarray(r.fields["betweenness"]), bc, rtol=1e-9, atol=1e-9)
     limit = K * bfs_s * 3
-    for how, t in (("one source at a time", bc_s), ("batched", batched_s)):
+    for how, t in (("gs.run default (batched)", run_s),
+                   ("per_source: one source at a time", bc_s),
+                   ("batched function", batched_s)):
         rows.append({"algorithm": "betweenness", "formulation": how, "k": K,
                      "gswitch_s": t, "bfs_s": bfs_s, "target_s": limit, "met": t <= limit,
                      "verified": True})
