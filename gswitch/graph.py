@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import operator
+import weakref
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -11,6 +12,10 @@ import numpy as np
 from ._hints import option
 from ._memory import MemoryRefused, check_memory, graph_bytes
 from .errors import InvalidGraph
+
+#: what a graph keeps as its transpose, simple or sorted form when that form is the graph
+#: itself: a reference to itself would make a cycle that only the cycle collector frees
+_SAME: Any = "same graph"
 
 if TYPE_CHECKING:  # scipy.sparse is imported where it is used: 0.2 s of every import
     import scipy.sparse as sp
@@ -207,14 +212,14 @@ class Graph:
             weights = _readonly(weights)
         self._weights = weights
         self._directed = bool(directed)
-        self._reverse: Graph | None = None
+        self._reverse: Any = None  # a Graph, a weak reference to one, _SAME or None
         self._symmetric: Graph | None = None
         self._fingerprint: str | None = None
         self._hash: int | None = None
         self._in_degree: np.ndarray | None = None
         self._out_degree: np.ndarray | None = None
-        self._sorted_rows: Graph | None = None
-        self._simple: Graph | None = None
+        self._sorted_rows: Any = None  # a Graph, _SAME or None
+        self._simple: Any = None  # a Graph, _SAME or None
         self._mean_weight: float | None = None
         self._min_weight: float | None = None
         #: gswitch.selector.graph_features, computed on first use
@@ -642,8 +647,9 @@ class Graph:
         built already, else a count of the edges' targets.
         """
         if self._in_degree is None:
-            if self._reverse is not None and self._reverse is not self:
-                d = np.diff(self._reverse._indptr).astype(np.int64)
+            rev = self.built_reverse()
+            if rev is not None and rev is not self:
+                d = np.diff(rev._indptr).astype(np.int64)
             else:
                 d = np.bincount(self._indices, minlength=self.n_nodes).astype(np.int64)
             d.flags.writeable = False
@@ -676,10 +682,10 @@ class Graph:
         if self._simple is None:
             g = self.remove_self_loops().deduplicate("drop")
             same = g.n_edges == self.n_edges
-            self._simple = self if same else g
+            self._simple = _SAME if same else g
             if not same:
-                g._simple = g
-        return self._simple
+                g._simple = _SAME
+        return self if self._simple is _SAME else self._simple
 
     def with_sorted_rows(self) -> Graph:
         """The graph with each row's destinations in ascending order (itself when they
@@ -697,11 +703,11 @@ class Graph:
                 w = None if self._weights is None else self._weights[order]
                 g = Graph(self._indptr, idx[order], w, directed=self._directed,
                           validate=False, name=self.name, node_labels=self.node_labels)
-                g._sorted_rows = g
+                g._sorted_rows = _SAME
                 self._sorted_rows = g
             else:
-                self._sorted_rows = self
-        return self._sorted_rows
+                self._sorted_rows = _SAME
+        return self if self._sorted_rows is _SAME else self._sorted_rows
 
     def sources(self) -> np.ndarray:
         """Source id of every edge, aligned with :attr:`indices` (int32)."""
@@ -709,17 +715,37 @@ class Graph:
 
     @property
     def reverse(self) -> Graph:
-        """The transposed graph (in-edges as CSR), built once on first use."""
-        if self._reverse is None:
+        """The transposed graph (in-edges as CSR), built once on first use.
+
+        The transpose of a directed graph refers back to it weakly (its own ``reverse``
+        is this graph while it lives), and a graph that is its own transpose or its own
+        simple or sorted form records so without a reference to itself: a graph the
+        caller drops is freed at once, with its device copy, not at the next cycle
+        collection.
+        """
+        rev = self.built_reverse()
+        if rev is None:
             if not self._directed:
-                self._reverse = self
-            else:
-                self._reverse = Graph(*_transpose(self._indptr, self._indices,
-                                                  self._weights, self.n_nodes),
-                                      directed=True, validate=False,
-                                      name=f"{self.name}^T" if self.name else "")
-                self._reverse._reverse = self
-        return self._reverse
+                self._reverse = _SAME
+                return self
+            rev = Graph(*_transpose(self._indptr, self._indices, self._weights,
+                                    self.n_nodes),
+                        directed=True, validate=False,
+                        name=f"{self.name}^T" if self.name else "")
+            rev._reverse = weakref.ref(self)
+            self._reverse = rev
+        return rev
+
+    def built_reverse(self) -> Graph | None:
+        """The transposed graph where it is built (and, for a transpose, its original is
+        alive), else ``None``; builds nothing.
+        """
+        rev = self._reverse
+        if rev is _SAME:
+            return self
+        if isinstance(rev, weakref.ref):
+            return rev()
+        return rev
 
     @property
     def n_self_loops(self) -> int:

@@ -202,7 +202,8 @@ class _Resident:
         if self.reverse is None:
             cp, graph = self.cp, self.graph
             if on_device is None:
-                on_device = graph._reverse is None and graph.n_edges > HOST_REVERSE_EDGES
+                on_device = (graph.built_reverse() is None
+                             and graph.n_edges > HOST_REVERSE_EDGES)
             if not graph.directed:
                 self.reverse = (self.row, self.col, self.weights)
             elif not on_device:
