@@ -37,6 +37,25 @@ def source_mask(values, params) -> np.ndarray:
     return mask
 
 
+def sampled_sources(values, params):
+    """The ``sources`` of a run with ``k`` set: ``k`` distinct node ids drawn by
+    ``numpy.random.default_rng(seed).choice(n, k, replace=False)`` (the same on both
+    backends, both variants and the reference); ``values`` unchanged without ``k``.
+    """
+    k = int(params.get("k", 0) or 0)
+    if not k:
+        return values
+    if values is not None:
+        raise InvalidInput("betweenness takes sources or k, not both: sources names the "
+                           "sources, k draws that many at random (with seed)")
+    n = int(params["n_nodes"])
+    if k > n:
+        raise InvalidInput(f"betweenness k={k} is more sources than the graph's {n} nodes; "
+                           f"use k <= {n}, or k=0 for every node (exact)")
+    return np.random.default_rng(int(params.get("seed", 0) or 0)).choice(
+        n, size=k, replace=False)
+
+
 def rescale(raw: np.ndarray, *, directed: bool, normalized: bool = True,
             endpoints: bool = False, sources: np.ndarray | None = None) -> np.ndarray:
     """Rescale the raw sums as networkx does: (``betweenness`` field) over ordered pairs.
@@ -98,6 +117,9 @@ def expected_betweenness(graph: gs.Graph, source: int | None = None, *,
         _single_source_shortest_path_basic,
     )
 
+    picked = sampled_sources(None, {**params, "n_nodes": graph.n_nodes})
+    if sources is None and picked is not None:
+        sources = source_mask(picked, {"n_nodes": graph.n_nodes})
     ids = range(graph.n_nodes) if sources is None else np.flatnonzero(sources).tolist()
     acc = dict.fromkeys(g, 0.0)
     accumulate = _accumulate_endpoints if endpoints else _accumulate_basic
@@ -169,6 +191,10 @@ class Betweenness:
         nodes for the sampled estimate.
     endpoints : int
         1: count the path ends too (networkx's ``endpoints=True``); default 0.
+    k, seed : int
+        With ``k`` > 0 (and no ``sources``), ``k`` sources drawn at random by
+        :func:`sampled_sources` (``default_rng(seed).choice(n, k, replace=False)``):
+        pass the same draw to :func:`rescale` as ``sources``.
 
     Returns
     -------
@@ -227,12 +253,16 @@ class Betweenness:
     betweenness = gs.NodeField("float64", init=0.0, doc="raw betweenness")
     picked = gs.NodeField("int32", output=False, doc="1 at the sources",
                           init=gs.per_node_input("sources", default=1, prepare=source_mask,
+                                                 derive=sampled_sources,
                                                  doc="source node ids"))
     filed = gs.NodeField("int32", init=0, output=False,
                          doc="backward: 1 once filed in the far set by level")
     ready = gs.NodeField("int32", init=0, output=False,
                          doc="backward: 1 when the node's level is being processed")
     endpoints = gs.Param("int32", 0, low=0, high=1, doc="1: count the path ends")
+    k = gs.Param("int32", 0, low=0, high=2**31 - 1,
+                 doc="sources drawn at random (0: every node, exact)")
+    seed = gs.Param("int32", 0, low=0, high=2**31 - 1, doc="seed of the k sources' draw")
     done = gs.Param("int32", 0, low=0, high=2**31 - 1, doc="sources finished")
     deepest = gs.Param("int32", 0, low=0, high=2**31 - 1,
                        doc="the source's deepest level (set by a host step)")
@@ -314,6 +344,9 @@ class BatchedBetweenness:
         nodes for the sampled estimate. Repeated ids count once.
     endpoints : int
         1: count the path ends too (networkx's ``endpoints=True``); default 0.
+    k, seed : int
+        ``k`` > 0 (without ``sources``): ``k`` sources drawn at random, as the
+        per-source variant draws them (:func:`sampled_sources`).
 
     Returns
     -------
@@ -369,8 +402,12 @@ class BatchedBetweenness:
     betweenness = gs.NodeField("float64", init=0.0, doc="raw betweenness")
     picked = gs.NodeField("int32", output=False, doc="1 at the sources",
                           init=gs.per_node_input("sources", default=1, prepare=source_mask,
+                                                 derive=sampled_sources,
                                                  doc="source node ids"))
     endpoints = gs.Param("int32", 0, low=0, high=1, doc="1: count the path ends")
+    k = gs.Param("int32", 0, low=0, high=2**31 - 1,
+                 doc="sources drawn at random (0: every node, exact)")
+    seed = gs.Param("int32", 0, low=0, high=2**31 - 1, doc="seed of the k sources' draw")
 
 
 SPECS = [BatchedBetweenness, Betweenness]

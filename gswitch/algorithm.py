@@ -510,9 +510,10 @@ class AlgorithmSpec:
         (:func:`per_node_input`) given with the run becomes an array of one number per
         node, prepared by its ``prepare``.
         """
-        inputs, defaults = self._declared()
-        if not given:  # the defaults, validated once
+        inputs, defaults, derived = self._declared()
+        if not given and not derived:  # the defaults, validated once
             return {**defaults, "n_nodes": n_nodes}
+        given = given or {}
         unknown = set(given) - set(self.params) - set(inputs)
         if unknown:
             names = list(self.params) + list(inputs)
@@ -525,15 +526,19 @@ class AlgorithmSpec:
             out[name] = p.validate(given[name]) if name in given else defaults[name]
         out["n_nodes"] = n_nodes
         for name, (field_name, spec) in inputs.items():
-            if given.get(name) is not None:
-                out[name] = self._input_values(name, spec, given[name], out, n_nodes,
+            value = given.get(name)
+            if spec.derive is not None:
+                value = spec.derive(value, out)
+            if value is not None:
+                out[name] = self._input_values(name, spec, value, out, n_nodes,
                                                self.fields[field_name].dtype)
         return out
 
-    def _declared(self) -> tuple[dict[str, tuple[str, Input]], dict[str, Any]]:
-        """:attr:`inputs` and every parameter's validated default, found once for the
-        ``params`` and ``fields`` this spec holds (a small graph's call would otherwise
-        validate them again every time).
+    def _declared(self) -> tuple[dict[str, tuple[str, Input]], dict[str, Any], bool]:
+        """:attr:`inputs`, every parameter's validated default and whether an input
+        derives its values from the parameters, found once for the ``params`` and
+        ``fields`` this spec holds (a small graph's call would otherwise validate them
+        again every time).
         """
         key = (id(self.params), id(self.fields))
         hit = _DECLARED.get(id(self))
@@ -541,8 +546,10 @@ class AlgorithmSpec:
             if len(_DECLARED) > 1024:
                 _DECLARED.clear()
             defaults = {name: p.validate(p.default) for name, p in self.params.items()}
-            hit = _DECLARED[id(self)] = (self, key, self.inputs, defaults)
-        return hit[2], hit[3]
+            inputs = self.inputs
+            derived = any(spec.derive is not None for _f, spec in inputs.values())
+            hit = _DECLARED[id(self)] = (self, key, inputs, defaults, derived)
+        return hit[2], hit[3], hit[4]
 
     def _input_values(self, name: str, spec: Input, value: Any, params: dict[str, Any],
                       n_nodes: int, dtype: str) -> np.ndarray:

@@ -84,10 +84,15 @@ class Input:
     #: and normalisation (raising :class:`~gswitch.errors.InvalidInput` with one line)
     prepare: Any = None
     doc: str = ""
+    #: ``derive(values, params) -> values or None``: the values from the run's other
+    #: parameters (a sample of ``k`` nodes, say), given what the caller passed (``None``
+    #: when nothing); called before ``prepare`` and before a renumbering, so derived
+    #: values are in the caller's node ids like given ones
+    derive: Any = None
 
 
 def per_node_input(name: str, default: Any = 0, *, prepare: Any = None,
-                   doc: str = "") -> Input:
+                   doc: str = "", derive: Any = None) -> Input:
     """A field initialised from a run argument ``name`` (one value per node).
 
     Parameters
@@ -102,6 +107,11 @@ def per_node_input(name: str, default: Any = 0, *, prepare: Any = None,
         personalisation vector to sum 1, say) and returns one number per node.
     doc : str
         What the values mean, for ``gswitch algorithms``.
+    derive : callable, optional
+        ``derive(values, params)``: the values to use, from what the caller gave
+        (``None`` when nothing) and the run's parameters, or ``None`` for ``default``
+        (betweenness draws ``k`` sources from its ``k`` and ``seed`` parameters). It may
+        refuse a combination with :class:`~gswitch.errors.InvalidInput`.
 
     Returns
     -------
@@ -116,7 +126,7 @@ def per_node_input(name: str, default: Any = 0, *, prepare: Any = None,
     'teleport'
 
     """
-    return Input(name, default, prepare, doc)
+    return Input(name, default, prepare, doc, derive)
 
 
 @dataclass

@@ -138,7 +138,10 @@ def test_graphs_too_large_for_a_batch_run_per_source(monkeypatch):
     ({"sources": [0, 9]}, "betweenness source 9 is out of range: the graph has 9 nodes"),
     ({"sources": ["a"]}, "betweenness sources must be node ids"),
     ({"endpoints": 2}, "endpoints"),
-    ({"k": 4}, "betweenness has no parameter 'k'; parameters are"),
+    ({"normalized": True}, "betweenness has no parameter 'normalized'; parameters are"),
+    ({"k": 10}, "k=10 is more sources than the graph's 9 nodes"),
+    ({"k": 2, "sources": [1]}, "sources or k, not both"),
+    ({"k": -1}, "k"),
 ])
 def test_bad_parameters_are_one_clear_line(variant, kwargs, message):
     """Both formulations refuse bad parameters with the same one-line InvalidInput."""
@@ -176,3 +179,34 @@ def test_array_code_formulations_declare_no_operators():
 
     r = gs.run(Zeros, grid2d(2, 2), backend="cpu")
     assert r.fields["x"].tolist() == [0.0] * 4 and r.stats["variant"] == "default"
+
+
+@pytest.mark.parametrize("config", [None, {"variant": "per_source"},
+                                    {"variant": "batched", "renumber": "rcm"},
+                                    {"variant": "per_source", "renumber": "degree"}])
+def test_k_sampled_sources_equal_networkx_with_the_same_draw(config):
+    """``k`` draws its sources before any renumbering, the same on both variants: the
+    sums are networkx's for the drawn sources."""
+    from gswitch.algorithms.betweenness import sampled_sources
+
+    g = rmat(9, 6, seed=3).symmetrize().deduplicate()
+    r = gs.run("betweenness", g, backend="cpu", k=24, seed=7, config=config)
+    picked = sampled_sources(None, {"k": 24, "seed": 7, "n_nodes": g.n_nodes})
+    assert picked.size == 24 and np.unique(picked).size == 24
+    want = reference("betweenness", g, sources=np.isin(np.arange(g.n_nodes), picked))
+    assert compare("betweenness", r.fields["betweenness"], want) is None
+    assert compare("betweenness", r.fields["betweenness"],
+                   reference("betweenness", g, k=24, seed=7)) is None
+
+
+def test_k_draws_differ_by_seed_and_refuse_bad_values():
+    g = rmat(8, 6, seed=1).symmetrize().deduplicate()
+    a = gs.run("betweenness", g, backend="cpu", k=8, seed=1).fields["betweenness"]
+    b = gs.run("betweenness", g, backend="cpu", k=8, seed=2).fields["betweenness"]
+    exact = gs.run("betweenness", g, backend="cpu", k=0).fields["betweenness"]
+    assert not np.allclose(a, b)
+    assert np.allclose(exact, gs.run("betweenness", g, backend="cpu").fields["betweenness"])
+    with pytest.raises(gs.InvalidInput, match="sources or k, not both"):
+        gs.run("betweenness", g, backend="cpu", k=8, sources=[1, 2])
+    with pytest.raises(gs.InvalidInput, match=f"k <= {g.n_nodes}"):
+        gs.run("betweenness", g, backend="cpu", k=g.n_nodes + 1)

@@ -183,3 +183,19 @@ def test_gpu_run_default_is_batched_and_equals_networkx(name, endpoints):
                  config={"variant": "per_source"}, **kw)
     assert one.stats["variant"] == "per_source"
     np.testing.assert_allclose(one.fields["betweenness"], want, rtol=1e-6, atol=1e-6)
+
+
+@GPU[0]
+@GPU[1]
+@pytest.mark.parametrize("variant", ["batched", "per_source"])
+def test_gpu_k_sampled_run_equals_the_cpu_and_networkx(variant):
+    """``k`` and ``seed`` draw the same sources on the GPU as on the CPU (before any
+    renumbering), and both give networkx's sums for them."""
+    g = rmat(10, 8, seed=5)
+    for config in ({"variant": variant}, {"variant": variant, "renumber": "rcm"}):
+        got = gs.run("betweenness", g, backend="gpu", k=70, seed=3, config=config)
+        cpu = gs.run("betweenness", g, backend="cpu", k=70, seed=3, config=config)
+        np.testing.assert_allclose(got.fields["betweenness"], cpu.fields["betweenness"],
+                                   rtol=1e-9, atol=1e-9)
+        want = expected_betweenness(g, k=70, seed=3)
+        np.testing.assert_allclose(got.fields["betweenness"], want, rtol=1e-6, atol=1e-6)
