@@ -38,7 +38,7 @@ _NODE_READS = (ex.FieldLoad, ex.NodeId, ex.Degree)
 _NODE_TERM = (ex.Const, ex.NumNodes, ex.BinOp, ex.UnaryOp, ex.Compare, ex.Select, ex.Cast)
 
 
-def _end_read_by(e: ex.Expr) -> str | None:
+def end_read_by(e: ex.Expr) -> str | None:
     """The one end (``"src"`` or ``"dst"``) whose loads, id and degrees are all that
     ``e`` reads (``""``: none, a constant), or ``None`` where it reads more.
     """
@@ -100,7 +100,7 @@ class GuardedEdges:
         self.per_edge: list[ex.Expr] = []
         for g in guards:
             for term in _conjuncts(g):
-                end = _end_read_by(term)
+                end = end_read_by(term)
                 if end is not None:
                     self.per_node[end or "src"].append(term)
                 elif _is_loop_test(term):
