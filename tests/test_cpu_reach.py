@@ -261,14 +261,14 @@ class GuardedMinAmongLive:
 @pytest.mark.parametrize("driving", DRIVINGS)
 def test_node_guards_search_with_the_others_barred(share, driving, monkeypatch):
     """Guards that read one end each, from the live nodes: one chained search of the
-    graph's own rows (long rows split) with the others barred where most are live, the
-    kept graph where few are; both equal the super-steps and networkx."""
+    graph's own rows (long rows split) with the other nodes barred equals the
+    super-steps and networkx, with most nodes live or few."""
     g = rmat(10, 6, seed=3)
     live = (np.random.default_rng(5).random(g.n_nodes) < share).astype(np.int32)
     seeds = np.flatnonzero(live)
     got = gs.run(GuardedMinAmongLive, g, backend="cpu", source=seeds.tolist(), live=live,
                  config={"driving": driving})
-    assert ("barred" in got.stats["formulation"]) == (share > 0.5)
+    assert "barred" in got.stats["formulation"]
     monkeypatch.setenv("GSWITCH_CPU_STEPS", "1")
     steps = gs.run(GuardedMinAmongLive, g, backend="cpu", source=seeds.tolist(),
                    live=live, config={"driving": driving}).fields["label"]

@@ -38,11 +38,6 @@ def derived(graph: Graph, what: str, build: Callable[[Graph], Any]) -> Any:
     return _DERIVED[key]
 
 
-def derived_already(graph: Graph, what: str) -> bool:
-    """Whether :func:`derived` holds ``what`` for ``graph`` already."""
-    return (id(graph), what) in _DERIVED
-
-
 def all_sources(graph: Graph) -> np.ndarray:
     """Every edge's source id (int32, read-only), once per graph (the engine's key, so
     every module that asks shares one array).

@@ -59,7 +59,7 @@ from ..algorithm import AlgorithmSpec
 from ..arrayops import sorted_unique
 from ..graph import Graph
 from .cpu_closure import NO_LIMIT
-from .cpu_derived import derived, derived_already
+from .cpu_derived import derived
 from .cpu_eval import ALL, Env, broadcast, evaluate
 from .cpu_guarded import GuardedEdges, MarkStep, end_read_by, row_counts
 
@@ -205,9 +205,11 @@ class Reach:
         (a class): a single seed bars the nodes of the other classes; several seeds, each
         alone in its class and at most :data:`_CLASS_SEARCHES` of them, search their own
         class each, the others barred. A single seed is searched breadth first; several
-        (with no such term) are chained depth first where that costs about what the kept
-        graph would (most nodes may be entered, or the graph's long rows were split
-        already or it has none).
+        (with no such term) are chained depth first on the graph's rows, its long rows
+        split once per graph: cheaper than the kept graph's mask, compression and split
+        rows, even where few nodes may be entered (the search reads only the rows of
+        those it enters; where their rows hold few edges, they are walked instead:
+        :meth:`GuardedEdges.few`).
         """
         edges = self.edges
         if (_DFS is None or _BFS is None or seeds.size == 0 or edges.whole
@@ -235,9 +237,6 @@ class Reach:
         if senders is not ALL and bool(np.any(enter & ~senders)):
             return None
         if not bool(enter[seeds].all()):
-            return None
-        if classes is None and seeds.size > 1 and not (
-                2 * np.count_nonzero(enter) >= enter.size or _fan_ready(graph)):
             return None
         return ~enter, classes
 
@@ -370,14 +369,6 @@ def _search_rows(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
         return graph.indptr, graph.indices
     return derived(graph, "reach_search_rows", lambda g: (
         g.indptr, g.indices.astype(g.indptr.dtype)))
-
-
-def _fan_ready(graph: Graph) -> bool:
-    """Whether the chained search's rows of ``graph`` cost nothing more to build: they
-    were built already, or no row is long enough to be split.
-    """
-    return derived_already(graph, "reach_fanned_rows") or graph.n_edges == 0 or int(
-        graph.out_degree.max()) <= _fan_width()
 
 
 def _fanned_rows(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
