@@ -302,12 +302,14 @@ def _by_first_start(visit: np.ndarray, pred: np.ndarray, top: int,
     """
     # a search starts at a seed the start row (or a helper of it: the nodes from top on)
     # leads to, and goes on up to the next start in the visit order
+    if visit.size == 0:
+        return visit, visit
     starts = pred.take(visit) >= top
-    at = np.arange(visit.size)
-    at[~starts] = 0
-    np.maximum.accumulate(at, out=at)
+    starts[0] = True  # the chain's own start node (a helper: dropped below)
+    at = np.flatnonzero(starts)
+    first = np.repeat(visit.take(at), np.diff(at, append=visit.size))
     mine = visit < n
-    return visit[mine], visit.take(at[mine])
+    return visit[mine], first[mine]
 
 
 def _barred_search(graph: Graph, barred: Any, classes: np.ndarray | None,
@@ -330,11 +332,13 @@ def _barred_search(graph: Graph, barred: Any, classes: np.ndarray | None,
         elif barred is not ALL:
             pred[barred] = n
         reached, source = [], []
+        open_ = None if classes is None or barred is ALL else ~barred
         for seed in seeds.tolist():
             mine = None
             if classes is not None:
-                same = classes == classes[seed]
-                mine = np.flatnonzero(same if barred is ALL else same & ~barred)
+                same = classes == classes.item(seed)
+                mine = np.flatnonzero(same if open_ is None else np.logical_and(
+                    same, open_, out=same))
                 pred[mine] = _NULL
             length = int(_BFS(seed, indices, indptr, visit, pred))
             if mine is not None:
