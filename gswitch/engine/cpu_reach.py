@@ -213,8 +213,9 @@ class Reach:
         """
         edges = self.edges
         if (_DFS is None or _BFS is None or seeds.size == 0 or edges.whole
-                or edges.per_graph or edges.few(graph, masks[0])):
-            return None
+                or edges.per_graph or edges.few(graph, masks[0])
+                or edges.few_receivers(graph, masks[1])):
+            return None  # (few kept edges: their rows are walked instead)
         senders, receivers = masks
         enter = None if receivers is ALL else receivers
         classes = None
@@ -335,7 +336,7 @@ def _barred_search(graph: Graph, barred: Any, classes: np.ndarray | None,
         open_ = None if classes is None or barred is ALL else ~barred
         for seed in seeds.tolist():
             mine = None
-            if classes is not None:
+            if classes is not None:  # a pass over the nodes: cheaper than grouping them
                 same = classes == classes.item(seed)
                 mine = np.flatnonzero(same if open_ is None else np.logical_and(
                     same, open_, out=same))
