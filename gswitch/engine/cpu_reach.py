@@ -32,6 +32,17 @@ send or receive its edges, those are read from their rows and searched as a subg
 of their ends; a fresh array costs more in first touches of memory than most passes
 over it on a 100,000-edge graph.
 
+Mostly ``G_c`` is not built at all. Where every guard term reads one end of the edge
+(``e.src.scc < 0``, ``e.dst.scc < 0``), a kept edge is one into a node the terms let
+receive, from one they let send; where every such receiver may send, the search runs on
+the graph's own rows (split once per graph) with scipy's search functions given the
+other nodes as visited already (:func:`_barred_search`, with
+:func:`scipy.sparse.csgraph.depth_first_order`'s own kernels where this scipy has them
+as expected). A term ``a(e.dst) == a(e.src)`` (``e.dst.colour.eq(e.src.colour)``)
+keeps every path within one value of ``a``: a single start node's breadth-first search
+bars the nodes of the other values, and a few start nodes, each alone in its class,
+search their classes one after another.
+
 The shape is recognised from the operator's structure; nothing here names an algorithm.
 The same conditions as :mod:`~gswitch.engine.cpu_closure` keep the super-steps (an
 iteration limit, a node operator, step totals, ``GSWITCH_CPU_STEPS=1``, ...).
