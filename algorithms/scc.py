@@ -186,7 +186,8 @@ class ColouringComponents:
        through ``.at()`` on the edge's source) and assigns the lonely nodes; the sweep is
        repeated while it assigns at least 1/16 of the nodes it swept, at most
        ``trim_passes`` times a round (a sweep that trims a few nodes costs as much as
-       one that trims many, and the colouring takes the few).
+       one that trims many, and the colouring takes the few). Where it assigns every
+       node, the run ends there (the host step returns ``"stop"``).
     2. ``colouring``: every remaining node starts with its own id as colour and offers it
        along its out-edges with an atomic ``min`` to remaining nodes: a node's colour
        becomes the smallest remaining id that reaches it. A node whose colour is its own
@@ -247,6 +248,8 @@ class ColouringComponents:
         again, remaining, now = _trim_again(fields, params, xp)
         if again is not None:
             return again
+        if now == 0:  # trimming assigned every node: no colouring, no search
+            return {"stop": True}
         ids = xp.arange(remaining.size, dtype=xp.int32)
         return {"colour": xp.where(remaining, ids, fields["colour"]), "start": remaining,
                 "left": now}
@@ -307,7 +310,8 @@ class ForwardBackwardComponents:
     1. ``trimming``: a remaining node without a remaining in- or out-neighbour in its
        own partition is a component alone, repeated while a sweep assigns at least 1/16
        of the nodes it swept (at most ``trim_passes`` sweeps a round); then every
-       partition's pivot is its smallest remaining id.
+       partition's pivot is its smallest remaining id (or, where trimming assigned
+       every node, the run ends).
     2. ``forward``: a data-driven search from every pivot at once, within partitions:
        ``fw`` becomes the pivot's id on the nodes it reaches.
     3. ``backward``: the same on the reverse graph (``stage(reverse=True)``) into ``bw``:
@@ -370,6 +374,8 @@ class ForwardBackwardComponents:
         again, remaining, now = _trim_again(fields, params, xp)
         if again is not None:
             return again
+        if now == 0:  # trimming assigned every node: no searches
+            return {"stop": True}
         part = _smallest_per_group(fields["part"], remaining, xp)
         ids = xp.arange(remaining.size, dtype=xp.int32)
         pivot = remaining & (part == ids)

@@ -423,7 +423,10 @@ class HostStep:
     mask over the nodes, which needs no sort), and field arrays
     under their names to replace them, and ``"repeat"``: the name of a stage (or host
     step) to go back to, which loops the stages from there until a condition the host
-    step tests holds. It must be array-module agnostic (``xp.unique``, fancy indexing,
+    step tests holds; or ``"stop": True``, which ends the run after this step (what else
+    it returned is applied first): the stages and host steps after it do not run, as
+    when its work is done before them (not with ``"repeat"``). It must be array-module
+    agnostic (``xp.unique``, fancy indexing,
     no Python loop over nodes). ``fields`` holds the :class:`EdgeField` arrays too. With
     ``edges`` set the function is called as ``func(fields, params, xp, edges)``, where
     ``edges`` is the run's :class:`HostEdges`.

@@ -5,7 +5,9 @@ the fields are initialised once, each stage runs to its own fixpoint from the fi
 stages before it left, and a :func:`~gswitch.algorithm.host_step` between stages may
 read the fields (on the device under the GPU engine), set parameters, choose the start
 set of the next stage, and loop: ``{"repeat": "stage_name"}`` runs the stages from that
-one on again, until a host step no longer asks (at most the run's iteration limit).
+one on again, until a host step no longer asks (at most the run's iteration limit); or
+end the run: ``{"stop": True}`` skips the stages and host steps after it (what it
+returned is applied first), so a run whose work is done runs no stage on no nodes.
 Afforest (sample, find the largest component, finish) is written this way, and so can
 Brandes' betweenness (forward, backward) be. A stage declared with ``reverse=True`` runs
 on the reverse graph (:attr:`Graph.reverse`): its pushes walk the caller's in-edges, as
@@ -65,7 +67,7 @@ def _apply(step: HostStep, spec: AlgorithmSpec, out: Any, fields: dict[str, Any]
                              f"or None, got {type(out).__name__}")
     start = None
     for key, value in out.items():
-        if key == "repeat":
+        if key in ("repeat", "stop"):
             continue  # the caller's: where to go on
         if key == "start":  # stays where it was computed (on the device for the GPU)
             value = xp.asarray(value)
@@ -154,7 +156,13 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
             fields = {k: seen[k] for k in fields}
             edge_fields = {k: seen[k] for k in edge_fields}
             again = out.get("repeat") if isinstance(out, dict) else None
-            if again is not None:  # loop: run the stages from `again` on once more
+            stop = bool(out.get("stop")) if isinstance(out, dict) else False
+            if stop and again is not None:
+                raise AlgorithmError(f"host step {st.name} of {spec.label} returned both "
+                                     "'repeat' and 'stop'; return one")
+            if stop:
+                pos = len(spec.stages)  # the run ends after this step
+            elif again is not None:  # loop: run the stages from `again` on once more
                 if again not in names:
                     raise AlgorithmError(
                         f"host step {st.name} of {spec.label} repeats {again!r}, which is "

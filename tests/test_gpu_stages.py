@@ -9,7 +9,7 @@ import pytest
 
 import gswitch as gs
 from gswitch.testing.reference import reference
-from gswitch.testing.staged_algorithms import DoubleSweep
+from gswitch.testing.staged_algorithms import DoubleSweep, SweepTheRest
 from gswitch.testing.zoo import SWEEP, zoo_graph
 
 pytestmark = [
@@ -48,6 +48,22 @@ def test_user_staged_algorithm_agrees_with_the_cpu(launch, worklist):
         gpu = gs.run(DoubleSweep, g, source=0, backend="gpu", config=_cfg(launch, worklist))
         for f in ("there", "back"):
             assert np.array_equal(cpu.fields[f], gpu.fields[f]), (name, f)
+
+
+@pytest.mark.parametrize("launch", ["host_loop", "persistent", "cuda_graph"])
+def test_a_host_step_that_stops_ends_the_gpu_run(launch):
+    """``{"stop": True}`` ends the run on the device as on the CPU: the same stages run
+    and the same fields come back, where the first sweep reaches every node and where
+    it does not."""
+    for name in ("road", "disconnected", "single"):
+        g = zoo_graph(name)
+        cpu = gs.run(SweepTheRest, g, source=0, backend="cpu")
+        gpu = gs.run(SweepTheRest, g, source=0, backend="gpu",
+                     config=_cfg(launch, "bitmap"))
+        assert [s["stage"] for s in gpu.stats["stages"]] == \
+            [s["stage"] for s in cpu.stats["stages"]], name
+        for k in ("there", "rest", "reached_all"):
+            assert np.array_equal(gpu.fields[k], cpu.fields[k]), (name, k)
 
 
 def test_afforest_fields_stay_on_the_device_between_stages():

@@ -173,6 +173,17 @@ def test_trim_passes_do_not_change_the_answer(variant):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
+def test_a_graph_trimming_assigns_whole_ends_after_the_trimming(variant):
+    """On a DAG trimming assigns every node: the host step after it ends the run, and no
+    colouring or search stage runs."""
+    g = _dag(300, 900)
+    r = gs.run(NAME, g, backend="cpu", config={"variant": variant}, trim_passes=1000)
+    assert compare(NAME, r.fields["scc"], reference(NAME, g)) is None
+    stages = {s["stage"] for s in r.stats["stages"]}
+    assert stages <= {"_begin", "trimming", "after_trim", "pivots"}, stages
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_undirected_graph_is_one_line_naming_cc(variant):
     g = gs.Graph.from_edges([0, 1], [1, 2], directed=False)
     with pytest.raises(gs.InvalidInput, match="run cc instead"):

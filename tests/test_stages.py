@@ -11,7 +11,7 @@ from gswitch.declare import int_inf
 from gswitch.errors import AlgorithmError, InvalidConfig
 from gswitch.generators import rmat, road
 from gswitch.testing.reference import compare, reference
-from gswitch.testing.staged_algorithms import DoubleSweep
+from gswitch.testing.staged_algorithms import DoubleSweep, SweepTheRest
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
 
 
@@ -211,6 +211,88 @@ def test_a_host_step_loops_over_stages_until_its_condition_holds():
 
     with pytest.raises(AlgorithmError, match="repeats 'nowhere'"):
         gs.run(BadRepeat, g, backend="cpu")
+
+
+@pytest.mark.parametrize("graph_name", ["road", "disconnected", "path", "single"])
+def test_a_host_step_that_stops_ends_the_run(graph_name):
+    """``{"stop": True}`` ends the run after the host step, with what it returned
+    applied; without it the stages after it run."""
+    g = zoo_graph(graph_name)
+    r = gs.run(SweepTheRest, g, source=0, backend="cpu")
+    first = _hops(g, 0)
+    fin = np.isfinite(first)
+    assert np.array_equal(r.fields["there"][fin], first[fin].astype(np.int32))
+    names = [s["stage"] for s in r.stats["stages"]]
+    if fin.all():
+        assert names == ["forward", "unreached"]
+        assert (r.fields["reached_all"] == 1).all() and (r.fields["rest"] >= 2**30).all()
+    else:
+        assert names == ["forward", "unreached", "others"]
+        second = _hops(g, int(np.argmin(fin)))
+        ok = np.isfinite(second)
+        assert np.array_equal(r.fields["rest"][ok], second[ok].astype(np.int32))
+        assert (r.fields["reached_all"] == 0).all()
+
+
+def test_stop_ends_a_loop_of_stages_and_refuses_repeat_beside_it():
+    """A host step looping over stages ends the run with ``"stop"``; asking to repeat
+    and to stop at once is refused with one line."""
+
+    @gs.algorithm(name="rounds_then_stop", reference="test")
+    class RoundsThenStop:
+        x = gs.NodeField("int32", init=gs.NODE_ID)
+        rounds = gs.Param("int32", 0, low=0, high=100)
+
+        @gs.stage(config={"driving": "topology"})
+        class spread:
+            """Smallest id within reach, to a fixpoint."""
+
+            start = gs.all_nodes()
+
+            @gs.edge_op
+            def op(e):
+                e.dst.x.reduce_min(e.src.x)
+
+        @gs.host_step
+        def again(fields, params, xp):
+            n = params["rounds"] + 1
+            return {"rounds": n, **({"repeat": "spread"} if n < 2 else {"stop": True})}
+
+        @gs.stage
+        class never:
+            """Would undo the labels: the run stops before it."""
+
+            start = gs.all_nodes()
+
+            @gs.edge_op
+            def op(e):
+                e.dst.x.reduce_max(e.src.x + 1000, activate=False)
+
+    g = zoo_graph("disconnected")
+    r = gs.run(RoundsThenStop, g, backend="cpu")
+    assert [s["stage"] for s in r.stats["stages"]] == ["spread", "again"] * 2
+    assert np.array_equal(r.fields["x"], reference("cc", g))
+
+    @gs.algorithm(name="repeat_and_stop", reference="test")
+    class RepeatAndStop:
+        x = gs.NodeField("int32", init=0)
+
+        @gs.stage
+        class s:
+            """One stage."""
+
+            start = gs.all_nodes()
+
+            @gs.edge_op
+            def op(e):
+                e.dst.x.reduce_max(e.src.x)
+
+        @gs.host_step
+        def both(fields, params, xp):
+            return {"repeat": "s", "stop": True}
+
+    with pytest.raises(AlgorithmError, match="both 'repeat' and 'stop'"):
+        gs.run(RepeatAndStop, g, backend="cpu")
 
 
 def test_buffered_field_is_a_jacobi_iteration():

@@ -25,11 +25,13 @@ from .cpu_eval import ALL, Env, broadcast, evaluate
 
 __all__ = ["GuardedEdges", "MarkStep", "row_counts"]
 
-try:  # scipy's private kernels behind csr @ vector and csr.T @ vector, into a given array
+try:  # scipy's private kernels behind csr @ vector, csr.T @ vector and csr.diagonal(),
+    # into a given array
     from scipy.sparse._sparsetools import csc_matvec as _csc_matvec
+    from scipy.sparse._sparsetools import csr_diagonal as _csr_diagonal
     from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
 except ImportError:  # pragma: no cover
-    _csr_matvec = _csc_matvec = None
+    _csr_matvec = _csc_matvec = _csr_diagonal = None
 
 _NODE_READS = (ex.FieldLoad, ex.NodeId, ex.Degree)
 
@@ -38,7 +40,7 @@ _NODE_READS = (ex.FieldLoad, ex.NodeId, ex.Degree)
 _NODE_TERM = (ex.Const, ex.NumNodes, ex.BinOp, ex.UnaryOp, ex.Compare, ex.Select, ex.Cast)
 
 
-def _end_read_by(e: ex.Expr) -> str | None:
+def end_read_by(e: ex.Expr) -> str | None:
     """The one end (``"src"`` or ``"dst"``) whose loads, id and degrees are all that
     ``e`` reads (``""``: none, a constant), or ``None`` where it reads more.
     """
@@ -100,7 +102,7 @@ class GuardedEdges:
         self.per_edge: list[ex.Expr] = []
         for g in guards:
             for term in _conjuncts(g):
-                end = _end_read_by(term)
+                end = end_read_by(term)
                 if end is not None:
                     self.per_node[end or "src"].append(term)
                 elif _is_loop_test(term):
@@ -333,11 +335,15 @@ def _loops(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
     the counting pattern, summed in one pass in C (no array of every edge's source).
     """
     def build(g: Graph) -> tuple[np.ndarray, np.ndarray]:
-        import scipy.sparse as sp
-
         indptr, indices, ones = _structure(g)
         n = g.n_nodes
-        diagonal = sp.csr_array((ones, indices, indptr), shape=(n, n)).diagonal()
+        if _csr_diagonal is not None:  # no sparse array: its checks read every entry
+            diagonal = np.zeros(n, dtype=ones.dtype)
+            _csr_diagonal(0, n, n, indptr, indices, ones, diagonal)
+        else:  # pragma: no cover
+            import scipy.sparse as sp
+
+            diagonal = sp.csr_array((ones, indices, indptr), shape=(n, n)).diagonal()
         nodes = np.flatnonzero(diagonal)
         return nodes, diagonal[nodes]
 

@@ -32,6 +32,17 @@ send or receive its edges, those are read from their rows and searched as a subg
 of their ends; a fresh array costs more in first touches of memory than most passes
 over it on a 100,000-edge graph.
 
+Mostly ``G_c`` is not built at all. Where every guard term reads one end of the edge
+(``e.src.scc < 0``, ``e.dst.scc < 0``), a kept edge is one into a node the terms let
+receive, from one they let send; where every such receiver may send, the search runs on
+the graph's own rows (split once per graph) with scipy's search functions given the
+other nodes as visited already (:func:`_barred_search`, with
+:func:`scipy.sparse.csgraph.depth_first_order`'s own kernels where this scipy has them
+as expected). A term ``a(e.dst) == a(e.src)`` (``e.dst.colour.eq(e.src.colour)``)
+keeps every path within one value of ``a``: a single start node's breadth-first search
+bars the nodes of the other values, and a few start nodes, each alone in its class,
+search their classes one after another.
+
 The shape is recognised from the operator's structure; nothing here names an algorithm.
 The same conditions as :mod:`~gswitch.engine.cpu_closure` keep the super-steps (an
 iteration limit, a node operator, step totals, ``GSWITCH_CPU_STEPS=1``, ...).
@@ -44,6 +55,7 @@ same way, in place of its super-steps.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -58,8 +70,9 @@ from ..algorithm import AlgorithmSpec
 from ..arrayops import sorted_unique
 from ..graph import Graph
 from .cpu_closure import NO_LIMIT
-from .cpu_eval import ALL
-from .cpu_guarded import GuardedEdges, MarkStep, row_counts
+from .cpu_derived import derived
+from .cpu_eval import ALL, Env, broadcast, evaluate
+from .cpu_guarded import GuardedEdges, MarkStep, end_read_by, row_counts
 
 __all__ = ["Reach", "reach_path"]
 
@@ -101,12 +114,21 @@ class Reach:
                                  "reached": 0}
         if n == 0 or graph.n_edges == 0:
             return stats
-        keep, senders, few = self._kept(graph, fields, params, degrees)
+        edges = self.edges
+        masks = (ALL, ALL) if edges.whole else edges.node_masks(graph, fields, params,
+                                                                degrees)
+        senders = masks[0]
         worst = x.min() if self.kind == "max" else x.max()
         inside = None
         if start is not None:
             inside = np.zeros(n, dtype=bool)
             inside[start] = True
+        seeds = np.flatnonzero(x != worst if inside is None else inside & (x != worst))
+        barred = self._barred(graph, fields, params, degrees, masks, seeds)
+        keep = few = None
+        if barred is None:
+            keep, few = self._kept(graph, fields, params, degrees, masks)
+        if inside is not None:
             # a node outside the start set that may send along a kept edge, holding a
             # better value than the worst, would spread under topology driving: per node
             # first, per edge only where that finds one
@@ -114,11 +136,13 @@ class Reach:
             if senders is not ALL:
                 suspect &= senders
             if suspect.any():
+                if barred is not None:  # the kept edges as a mask, to count them per node
+                    keep, _ = edges.kept(graph, fields, params, degrees, masks=masks)
+                    barred = None
                 sends = row_counts(graph, keep) > 0 if few is None else np.bincount(
                     few[0], minlength=n) > 0
                 if bool(sends[suspect].any()):
                     return None
-        seeds = np.flatnonzero(x != worst if inside is None else inside & (x != worst))
         if seeds.size == 0 or (keep is not None and not keep.any()) or (
                 few is not None and few[0].size == 0):
             stats["reached"] = int(seeds.size)
@@ -133,7 +157,13 @@ class Reach:
         # few kept edges: the searches run on the subgraph of their ends (renumbered)
         on, ids = (graph, None) if few is None else _subgraph(*few, seeds)
         local = seeds if ids is None else np.searchsorted(ids, seeds)
-        if seeds.size == 1:
+        if barred is not None:
+            depth = seeds.size > 1 and barred[1] is None
+            stats["formulation"] = (f"reach closure (scipy.sparse.csgraph's "
+                                    f"{'depth' if depth else 'breadth'}-first "
+                                    "search, the nodes no kept edge enters barred)")
+            reached, source = _barred_search(graph, *barred, seeds)
+        elif seeds.size == 1:
             stats["formulation"] = ("reach closure "
                                     "(scipy.sparse.csgraph.breadth_first_order)")
             matrix, _ = _matrix(on, keep)
@@ -151,24 +181,102 @@ class Reach:
         return stats
 
     def _kept(self, graph: Graph, fields: dict[str, np.ndarray], params: dict[str, Any],
-              degrees: dict[str, np.ndarray]) -> tuple[np.ndarray | None, Any, Any]:
-        """The kept edges: a mask over the graph's (``None``: all) and the nodes that may
-        send one; or, where those send or receive few edges, the mask ``None`` and the
-        kept edges' sources and destinations as the third value (else ``None``).
+              degrees: dict[str, np.ndarray], masks: tuple[Any, Any]
+              ) -> tuple[np.ndarray | None, Any]:
+        """The kept edges: a mask over the graph's (``None``: all); or, where the nodes
+        that may send or receive one (``masks``, :meth:`GuardedEdges.node_masks`) send or
+        receive few edges, the mask ``None`` and the kept edges' sources and
+        destinations as the second value (else ``None``).
         """
         edges = self.edges
         if edges.whole:
-            return (*edges.kept(graph, fields, params, degrees), None)
-        senders, receivers = edges.node_masks(graph, fields, params, degrees)
+            return edges.kept(graph, fields, params, degrees)[0], None
+        senders, receivers = masks
         if edges.few(graph, senders):
             _, src, dst = edges.from_senders(graph, senders, receivers, fields, params,
                                              degrees)
-            return None, senders, (src, dst)
+            return None, (src, dst)
         if edges.few_receivers(graph, receivers):
-            return None, senders, edges.from_receivers(graph, senders, receivers, fields,
-                                                       params, degrees)
-        keep, _ = edges.kept(graph, fields, params, degrees, masks=(senders, receivers))
-        return keep, senders, None
+            return None, edges.from_receivers(graph, senders, receivers, fields, params,
+                                              degrees)
+        return edges.kept(graph, fields, params, degrees, masks=masks)[0], None
+
+    def _barred(self, graph: Graph, fields: dict[str, np.ndarray], params: dict[str, Any],
+                degrees: dict[str, np.ndarray], masks: tuple[Any, Any],
+                seeds: np.ndarray) -> tuple[Any, np.ndarray | None] | None:
+        """Where the search from ``seeds`` may run on the graph itself with some nodes
+        barred (:func:`_barred_search`): the barred nodes (a mask, or ``ALL`` for none),
+        and the value per node of the class each seed searches alone (or ``None``);
+        else ``None``.
+
+        It may where the kept edges are those into the nodes the guards let receive one,
+        every one of which may send (the guards' terms read one end each), and no seed
+        is barred. A term ``a(e.dst) == a(e.src)`` (a node expression, the same at both
+        ends: ``e.dst.part.eq(e.src.part)``) keeps a path only within one value of ``a``
+        (a class): a single seed bars the nodes of the other classes; several seeds, each
+        alone in its class and at most :data:`_CLASS_SEARCHES` of them, search their own
+        class each, the others barred. A single seed is searched breadth first; several
+        (with no such term) are chained depth first on the graph's rows, its long rows
+        split once per graph: cheaper than the kept graph's mask, compression and split
+        rows, even where few nodes may be entered (the search reads only the rows of
+        those it enters; where their rows hold few edges, they are walked instead:
+        :meth:`GuardedEdges.few`).
+        """
+        edges = self.edges
+        if (_DFS is None or _BFS is None or seeds.size == 0 or edges.whole
+                or edges.per_graph or edges.few(graph, masks[0])
+                or edges.few_receivers(graph, masks[1])):
+            return None  # (few kept edges: their rows are walked instead)
+        senders, receivers = masks
+        enter = None if receivers is ALL else receivers
+        classes = None
+        for term in edges.per_edge:
+            end = _one_value_along_paths(term)
+            if end is None or (seeds.size > 1 and (
+                    len(edges.per_edge) > 1 or seeds.size > _CLASS_SEARCHES)):
+                return None
+            env = Env(fields, {end: ALL}, None, graph.n_nodes, params, 0, graph, degrees)
+            value = broadcast(evaluate(term.a, env), graph.n_nodes, term.a.dtype)
+            if seeds.size == 1:
+                same = value == value[seeds[0]]
+                enter = same if enter is None else enter & same
+            elif sorted_unique(value[seeds]).size < seeds.size:
+                return None  # two seeds of a class: the better reaches first
+            else:
+                classes = value
+        if enter is None:
+            return (ALL, classes) if senders is ALL else None
+        if senders is not ALL and bool(np.any(enter & ~senders)):
+            return None
+        if not bool(enter[seeds].all()):
+            return None
+        return ~enter, classes
+
+
+def _one_value_along_paths(term: ex.Expr) -> str | None:
+    """For a guard term ``a(one end) == a(the other end)``, the end its left side
+    reads (a path of edges that keep it holds one value of ``a``); else ``None``.
+    """
+    if not (isinstance(term, ex.Compare) and term.op == "=="):
+        return None
+    end = end_read_by(term.a)
+    if {end, end_read_by(term.b)} != {"src", "dst"} or not _same_but_end(term.a, term.b):
+        return None
+    return end
+
+
+def _same_but_end(a: Any, b: Any) -> bool:
+    """Whether expressions ``a`` and ``b`` are the same but for the edge end they read."""
+    if type(a) is not type(b):
+        return False
+    if not isinstance(a, ex.Expr):
+        return a == b
+    for f in dataclasses.fields(a):
+        if f.name == "node":
+            continue
+        if not _same_but_end(getattr(a, f.name), getattr(b, f.name)):
+            return False
+    return True
 
 
 def _subgraph(src: np.ndarray, dst: np.ndarray, seeds: np.ndarray) -> tuple[Graph, np.ndarray]:
@@ -196,14 +304,138 @@ def _first_search(graph: Graph, keep: np.ndarray | None,
     """
     matrix, top = _matrix(graph, keep, seeds, fan=True)
     visit, pred = csgraph.depth_first_order(matrix, top, directed=True)
+    return _by_first_start(visit, pred, top, graph.n_nodes)
+
+
+def _by_first_start(visit: np.ndarray, pred: np.ndarray, top: int,
+                    n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The graph's nodes (ids below ``n``) in a chained search's visit order, and the
+    start node whose search visited each.
+    """
     # a search starts at a seed the start row (or a helper of it: the nodes from top on)
     # leads to, and goes on up to the next start in the visit order
+    if visit.size == 0:
+        return visit, visit
     starts = pred.take(visit) >= top
-    at = np.arange(visit.size)
-    at[~starts] = 0
-    np.maximum.accumulate(at, out=at)
-    mine = visit < graph.n_nodes
-    return visit[mine], visit.take(at[mine])
+    starts[0] = True  # the chain's own start node (a helper: dropped below)
+    at = np.flatnonzero(starts)
+    first = np.repeat(visit.take(at), np.diff(at, append=visit.size))
+    mine = visit < n
+    return visit[mine], first[mine]
+
+
+def _barred_search(graph: Graph, barred: Any, classes: np.ndarray | None,
+                   seeds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """As :func:`_first_search` over every edge of ``graph`` into a node that is not
+    ``barred`` (a node mask; ``ALL``: none is), where no seed is barred: scipy's
+    search is given the barred nodes as visited already, so no mask over the edges is
+    computed and no edge list is written. One seed: a breadth-first search on the
+    graph's own rows; one seed per value of ``classes``: one such search each, the
+    nodes of the other values barred; else the chained depth-first search on the
+    graph's rows with its long rows split (:func:`_fanned_all`), built once per graph.
+    """
+    n = graph.n_nodes
+    if seeds.size == 1 or classes is not None:
+        indptr, indices = _search_rows(graph)
+        visit = np.empty(n, dtype=np.int32)
+        pred = np.full(n, _NULL, dtype=np.int32)
+        if classes is not None:
+            pred[:] = n  # anything but _NULL: taken as visited
+        elif barred is not ALL:
+            pred[barred] = n
+        reached, source = [], []
+        open_ = None if classes is None or barred is ALL else ~barred
+        for seed in seeds.tolist():
+            mine = None
+            if classes is not None:  # a pass over the nodes: cheaper than grouping them
+                same = classes == classes.item(seed)
+                mine = np.flatnonzero(same if open_ is None else np.logical_and(
+                    same, open_, out=same))
+                pred[mine] = _NULL
+            length = int(_BFS(seed, indices, indptr, visit, pred))
+            if mine is not None:
+                pred[mine] = n  # searched: no other class's search enters it
+            reached.append(visit[:length].copy())
+            source.append(np.full(length, seed, dtype=np.int32))
+        if len(reached) == 1:
+            return reached[0], source[0]
+        return np.concatenate(reached), np.concatenate(source)
+    counts, cols = derived(graph, "reach_fanned_rows", _fanned_rows)
+    top = counts.size
+    more, entries = _start_rows(seeds, top, _fan_width())
+    kind = np.int32 if cols.size + entries.size < 2**31 else np.int64
+    indptr = np.zeros(top + more.size + 1, dtype=kind)
+    np.cumsum(counts, out=indptr[1:top + 1])
+    np.cumsum(more, out=indptr[top + 1:])
+    indptr[top + 1:] += indptr[top]
+    indices = np.concatenate([cols, entries]).astype(kind, copy=False)
+    total = indptr.size - 1
+    flag = np.zeros(total, dtype=np.int32)
+    if barred is not ALL:
+        flag[:n] = barred
+    visit = np.empty(total, dtype=np.int32)
+    pred = np.full(total, _NULL, dtype=np.int32)
+    length = _DFS(top, indices, indptr, visit, pred, np.empty(total, dtype=np.int32), flag)
+    return _by_first_start(visit[:length], pred, top, n)
+
+
+def _search_rows(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """``graph``'s CSR arrays in one index type, as scipy's searches take them."""
+    if graph.indptr.dtype == graph.indices.dtype:
+        return graph.indptr, graph.indices
+    return derived(graph, "reach_search_rows", lambda g: (
+        g.indptr, g.indices.astype(g.indptr.dtype)))
+
+
+def _fanned_rows(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """``graph``'s row lengths and entries with its rows longer than :func:`_fan_width`
+    split among helper nodes (:func:`_fanned_all`), read-only: once per graph.
+    """
+    counts, cols = _fanned_all(np.diff(graph.indptr), graph.indices, _fan_width())
+    counts.flags.writeable = False
+    cols.flags.writeable = False
+    return counts, cols
+
+
+#: Seeds up to which a reach whose guard keeps each search within a class of nodes
+#: (:meth:`Reach._barred`) searches each seed's class on its own: each search costs a
+#: pass over the nodes, and the kept graph one over the edges.
+_CLASS_SEARCHES = 32
+
+#: what scipy's searches take as "no predecessor": a node not visited yet
+_NULL = -9999
+
+
+def _scipy_searches() -> tuple[Any, Any]:
+    """The depth- and breadth-first searches of scipy over CSR arrays, with a caller's
+    visited flags (the depth-first one) or predecessors (the breadth-first one): the
+    functions behind ``depth_first_order`` and ``breadth_first_order``, where this
+    scipy has them with those signatures and they answer a small search right; else
+    ``None`` for each.
+    """
+    try:
+        from scipy.sparse.csgraph._traversal import _breadth_first_directed as bfs
+        from scipy.sparse.csgraph._traversal import _depth_first_directed as dfs
+
+        # 0 -> 1 -> 2, 0 -> 3 with 1 marked visited: only 0 and 3
+        indices = np.array([1, 3, 2], np.int32)
+        indptr = np.array([0, 2, 3, 3, 3], np.int32)
+        visit, pred = np.empty(4, np.int32), np.full(4, _NULL, np.int32)
+        flag = np.array([0, 1, 0, 0], dtype=np.int32)
+        length = dfs(0, indices, indptr, visit, pred, np.empty(4, np.int32), flag)
+        ok_dfs = int(length) == 2 and visit[:2].tolist() == [0, 3] and int(pred[3]) == 0
+        visit, pred = np.empty(4, np.int32), np.full(4, _NULL, np.int32)
+        pred[1] = 4
+        length = bfs(0, indices, indptr, visit, pred)
+        ok_bfs = int(length) == 2 and visit[:2].tolist() == [0, 3] and int(pred[3]) == 0
+        if ok_dfs and ok_bfs:
+            return dfs, bfs
+    except Exception:  # noqa: BLE001 - any failure: the public searches are used
+        pass
+    return None, None
+
+
+_DFS, _BFS = _scipy_searches()
 
 
 def _matrix(graph: Graph, keep: np.ndarray | None, start_row: np.ndarray | None = None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gswitch as gs
 
-__all__ = ["DoubleSweep", "FirstEdgesDepth", "StepSums", "Walks"]
+__all__ = ["DoubleSweep", "FirstEdgesDepth", "StepSums", "SweepTheRest", "Walks"]
 
 
 @gs.algorithm(name="double_sweep", reference="scipy.sparse.csgraph.shortest_path, twice")
@@ -57,6 +57,58 @@ class DoubleSweep:
         @gs.edge_op
         def hop(e):
             e.dst.back.reduce_min(e.src.back + 1)
+
+
+@gs.algorithm(name="sweep_the_rest", reference="scipy.sparse.csgraph.shortest_path")
+class SweepTheRest:
+    """Hop distances from the source, then, only where that left nodes unreached, from
+    the smallest of them: a host step that ends the run (``"stop"``) when the first
+    sweep reached every node.
+
+    Returns
+    -------
+    there : ndarray of int32
+        Hops from the source (``INF`` where unreached).
+    rest : ndarray of int32
+        Hops from the smallest node the first sweep left unreached (``INF`` everywhere
+        where it left none).
+    reached_all : ndarray of int32
+        1 at every node where the first sweep reached every node, else 0.
+    """
+
+    there = gs.NodeField("int32", init=gs.INF, at_source=0)
+    rest = gs.NodeField("int32", init=gs.INF)
+    reached_all = gs.NodeField("int32", init=0)
+
+    @gs.stage
+    class forward:
+        """BFS from the source into ``there``."""
+
+        start = gs.from_source()
+
+        @gs.edge_op
+        def hop(e):
+            e.dst.there.reduce_min(e.src.there + 1)
+
+    @gs.host_step
+    def unreached(fields, params, xp):
+        left = fields["there"] >= 2**30
+        if not bool(left.any()):  # what it returns with "stop" is applied first
+            return {"stop": True, "reached_all": xp.ones_like(fields["reached_all"])}
+        first = int(xp.argmax(left))
+        rest = fields["rest"].copy()
+        rest[first] = 0
+        return {"start": xp.asarray([first]), "rest": rest}
+
+    @gs.stage
+    class others:
+        """BFS from the smallest unreached node into ``rest``."""
+
+        start = gs.chosen_nodes()
+
+        @gs.edge_op
+        def hop(e):
+            e.dst.rest.reduce_min(e.src.rest + 1)
 
 
 @gs.algorithm(name="walks", reference="numpy: (I + A^T)^k e_source", node_after_edges=True,
