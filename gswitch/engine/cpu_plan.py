@@ -43,6 +43,10 @@ _SCALAR_BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul,
                   "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift}
 _COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
             "==": np.equal, "!=": np.not_equal}
+#: the comparisons of two NumPy scalars of one dtype, by their scalar operators (a
+#: ``np.bool_``, as the ufunc gives, at a fifth of its cost)
+_SCALAR_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt,
+                   ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
 
 LEAVES = (ex.Const, ex.ParamRef, ex.FieldLoad, ex.EdgeWeight, ex.NodeId, ex.Degree,
           ex.Iteration, ex.NumNodes, ex.StmtValue, ex.CommonNeighbours, ex.LabelFrequency)
@@ -280,11 +284,18 @@ def _typed(e: ex.Expr, dt: np.dtype, shared: frozenset) -> Plan:
         value = (dt.type(p(None)[0]), False)
         return lambda env: value
     convert = dt.type
-    if isinstance(e, ex.ParamRef):  # as its own dtype first, then as ``dt``
-        name, scalar = e.name, _NP[e.dtype].type
-        return lambda env: (convert(scalar(env.params[name])), False)
-    if isinstance(e, ex.NumNodes):
-        return lambda env: (convert(np.int32(env.graph.n_nodes)), False)
+    if isinstance(e, (ex.ParamRef, ex.NumNodes)):
+        if isinstance(e, ex.ParamRef):  # as its own dtype first, then as ``dt``
+            name, scalar = e.name, _NP[e.dtype].type
+
+            def converted(env: Env) -> tuple[Any, bool]:
+                return convert(scalar(env.params[name])), False
+        else:
+            def converted(env: Env) -> tuple[Any, bool]:
+                return convert(np.int32(env.graph.n_nodes)), False
+
+        # a parameter (not a step total) or the node count: converted once per run
+        return _run_kept(e, (e, dt), converted, converted) if _invariant(e) else converted
 
     def typed(env: Env) -> tuple[Any, bool]:
         v, own = p(env)
@@ -364,6 +375,13 @@ def _body(e: ex.Expr, shared: frozenset) -> Plan:
     if isinstance(e, ex.Compare):
         dt = _NP[ex._promote(e.a.dtype, e.b.dtype)]
         a, b, compare = _typed(e.a, dt, shared), _typed(e.b, dt, shared), _COMPARE[e.op]
+        if _scalar_only(e):  # two NumPy scalars (``p.iteration < 1``)
+            scalar_compare = _SCALAR_COMPARE[e.op]
+
+            def scalar_comparison(env: Env) -> tuple[Any, bool]:
+                return scalar_compare(a(env)[0], b(env)[0]), False
+
+            return scalar_comparison
 
         def comparison(env: Env) -> tuple[Any, bool]:
             r = compare(a(env)[0], b(env)[0])
@@ -373,6 +391,14 @@ def _body(e: ex.Expr, shared: frozenset) -> Plan:
     if isinstance(e, ex.Select):
         dt = _NP[e.dtype]
         cond, a, b = plan(e.cond, shared), _typed(e.a, dt, shared), _typed(e.b, dt, shared)
+        if _scalar_only(e.cond):
+            # one condition for every node (``p.iteration < 1``): only the branch it picks
+            # is evaluated, and its value (of dtype ``dt``) is the select's, a scalar where
+            # that branch is one
+            def select_branch(env: Env) -> tuple[Any, bool]:
+                return a(env) if cond(env)[0] else b(env)
+
+            return select_branch
 
         def select(env: Env) -> tuple[Any, bool]:
             r = np.where(cond(env)[0], a(env)[0], b(env)[0])
