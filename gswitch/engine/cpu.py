@@ -34,7 +34,7 @@ from .cpu_eval import node_index as _node_index
 from .cpu_fast import whole_edge_path
 from .cpu_guarded import MarkStep
 from .cpu_local import run_rounds
-from .cpu_plan import needs_quiet, reads, root
+from .cpu_plan import needs_quiet, plan, reads
 from .cpu_reach import Reach, reach_path
 from .timing import PhaseTimer
 
@@ -67,7 +67,7 @@ def _node_phase(program: _NodeProgram, env: _Env, activated: _Activations) -> No
             else:
                 env.total += total
             continue
-        val = value(env)
+        val = value(env)[0]
         f = env.fields[s.field]
         if kind == _ASSIGN:
             if type(val) is not ndarray and getattr(val, "dtype", None) == dt:
@@ -89,7 +89,8 @@ ndarray = np.ndarray  # a global, not an attribute lookup, in the loop above
 
 class _NodeProgram:
     """A node operator's statements with what each needs decided once: its compiled
-    expressions (:func:`gswitch.engine.cpu_plan.root`), the subexpressions they share,
+    expressions (:func:`gswitch.engine.cpu_plan.plan`: the node phase runs them in
+    :func:`quiet` where they may warn, so they need no root), the subexpressions they share,
     whether they run in :func:`quiet`, the form of each ``n.total`` sum and what a
     store forgets of the values kept so far.
     """
@@ -102,6 +103,12 @@ class _NodeProgram:
         self.shared = shared = shared_subexpressions(op.statements)
         self.quiet = needs_quiet(op.statements)
         kept = kept_values(op.statements, shared)
+        #: the parameters the statements read (not step totals), in name order
+        self.params_read = tuple(sorted({
+            x.name for st in op.statements for root_expr in (
+                st.value, getattr(st, "at", None), getattr(st, "activate_above", None))
+            if root_expr is not None for x in ex.walk(root_expr)
+            if isinstance(x, ex.ParamRef) and not isinstance(x, ex.StepTotalRef)}))
         #: (statement, its compiled value or sum form, its dtype, what it is: ``_TOTAL``,
         #: ``_ASSIGN`` or ``_REDUCE``, the kept values that read the field it stores),
         #: decided here rather than every step
@@ -110,7 +117,7 @@ class _NodeProgram:
             if isinstance(s, ex.Total):
                 self.steps.append((s, _total_form(s.value, shared), None, _TOTAL, ()))
             else:
-                self.steps.append((s, root(s.value, shared), _NP[s.dtype],
+                self.steps.append((s, plan(s.value, shared), _NP[s.dtype],
                                    _ASSIGN if isinstance(s, ex.Assign) else _REDUCE,
                                    tuple(e for e in kept if s.field in reads(e))))
 
@@ -136,8 +143,8 @@ def _total_form(e: ex.Expr, shared: frozenset) -> tuple[Any, ...]:
     if isinstance(e, ex.Cast) and e.dtype == "float64":
         e = e.a
     if isinstance(e, ex.Select) and isinstance(e.b, ex.Const) and e.b.value == 0:
-        return root(e.cond, shared), root(e.a, shared), _NP[e.a.dtype]
-    return None, root(e, shared), _NP[e.dtype]
+        return plan(e.cond, shared), plan(e.a, shared), _NP[e.a.dtype]
+    return None, plan(e, shared), _NP[e.dtype]
 
 
 def _node_reduction(s: ex.Reduction, val: Any, f: np.ndarray, env: _Env,
@@ -181,18 +188,18 @@ def _total(form: tuple[Any, ...], env: _Env, count: int) -> float:
     :func:`_total_form`).
     """
     cond, value, dtype = form
-    v = value(env)
+    v = value(env)[0]
     if not (isinstance(v, ndarray) and v.ndim and v.dtype == dtype):
         v = _broadcast(v, count, dtype.name)
     if count == 1:  # what the reduction gives (it starts from 0.0), without its call
         if cond is not None:
-            c = cond(env)
+            c = cond(env)[0]
             if not (c[0] if isinstance(c, ndarray) and c.ndim else c):
                 return 0.0
         return 0.0 + float(v[0])
     if cond is not None:
         return float(np.add.reduce(v, dtype=np.float64,
-                                   where=_broadcast(cond(env), count, "bool")))
+                                   where=_broadcast(cond(env)[0], count, "bool")))
     return float(np.add.reduce(v, dtype=np.float64))
 
 
@@ -481,15 +488,17 @@ def _step_env(env: _Env | None, fields: dict[str, np.ndarray], nodes: np.ndarray
 _RUN_CACHES = 4
 
 
-def _run_cache(graph: Graph, params: dict[str, Any]) -> dict:
-    """The ``Env.run_cache`` of a run on ``graph`` with ``params``: what a step-invariant
-    expression gives (it reads only constants, parameters, the node count, node ids and
-    degrees) is the same in every run on that graph with those parameters, so runs with
-    equal parameters share one, kept while the graph lives (the latest few parameter
-    sets); a per-node input (an array) makes a run's own. The key is the parameters in
-    their order, which one algorithm always gives them in.
+def _run_cache(graph: Graph, params: dict[str, Any], program: _NodeProgram) -> dict:
+    """The ``Env.run_cache`` of a run of ``program`` on ``graph`` with ``params``: what
+    a step-invariant expression gives (it reads only constants, parameters, the node
+    count, node ids and degrees) is the same in every run on that graph with the same
+    values of the parameters it reads, so runs with equal values of the parameters the
+    program reads share one, kept while the graph lives (the latest few parameter sets;
+    the other parameters, such as a per-node input, do not part them); a parameter read
+    that is an array makes a run's own.
     """
-    key = tuple(params.items())
+    names = program.params_read
+    key = (names, *map(params.__getitem__, names))
     kept = derived(graph, "run caches", _no_caches)
     try:
         hit = kept.get(key)
@@ -592,7 +601,7 @@ class CpuEngine:
         every_edge = None  # the edges a step over every node expands, once filtered
         # step-invariant values (Env.run_cache), for a node operator only: edge
         # operators keep none
-        run_cache = None if spec.node is None else _run_cache(graph, params)
+        run_cache = None if program is None else _run_cache(graph, params, program)
         node_env: _Env | None = None  # the node operator's, one for every step
         # edge_op(first=k): only the first k out-edges of a node, in CSR order
         first_ok = _first_edges(graph, params[edge_op.first]) if edge_op.first else None

@@ -25,7 +25,7 @@ from ..errors import AlgorithmError
 if TYPE_CHECKING:
     from .cpu_eval import Env
 
-__all__ = ["ALL", "root", "needs_quiet", "node_index", "quiet"]
+__all__ = ["ALL", "needs_quiet", "node_index", "plan", "quiet", "reads", "root"]
 
 _NP = {d: np.dtype(d) for d in ex.DTYPES}
 ndarray = np.ndarray  # a global, not an attribute lookup, in the plans below
@@ -296,6 +296,16 @@ def _typed(e: ex.Expr, dt: np.dtype, shared: frozenset) -> Plan:
 
         # a parameter (not a step total) or the node count: converted once per run
         return _run_kept(e, (e, dt), converted, converted) if _invariant(e) else converted
+    if isinstance(e, ex.FieldLoad):  # an array: read and converted in one closure
+        field, role = e.field, e.node
+
+        def typed_load(env: Env) -> tuple[Any, bool]:
+            v = env.load(field, role)
+            if v.dtype != dt:
+                return v.astype(dt), True
+            return v, False
+
+        return typed_load
 
     def typed(env: Env) -> tuple[Any, bool]:
         v, own = p(env)
