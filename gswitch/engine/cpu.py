@@ -613,10 +613,10 @@ class CpuEngine:
             spec.priority_width))
         if timer is not None:
             timer.lap("setup")
+        step = driving.mode(mode)
         while it < max_iterations:
             if timer is not None:  # what the last step did after its compaction
                 timer.lap("convergence and mode decision", call=it > 0)
-            step = driving.mode(mode)
             if not step.operators:  # the driving strategy's own step (a refill, say)
                 active, nxt = driving.refill(dstate, mode)
                 if nxt is None:  # nothing was waiting: done
@@ -626,6 +626,7 @@ class CpuEngine:
                 stats["directions"].append("push")
                 it += 1
                 mode = nxt
+                step = driving.mode(mode)
                 if timer is not None:
                     timer.lap("driving refill")
                 continue
@@ -753,8 +754,8 @@ class CpuEngine:
                 break
             mode = driving.next_mode(mode, count, n)
             active = next_active
-            following = driving.mode(mode)
-            if following.operators and following.items == "worklist" and active.size == 0:
+            step = driving.mode(mode)
+            if step.operators and step.items == "worklist" and active.size == 0:
                 break
         stats["iterations"] = it
         stats["converged"] = it < max_iterations
