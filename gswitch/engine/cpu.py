@@ -78,7 +78,8 @@ def _node_phase(program: _NodeProgram, env: _Env, activated: _Activations) -> No
                     f[at] = val
             else:
                 f[at] = val if getattr(val, "dtype", None) == dt else np.asarray(val).astype(dt)
-            env.forget(s.field, drops)
+            if drops or not whole:  # on every node nothing was gathered
+                env.forget(s.field, drops)
             continue
         _node_reduction(s, val, f, env, activated, nodes, at, whole)
         env.forget(s.field, drops)
@@ -286,7 +287,7 @@ class _Activations:
         ids = self.ids
         if ids is not None and not self.count:  # nothing activated: the mask is clear
             self.ids = []
-            return np.empty(0, np.int32)
+            return _NO_IDS
         if ids is not None and _SPARSE_ACTIVATIONS * self.count < self.mask.size:
             active = _sorted_unique(np.concatenate(ids) if len(ids) > 1 else (
                 ids[0] if ids else np.empty(0, np.int32)))
@@ -296,6 +297,11 @@ class _Activations:
             self.mask[:] = False
         self.ids, self.count = [], 0
         return active.astype(np.int32, copy=False)
+
+
+#: the activations of a step that activated nothing (read-only: every such step's)
+_NO_IDS = np.empty(0, np.int32)
+_NO_IDS.flags.writeable = False
 
 
 def _degrees32(graph: Graph) -> dict[str, np.ndarray]:
@@ -580,8 +586,8 @@ class CpuEngine:
         """
         n = graph.n_nodes
         sums: dict[str, float] = {}
-        driving = config.strategy("driving")
-        direction = config.strategy("direction")
+        strategies = config.strategies()
+        driving, direction = strategies["driving"], strategies["direction"]
         degrees = derived(graph, "degrees32", _degrees32)
         all_nodes = np.arange(n, dtype=np.int32)
         all_src: np.ndarray | None = None

@@ -322,6 +322,26 @@ def _typed(e: ex.Expr, dt: np.dtype, shared: frozenset) -> Plan:
     return _run_kept(e, (e, dt), typed, typed)
 
 
+def _array_operand(e: ex.Expr, dt: np.dtype, typed: Plan) -> Plan:
+    """``typed`` (``e``'s plan as dtype ``dt``) for an operand of an operation over
+    arrays: where ``e`` is a constant or a step-invariant scalar, its value as a
+    read-only array of no dimensions (kept for the run), which a ufunc takes at two
+    thirds of the cost of a NumPy scalar and with the same result.
+    """
+    if not _scalar_only(e) or not _invariant(e):
+        return typed
+
+    def as_array(env: Env) -> tuple[Any, bool]:
+        v = np.array(typed(env)[0], dtype=dt)
+        v.flags.writeable = False
+        return v, False
+
+    if isinstance(e, ex.Const):
+        value = as_array(None)  # type: ignore[arg-type] - a constant reads no Env
+        return lambda env: value
+    return _run_kept(e, (e, dt, ndarray), as_array, typed)
+
+
 def _gives_own_dtype(e: ex.Expr) -> bool:
     """Whether ``e``'s plan always gives ``e.dtype`` (an array or a NumPy scalar of it)."""
     if isinstance(e, ex.UnaryOp):
@@ -393,6 +413,8 @@ def _body(e: ex.Expr, shared: frozenset) -> Plan:
 
             return scalar_comparison
 
+        a, b = _array_operand(e.a, dt, a), _array_operand(e.b, dt, b)
+
         def comparison(env: Env) -> tuple[Any, bool]:
             r = compare(a(env)[0], b(env)[0])
             return r, isinstance(r, ndarray) and r.ndim > 0
@@ -409,6 +431,8 @@ def _body(e: ex.Expr, shared: frozenset) -> Plan:
                 return a(env) if cond(env)[0] else b(env)
 
             return select_branch
+
+        a, b = _array_operand(e.a, dt, a), _array_operand(e.b, dt, b)
 
         def select(env: Env) -> tuple[Any, bool]:
             r = np.where(cond(env)[0], a(env)[0], b(env)[0])
@@ -445,10 +469,12 @@ def _binary(e: ex.BinOp, shared: frozenset) -> Plan:
         return scalar
 
     # both operands have dtype ``dt``, so the ufunc's own loop for them is ``dt``'s
+    a, b = _array_operand(e.a, dt, a), _array_operand(e.b, dt, b)
+
     def binary(env: Env) -> tuple[Any, bool]:
         x, own_x = a(env)
         y, own_y = b(env)
-        if own_x or own_y:
+        if own_x and x.size >= _IN_PLACE or own_y and y.size >= _IN_PLACE:
             out = _into(x, own_x, y, own_y)
             if out is not None:
                 return ufunc(x, y, out=out), True
