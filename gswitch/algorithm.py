@@ -519,7 +519,7 @@ class AlgorithmSpec:
         inputs, defaults = self._declared()
         if not given:  # the defaults, validated once
             return {**defaults, "n_nodes": n_nodes}
-        unknown = set(given) - set(self.params) - set(inputs)
+        unknown = [k for k in given if k not in self.params and k not in inputs]
         if unknown:
             names = list(self.params) + list(inputs)
             raise InvalidInput(

@@ -183,7 +183,8 @@ def divide_by_sum(values: Any, plus: Any = None) -> Any:
     total = float(np.add.reduce(values, axis=None, dtype=np.float64))
     if not total > 0:
         return values.astype(np.float32)
-    return (values.astype(np.float64, copy=False) / total).astype(np.float32)
+    # each value converted to float64 inside the division: no float64 copy first
+    return np.true_divide(values, total, dtype=np.float64).astype(np.float32)
 
 
 def _divide_on_device(values: Any, plus: Any) -> Any:

@@ -56,6 +56,7 @@ def _node_phase(program: _NodeProgram, env: _Env, activated: _Activations) -> No
     whole = _every_node(nodes, env.graph.n_nodes)
     if whole:
         env.ids["self"] = ALL
+    env.whole_cache = env.run_cache if whole else None
     env.quiet = True
     at = slice(None) if whole else nodes
     count = nodes.size
@@ -758,9 +759,10 @@ class CpuEngine:
                     break
             elif (step.items == "nodes" or step.keeps) and count == 0:
                 break
-            mode = driving.next_mode(mode, count, n)
+            following = driving.next_mode(mode, count, n)
             active = next_active
-            step = driving.mode(mode)
+            if following != mode:
+                mode, step = following, driving.mode(following)
             if step.operators and step.items == "worklist" and active.size == 0:
                 break
         stats["iterations"] = it

@@ -46,6 +46,9 @@ class Env:
         #: step number or step total (``n.out_degree < 1``): the same every step of a
         #: run, so the engine keeps them for the run (``None``: not kept)
         self.run_cache: dict[ex.Expr, Any] | None = None
+        #: ``run_cache`` where the node role stands for every node (``ids["self"]`` is
+        #: ``ALL``), whose values over every node it may then hold; ``None`` elsewhere
+        self.whole_cache: dict[ex.Expr, Any] | None = None
         #: what the node operator's ``n.total(value)`` statements added up
         self.total = 0.0
         #: what ``n.total(value, into=name)`` statements added up, by StepTotal name

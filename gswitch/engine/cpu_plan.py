@@ -195,7 +195,9 @@ def _kept(e: ex.Expr, shared: frozenset, body: Plan) -> Plan:
 
 def _run_kept(e: ex.Expr, key: Any, body: Plan, inner: Plan) -> Plan:
     """``body``'s value kept under ``key`` in ``Env.run_cache`` for the run where it is
-    the same everywhere ``e`` (step-invariant) is evaluated, ``inner`` elsewhere.
+    the same everywhere ``e`` (step-invariant) is evaluated: a scalar in any Env that
+    keeps them, an array over every node in one whose ids cover every node
+    (``Env.whole_cache``); ``inner`` elsewhere.
     """
     if _scalar_only(e):  # a scalar of the run's parameters: the same for every role
         def invariant_scalar(env: Env) -> tuple[Any, bool]:
@@ -210,8 +212,8 @@ def _run_kept(e: ex.Expr, key: Any, body: Plan, inner: Plan) -> Plan:
         return invariant_scalar
 
     def invariant(env: Env) -> tuple[Any, bool]:
-        cache = env.run_cache
-        if cache is not None and env.ids.get("self", 0) is ALL:
+        cache = env.whole_cache
+        if cache is not None:
             hit = cache.get(key, cache)
             if hit is cache:
                 hit = cache[key] = body(env)[0]
