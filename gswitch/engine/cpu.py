@@ -52,17 +52,15 @@ def _node_phase(program: _NodeProgram, env: _Env, activated: _Activations) -> No
     does not.
     """
     nodes = env.ids["self"]
-    env.shared = program.shared
     whole = _every_node(nodes, env.graph.n_nodes)
     if whole:
         env.ids["self"] = ALL
     env.whole_cache = env.run_cache if whole else None
-    env.quiet = True
     at = slice(None) if whole else nodes
     count = nodes.size
     for s, value, dt, kind, drops in program.steps:
         if kind == _TOTAL:
-            total = _total(value, env, count)
+            total = _total(value, env, count) if count != 1 else _one_total(value, env)
             if s.into:
                 env.sums[s.into] = env.sums.get(s.into, 0.0) + total
             else:
@@ -193,16 +191,25 @@ def _total(form: tuple[Any, ...], env: _Env, count: int) -> float:
     v = value(env)[0]
     if not (isinstance(v, ndarray) and v.ndim and v.dtype == dtype):
         v = _broadcast(v, count, dtype.name)
-    if count == 1:  # what the reduction gives (it starts from 0.0), without its call
-        if cond is not None:
-            c = cond(env)[0]
-            if not (c[0] if isinstance(c, ndarray) and c.ndim else c):
-                return 0.0
-        return 0.0 + float(v[0])
     if cond is not None:
         return float(np.add.reduce(v, dtype=np.float64,
                                    where=_broadcast(cond(env)[0], count, "bool")))
     return float(np.add.reduce(v, dtype=np.float64))
+
+
+def _one_total(form: tuple[Any, ...], env: _Env) -> float:
+    """:func:`_total` over one node: what the reduction gives (it starts from 0.0),
+    without its call.
+    """
+    cond, value, dtype = form
+    v = value(env)[0]
+    if not (isinstance(v, ndarray) and v.ndim and v.dtype == dtype):
+        v = _broadcast(v, 1, dtype.name)
+    if cond is not None:
+        c = cond(env)[0]
+        if not (c[0] if isinstance(c, ndarray) and c.ndim else c):
+            return 0.0
+    return 0.0 + float(v[0])
 
 
 def _every_node(nodes: np.ndarray, n: int) -> bool:
@@ -477,15 +484,17 @@ def _every_edge(graph: Graph, all_src: np.ndarray, first_ok: np.ndarray | None,
     return all_src[first_ok], graph.indices[first_ok], w
 
 
-def _step_env(env: _Env | None, fields: dict[str, np.ndarray], nodes: np.ndarray,
-              params: dict[str, Any], it: int, graph: Graph, degrees: dict[str, np.ndarray],
-              run_cache: dict | None) -> _Env:
-    """The node operator's Env for step ``it`` over ``nodes``: ``env``, the one of the
-    run's previous steps, begun again, or a new one.
+def _step_env(env: _Env | None, program: _NodeProgram, fields: dict[str, np.ndarray],
+              nodes: np.ndarray, params: dict[str, Any], it: int, graph: Graph,
+              degrees: dict[str, np.ndarray], run_cache: dict | None) -> _Env:
+    """The Env of ``program`` (the node operator) for step ``it`` over ``nodes``:
+    ``env``, the one of the run's previous steps, begun again, or a new one.
     """
     if env is None:
         env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
         env.run_cache = run_cache
+        env.shared = program.shared
+        env.quiet = True  # the node phase runs in quiet() where its statements may warn
     else:
         env.begin_step({"self": nodes}, nodes.size, it)
     return env
@@ -648,8 +657,8 @@ class CpuEngine:
             stats["modes"].append(mode)
             total = 0.0
             if spec.node is not None and not spec.node_after_edges:
-                node_env = _step_env(node_env, fields, nodes, params, it, graph, degrees,
-                                     run_cache)
+                node_env = _step_env(node_env, program, fields, nodes, params, it, graph,
+                                     degrees, run_cache)
                 _node_phase(program, node_env, activated)
                 total, sums = node_env.total, node_env.sums
                 if timer is not None:
@@ -731,8 +740,8 @@ class CpuEngine:
                 if timer is not None:
                     timer.lap("edge operator")
             if spec.node is not None and spec.node_after_edges:
-                node_env = _step_env(node_env, fields, nodes, params, it, graph, degrees,
-                                     run_cache)
+                node_env = _step_env(node_env, program, fields, nodes, params, it, graph,
+                                     degrees, run_cache)
                 _node_phase(program, node_env, activated)
                 total, sums = node_env.total, node_env.sums
                 if timer is not None:

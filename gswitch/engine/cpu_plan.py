@@ -239,7 +239,11 @@ def _leaf(e: ex.Expr) -> Plan:
     if isinstance(e, ex.NumNodes):
         return lambda env: (np.int32(env.graph.n_nodes), False)
     if isinstance(e, ex.Iteration):
-        return lambda env: (np.int32(env.iteration), False)
+        def iteration(env: Env) -> tuple[Any, bool]:
+            it = env.iteration
+            return (_STEPS[it] if it < _KEPT_STEPS else np.int32(it)), False
+
+        return iteration
     if isinstance(e, ex.Degree):
         kind, role = e.kind, e.node
         return lambda env: (env.degree(kind, role), False)
@@ -250,6 +254,12 @@ def _leaf(e: ex.Expr) -> Plan:
         one = (np.float32(1.0), False)
         return lambda env: one if env.weights is None else (env.weights, False)
     return lambda env: (_intrinsic(e, env), False)
+
+
+#: the first step numbers as int32 scalars, made once (a conversion costs more than a
+#: comparison of two of them)
+_KEPT_STEPS = 1 << 10
+_STEPS = tuple(np.int32(i) for i in range(_KEPT_STEPS))
 
 
 def _intrinsic(e: ex.Expr, env: Env) -> Any:
