@@ -175,15 +175,16 @@ def divide_by_sum(values: Any, plus: Any = None) -> Any:
     """
     if plus is not None and np.shape(plus) != np.shape(values):
         raise ValueError(f"plus has shape {np.shape(plus)}; values have {np.shape(values)}")
-    if _is_device(values):
+    if type(values) is not np.ndarray and _is_device(values):
         return _divide_on_device(values, plus)
     if plus is not None:
         values = values.astype(np.float64)
         values += plus
-    total = float(values.sum(dtype=np.float64))
+    total = float(np.add.reduce(values, axis=None, dtype=np.float64))
     if not total > 0:
         return values.astype(np.float32)
-    return (values.astype(np.float64, copy=False) / total).astype(np.float32)
+    # each value converted to float64 inside the division: no float64 copy first
+    return np.true_divide(values, total, dtype=np.float64).astype(np.float32)
 
 
 def _divide_on_device(values: Any, plus: Any) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -701,11 +700,37 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
     if deadline_s is not None and not deadline_s > 0:
         raise InvalidInput(f"deadline_s must be a positive number of seconds; got {deadline_s!r}")
     engine = _engine(backend, None if device is None else int(device))
-    # every launch, allocation and copy of the call, results included, on the engine's GPU
-    with engine.on_device() if backend == "gpu" else contextlib.nullcontext():
+    if backend != "gpu":
         return _execute(plan, engine, graph, caller_graph, sources, resolved, spec, cfg,
                         backend, max_it, perm, source_note, progress, deadline_s, arrays,
                         timer)
+    # every launch, allocation and copy of the call, results included, on the engine's GPU
+    with engine.on_device():
+        return _execute(plan, engine, graph, caller_graph, sources, resolved, spec, cfg,
+                        backend, max_it, perm, source_note, progress, deadline_s, arrays,
+                        timer)
+
+
+def _engine_run(engine: Any, spec: AlgorithmSpec, graph: Graph, resolved: dict[str, Any],
+                sources: Any, cfg: Config, backend: str, max_it: int, progress: Any,
+                deadline_s: float | None, arrays: str, timer: PhaseTimer | None) -> Result:
+    """The run itself: by the algorithm's own array code, its stages, or the engine."""
+    if spec.direct is not None:
+        from .direct import run_direct
+
+        return run_direct(spec, graph, resolved, sources, cfg, backend, deadline_s,
+                          arrays == "cupy", timer)
+    if spec.stages:
+        from .staging import run_stages
+
+        return run_stages(spec, graph, resolved, sources, cfg, backend, engine, max_it,
+                          progress=progress, deadline_s=deadline_s, timer=timer,
+                          device_arrays=arrays == "cupy")
+    extra: dict[str, Any] = {"device_arrays": True} if arrays == "cupy" else {}
+    if timer is not None:
+        extra["timer"] = timer
+    return engine.run(spec, graph, resolved, sources, cfg, max_it, progress=progress,
+                      deadline_s=deadline_s, **extra)
 
 
 def _execute(plan: _CallPlan, engine: Any, graph: Graph, caller_graph: Graph,
@@ -713,26 +738,15 @@ def _execute(plan: _CallPlan, engine: Any, graph: Graph, caller_graph: Graph,
              backend: str, max_it: int, perm: Any, source_note: str, progress: Any,
              deadline_s: float | None, arrays: str, timer: PhaseTimer | None) -> Result:
     """The engine's part of :func:`run`, its finalize and the results in caller ids."""
-    extra = {"device_arrays": True} if arrays == "cupy" else {}
     # the GPU engine's staging and pools serve one call at a time (calls from several
     # threads queue); the CPU engine keeps nothing between calls
-    with engine.call_lock if backend == "gpu" else contextlib.nullcontext():
-        if spec.direct is not None:
-            from .direct import run_direct
-
-            result = run_direct(spec, graph, resolved, sources, cfg, backend, deadline_s,
-                                arrays == "cupy", timer)
-        elif spec.stages:
-            from .staging import run_stages
-
-            result = run_stages(spec, graph, resolved, sources, cfg, backend, engine, max_it,
-                                progress=progress, deadline_s=deadline_s, timer=timer,
-                                device_arrays=arrays == "cupy")
-        else:
-            if timer is not None:
-                extra["timer"] = timer
-            result = engine.run(spec, graph, resolved, sources, cfg, max_it,
-                                progress=progress, deadline_s=deadline_s, **extra)
+    if backend == "gpu":
+        with engine.call_lock:
+            result = _engine_run(engine, spec, graph, resolved, sources, cfg, backend,
+                                 max_it, progress, deadline_s, arrays, timer)
+    else:
+        result = _engine_run(engine, spec, graph, resolved, sources, cfg, backend, max_it,
+                             progress, deadline_s, arrays, timer)
     if spec.finalize is not None and "finalized_on" not in result.stats:
         result.fields = spec.finalize(result.fields, resolved) or result.fields
         result.stats["finalized_on"] = "host"

@@ -27,14 +27,14 @@ from ..strategy import PriorityKey
 from .cpu_closure import Closure, closure_path
 from .cpu_derived import all_sources as _all_sources
 from .cpu_derived import derived
-from .cpu_eval import ALL, evaluate, quiet, shared_subexpressions, unaliased
+from .cpu_eval import ALL, evaluate, kept_values, quiet, shared_subexpressions, unaliased
 from .cpu_eval import Env as _Env
 from .cpu_eval import broadcast as _broadcast
 from .cpu_eval import node_index as _node_index
 from .cpu_fast import whole_edge_path
 from .cpu_guarded import MarkStep
 from .cpu_local import run_rounds
-from .cpu_plan import needs_quiet, root
+from .cpu_plan import needs_quiet, plan, reads
 from .cpu_reach import Reach, reach_path
 from .timing import PhaseTimer
 
@@ -42,32 +42,57 @@ __all__ = ["CpuEngine", "evaluate"]
 
 _NP = {d: np.dtype(d) for d in ex.DTYPES}
 
-def _node_phase(op: Operator, env: _Env, activated: _Activations) -> None:
-    """The node operator on ``env.ids["self"]`` (distinct ids), statement by statement:
-    each sees the stores of the ones before it.
+def _node_phase(program: _NodeProgram, env: _Env, activated: _Activations) -> None:
+    """The node operator (its :class:`_NodeProgram`) on ``env.ids["self"]`` (distinct
+    ids), statement by statement: each sees the stores of the ones before it.
 
     On every node (a topology-driven step) it reads and writes the fields whole, without
-    gathering them through the ids. The statements run in :func:`quiet` (entered once,
-    not once per expression), where they may warn at all.
+    gathering them through the ids. The statements run in :func:`quiet` where they may
+    warn at all; the engine enters it once for the run (``program.quiet``), so this
+    does not.
     """
-    program = _NodeProgram.of(op)
     nodes = env.ids["self"]
-    env.shared = program.shared
     whole = _every_node(nodes, env.graph.n_nodes)
     if whole:
         env.ids["self"] = ALL
-    env.quiet = True
-    if program.quiet:
-        with quiet():
-            _node_statements(program, env, activated, nodes, whole)
-    else:
-        _node_statements(program, env, activated, nodes, whole)
+    env.whole_cache = env.run_cache if whole else None
+    at = slice(None) if whole else nodes
+    count = nodes.size
+    for s, value, dt, kind, drops in program.steps:
+        if kind == _TOTAL:
+            total = _total(value, env, count) if count != 1 else _one_total(value, env)
+            if s.into:
+                env.sums[s.into] = env.sums.get(s.into, 0.0) + total
+            else:
+                env.total += total
+            continue
+        val = value(env)[0]
+        f = env.fields[s.field]
+        if kind == _ASSIGN:
+            if type(val) is not ndarray and getattr(val, "dtype", None) == dt:
+                # a scalar of the field's dtype (a constant): stored without an array
+                if whole:
+                    f.fill(val)
+                else:
+                    f[at] = val
+            else:
+                f[at] = val if getattr(val, "dtype", None) == dt else np.asarray(val).astype(dt)
+            if drops or not whole:  # on every node nothing was gathered
+                env.forget(s.field, drops)
+            continue
+        _node_reduction(s, val, f, env, activated, nodes, at, whole)
+        env.forget(s.field, drops)
+
+
+ndarray = np.ndarray  # a global, not an attribute lookup, in the loop above
 
 
 class _NodeProgram:
     """A node operator's statements with what each needs decided once: its compiled
-    expressions (:func:`gswitch.engine.cpu_plan.root`), the subexpressions they share,
-    whether they run in :func:`quiet`, and the form of each ``n.total`` sum.
+    expressions (:func:`gswitch.engine.cpu_plan.plan`: the node phase runs them in
+    :func:`quiet` where they may warn, so they need no root), the subexpressions they share,
+    whether they run in :func:`quiet`, the form of each ``n.total`` sum and what a
+    store forgets of the values kept so far.
     """
 
     #: id(operator) -> (operator, its program); the entry holds the operator, so another
@@ -77,15 +102,24 @@ class _NodeProgram:
     def __init__(self, op: Operator) -> None:
         self.shared = shared = shared_subexpressions(op.statements)
         self.quiet = needs_quiet(op.statements)
+        kept = kept_values(op.statements, shared)
+        #: the parameters the statements read (not step totals), in name order
+        self.params_read = tuple(sorted({
+            x.name for st in op.statements for root_expr in (
+                st.value, getattr(st, "at", None), getattr(st, "activate_above", None))
+            if root_expr is not None for x in ex.walk(root_expr)
+            if isinstance(x, ex.ParamRef) and not isinstance(x, ex.StepTotalRef)}))
         #: (statement, its compiled value or sum form, its dtype, what it is: ``_TOTAL``,
-        #: ``_ASSIGN`` or ``_REDUCE``), decided here rather than every step
+        #: ``_ASSIGN`` or ``_REDUCE``, the kept values that read the field it stores),
+        #: decided here rather than every step
         self.steps: list[tuple[Any, ...]] = []
         for s in op.statements:
             if isinstance(s, ex.Total):
-                self.steps.append((s, _total_form(s.value, shared), None, _TOTAL))
+                self.steps.append((s, _total_form(s.value, shared), None, _TOTAL, ()))
             else:
-                self.steps.append((s, root(s.value, shared), _NP[s.dtype],
-                                   _ASSIGN if isinstance(s, ex.Assign) else _REDUCE))
+                self.steps.append((s, plan(s.value, shared), _NP[s.dtype],
+                                   _ASSIGN if isinstance(s, ex.Assign) else _REDUCE,
+                                   tuple(e for e in kept if s.field in reads(e))))
 
     @classmethod
     def of(cls, op: Operator) -> _NodeProgram:
@@ -101,7 +135,7 @@ _TOTAL, _ASSIGN, _REDUCE = range(3)
 
 
 def _total_form(e: ex.Expr, shared: frozenset) -> tuple[Any, ...]:
-    """How :func:`_node_statements` sums ``e``: ``(cond, value, dtype)``, where a float64
+    """How :func:`_node_phase` sums ``e``: ``(cond, value, dtype)``, where a float64
     conversion at its root is made inside the sum, and ``where(cond, x, 0)`` sums ``x``
     under a mask, without the array of zeros (``cond`` ``None`` otherwise); ``dtype`` is
     a NumPy dtype.
@@ -109,57 +143,44 @@ def _total_form(e: ex.Expr, shared: frozenset) -> tuple[Any, ...]:
     if isinstance(e, ex.Cast) and e.dtype == "float64":
         e = e.a
     if isinstance(e, ex.Select) and isinstance(e.b, ex.Const) and e.b.value == 0:
-        return root(e.cond, shared), root(e.a, shared), _NP[e.a.dtype]
-    return None, root(e, shared), _NP[e.dtype]
+        return plan(e.cond, shared), plan(e.a, shared), _NP[e.a.dtype]
+    return None, plan(e, shared), _NP[e.dtype]
 
 
-def _node_statements(program: _NodeProgram, env: _Env, activated: _Activations,
-                     nodes: np.ndarray, whole: bool) -> None:
-    at = slice(None) if whole else nodes
+def _node_reduction(s: ex.Reduction, val: Any, f: np.ndarray, env: _Env,
+                    activated: _Activations, nodes: np.ndarray, at: Any,
+                    whole: bool) -> None:
+    """A node operator's reduction of ``val`` into ``f`` at its own nodes (``at``) or,
+    indirectly, at the nodes its ``at`` expression names.
+    """
     count = nodes.size
-    for s, value, dt, kind in program.steps:
-        if kind == _TOTAL:
-            total = _total(value, env, count)
-            if s.into:
-                env.sums[s.into] = env.sums.get(s.into, 0.0) + total
+    val = _broadcast(val, count, s.dtype)
+    if s.at is not None:  # indirect: targets may repeat, so a buffered reduction
+        targets = _node_index(s, _broadcast(evaluate(s.at, env), count, "int64"), f.size)
+        env.values[s.index] = f[targets]
+        thr = None if s.activate_above is None else evaluate(s.activate_above, env)
+        if whole:  # a load of every node is the field itself, which this writes
+            targets, val = unaliased(targets, env.fields), unaliased(val, env.fields)
+        _apply_reduction(s, f, targets, val, thr,
+                         activated if s.activates else _Activations.ignored(f.size))
+    elif s.kind.name == "exchange":
+        env.values[s.index] = f[at].copy()
+        f[at] = val
+    else:
+        old = f[at].copy() if whole else f[at]
+        env.values[s.index] = old
+        new = _combine(s.kind.name, old, val)
+        f[at] = new
+        if s.activates:
+            if s.kind.name == "add" and s.activate_above is not None:
+                thr = evaluate(s.activate_above, env)
+                changed = (old < thr) & (new >= thr)
             else:
-                env.total += total
-            continue
-        val = value(env)
-        f = env.fields[s.field]
-        if kind == _ASSIGN:  # a constant is stored without an array of copies
-            f[at] = val if getattr(val, "dtype", None) == dt else np.asarray(val).astype(dt)
-            env.invalidate(s.field)
-            continue
-        val = _broadcast(val, count, s.dtype)
-        if s.at is not None:  # indirect: targets may repeat, so a buffered reduction
-            targets = _node_index(s, _broadcast(evaluate(s.at, env), nodes.size, "int64"),
-                                  f.size)
-            env.values[s.index] = f[targets]
-            thr = None if s.activate_above is None else evaluate(s.activate_above, env)
-            if whole:  # a load of every node is the field itself, which this writes
-                targets, val = unaliased(targets, env.fields), unaliased(val, env.fields)
-            _apply_reduction(s, f, targets, val, thr,
-                             activated if s.activates else _Activations.ignored(f.size))
-        elif s.kind.name == "exchange":
-            env.values[s.index] = f[at].copy()
-            f[at] = val
-        else:
-            old = f[at].copy() if whole else f[at]
-            env.values[s.index] = old
-            new = _combine(s.kind.name, old, val)
-            f[at] = new
-            if s.activates:
-                if s.kind.name == "add" and s.activate_above is not None:
-                    thr = evaluate(s.activate_above, env)
-                    changed = (old < thr) & (new >= thr)
-                else:
-                    changed = new != old
-                if whole:
-                    activated.add_mask(changed)
-                else:
-                    activated.add(nodes[changed])
-        env.invalidate(s.field)
+                changed = new != old
+            if whole:
+                activated.add_mask(changed)
+            else:
+                activated.add(nodes[changed])
 
 
 def _total(form: tuple[Any, ...], env: _Env, count: int) -> float:
@@ -167,13 +188,28 @@ def _total(form: tuple[Any, ...], env: _Env, count: int) -> float:
     :func:`_total_form`).
     """
     cond, value, dtype = form
-    v = value(env)
-    if not (isinstance(v, np.ndarray) and v.ndim and v.dtype == dtype):
+    v = value(env)[0]
+    if not (isinstance(v, ndarray) and v.ndim and v.dtype == dtype):
         v = _broadcast(v, count, dtype.name)
     if cond is not None:
         return float(np.add.reduce(v, dtype=np.float64,
-                                   where=_broadcast(cond(env), count, "bool")))
+                                   where=_broadcast(cond(env)[0], count, "bool")))
     return float(np.add.reduce(v, dtype=np.float64))
+
+
+def _one_total(form: tuple[Any, ...], env: _Env) -> float:
+    """:func:`_total` over one node: what the reduction gives (it starts from 0.0),
+    without its call.
+    """
+    cond, value, dtype = form
+    v = value(env)[0]
+    if not (isinstance(v, ndarray) and v.ndim and v.dtype == dtype):
+        v = _broadcast(v, 1, dtype.name)
+    if cond is not None:
+        c = cond(env)[0]
+        if not (c[0] if isinstance(c, ndarray) and c.ndim else c):
+            return 0.0
+    return 0.0 + float(v[0])
 
 
 def _every_node(nodes: np.ndarray, n: int) -> bool:
@@ -259,7 +295,7 @@ class _Activations:
         ids = self.ids
         if ids is not None and not self.count:  # nothing activated: the mask is clear
             self.ids = []
-            return np.empty(0, np.int32)
+            return _NO_IDS
         if ids is not None and _SPARSE_ACTIVATIONS * self.count < self.mask.size:
             active = _sorted_unique(np.concatenate(ids) if len(ids) > 1 else (
                 ids[0] if ids else np.empty(0, np.int32)))
@@ -269,6 +305,11 @@ class _Activations:
             self.mask[:] = False
         self.ids, self.count = [], 0
         return active.astype(np.int32, copy=False)
+
+
+#: the activations of a step that activated nothing (read-only: every such step's)
+_NO_IDS = np.empty(0, np.int32)
+_NO_IDS.flags.writeable = False
 
 
 def _degrees32(graph: Graph) -> dict[str, np.ndarray]:
@@ -443,19 +484,37 @@ def _every_edge(graph: Graph, all_src: np.ndarray, first_ok: np.ndarray | None,
     return all_src[first_ok], graph.indices[first_ok], w
 
 
+def _step_env(env: _Env | None, program: _NodeProgram, fields: dict[str, np.ndarray],
+              nodes: np.ndarray, params: dict[str, Any], it: int, graph: Graph,
+              degrees: dict[str, np.ndarray], run_cache: dict | None) -> _Env:
+    """The Env of ``program`` (the node operator) for step ``it`` over ``nodes``:
+    ``env``, the one of the run's previous steps, begun again, or a new one.
+    """
+    if env is None:
+        env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
+        env.run_cache = run_cache
+        env.shared = program.shared
+        env.quiet = True  # the node phase runs in quiet() where its statements may warn
+    else:
+        env.begin_step({"self": nodes}, nodes.size, it)
+    return env
+
+
 #: parameter sets whose step-invariant values a graph keeps (see :func:`_run_cache`)
 _RUN_CACHES = 4
 
 
-def _run_cache(graph: Graph, params: dict[str, Any]) -> dict:
-    """The ``Env.run_cache`` of a run on ``graph`` with ``params``: what a step-invariant
-    expression gives (it reads only constants, parameters, the node count, node ids and
-    degrees) is the same in every run on that graph with those parameters, so runs with
-    equal parameters share one, kept while the graph lives (the latest few parameter
-    sets); a per-node input (an array) makes a run's own. The key is the parameters in
-    their order, which one algorithm always gives them in.
+def _run_cache(graph: Graph, params: dict[str, Any], program: _NodeProgram) -> dict:
+    """The ``Env.run_cache`` of a run of ``program`` on ``graph`` with ``params``: what
+    a step-invariant expression gives (it reads only constants, parameters, the node
+    count, node ids and degrees) is the same in every run on that graph with the same
+    values of the parameters it reads, so runs with equal values of the parameters the
+    program reads share one, kept while the graph lives (the latest few parameter sets;
+    the other parameters, such as a per-node input, do not part them); a parameter read
+    that is an array makes a run's own.
     """
-    key = tuple(params.items())
+    names = program.params_read
+    key = (names, *map(params.__getitem__, names))
     kept = derived(graph, "run caches", _no_caches)
     try:
         hit = kept.get(key)
@@ -499,7 +558,6 @@ class CpuEngine:
         n = graph.n_nodes
         # the step totals read as parameters: the previous step's sums, zero at first
         params = {**params, **dict.fromkeys(spec.step_totals, 0.0)}
-        sums: dict[str, float] = {}
         # a stage of a staged algorithm continues from the fields the last one left
         fields = spec.initial_fields(n, params, sources) if fields_in is None else \
             _stage_fields(spec, fields_in)
@@ -519,8 +577,27 @@ class CpuEngine:
                     timer.lap("closure")
                     timer.note_run(spec, result.stats, closure=True)
                 return result
-        driving = config.strategy("driving")
-        direction = config.strategy("direction")
+        program = None if spec.node is None else _NodeProgram.of(spec.node)
+        if program is not None and program.quiet:
+            # entered once for the run rather than once per step (it costs two small
+            # ufunc calls): the node operator's statements then run in it
+            with quiet():
+                return self._steps(spec, graph, params, sources, config, max_iterations,
+                                   progress, deadline_s, timer, t0, fields, program)
+        return self._steps(spec, graph, params, sources, config, max_iterations, progress,
+                           deadline_s, timer, t0, fields, program)
+
+    def _steps(self, spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
+               sources: np.ndarray | None, config: Config, max_iterations: int,
+               progress: Any, deadline_s: float | None, timer: PhaseTimer | None, t0: float,
+               fields: dict[str, np.ndarray], program: _NodeProgram | None) -> Result:
+        """The super-steps of :meth:`run` from the initial ``fields``; ``program`` is the
+        node operator's (``None`` without one).
+        """
+        n = graph.n_nodes
+        sums: dict[str, float] = {}
+        strategies = config.strategies()
+        driving, direction = strategies["driving"], strategies["direction"]
         degrees = derived(graph, "degrees32", _degrees32)
         all_nodes = np.arange(n, dtype=np.int32)
         all_src: np.ndarray | None = None
@@ -540,7 +617,8 @@ class CpuEngine:
         every_edge = None  # the edges a step over every node expands, once filtered
         # step-invariant values (Env.run_cache), for a node operator only: edge
         # operators keep none
-        run_cache = None if spec.node is None else _run_cache(graph, params)
+        run_cache = None if program is None else _run_cache(graph, params, program)
+        node_env: _Env | None = None  # the node operator's, one for every step
         # edge_op(first=k): only the first k out-edges of a node, in CSR order
         first_ok = _first_edges(graph, params[edge_op.first]) if edge_op.first else None
         no_edges = graph.n_edges == 0
@@ -551,10 +629,10 @@ class CpuEngine:
             spec.priority_width))
         if timer is not None:
             timer.lap("setup")
+        step = driving.mode(mode)
         while it < max_iterations:
             if timer is not None:  # what the last step did after its compaction
                 timer.lap("convergence and mode decision", call=it > 0)
-            step = driving.mode(mode)
             if not step.operators:  # the driving strategy's own step (a refill, say)
                 active, nxt = driving.refill(dstate, mode)
                 if nxt is None:  # nothing was waiting: done
@@ -564,6 +642,7 @@ class CpuEngine:
                 stats["directions"].append("push")
                 it += 1
                 mode = nxt
+                step = driving.mode(mode)
                 if timer is not None:
                     timer.lap("driving refill")
                 continue
@@ -578,10 +657,10 @@ class CpuEngine:
             stats["modes"].append(mode)
             total = 0.0
             if spec.node is not None and not spec.node_after_edges:
-                env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
-                env.run_cache = run_cache
-                _node_phase(spec.node, env, activated)
-                total, sums = env.total, env.sums
+                node_env = _step_env(node_env, program, fields, nodes, params, it, graph,
+                                     degrees, run_cache)
+                _node_phase(program, node_env, activated)
+                total, sums = node_env.total, node_env.sums
                 if timer is not None:
                     timer.lap("node operator")
             pull = direction.pull(mode, nodes.size, n)
@@ -661,10 +740,10 @@ class CpuEngine:
                 if timer is not None:
                     timer.lap("edge operator")
             if spec.node is not None and spec.node_after_edges:
-                env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
-                env.run_cache = run_cache
-                _node_phase(spec.node, env, activated)
-                total, sums = env.total, env.sums
+                node_env = _step_env(node_env, program, fields, nodes, params, it, graph,
+                                     degrees, run_cache)
+                _node_phase(program, node_env, activated)
+                total, sums = node_env.total, node_env.sums
                 if timer is not None:
                     timer.lap("node operator")
             next_active = activated.take()
@@ -689,10 +768,11 @@ class CpuEngine:
                     break
             elif (step.items == "nodes" or step.keeps) and count == 0:
                 break
-            mode = driving.next_mode(mode, count, n)
+            following = driving.next_mode(mode, count, n)
             active = next_active
-            following = driving.mode(mode)
-            if following.operators and following.items == "worklist" and active.size == 0:
+            if following != mode:
+                mode, step = following, driving.mode(following)
+            if step.operators and step.items == "worklist" and active.size == 0:
                 break
         stats["iterations"] = it
         stats["converged"] = it < max_iterations

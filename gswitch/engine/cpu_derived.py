@@ -32,10 +32,11 @@ def derived(graph: Graph, what: str, build: Callable[[Graph], Any]) -> Any:
         The value ``build`` returned for this graph.
     """
     key = (id(graph), what)
-    if key not in _DERIVED:
-        _DERIVED[key] = build(graph)
+    hit = _DERIVED.get(key, _DERIVED)
+    if hit is _DERIVED:  # not built yet (the dict itself is never a value)
+        hit = _DERIVED[key] = build(graph)
         weakref.finalize(graph, _DERIVED.pop, key, None)
-    return _DERIVED[key]
+    return hit
 
 
 def all_sources(graph: Graph) -> np.ndarray:

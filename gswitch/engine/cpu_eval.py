@@ -21,7 +21,7 @@ from ..graph import Graph
 from .cpu_plan import ALL, LEAVES, node_index, quiet, root
 from .cpu_plan import _trunc_div as _trunc_div  # noqa: F401 - tests check it here
 
-__all__ = ["ALL", "Env", "evaluate", "broadcast", "node_index", "quiet",
+__all__ = ["ALL", "Env", "evaluate", "broadcast", "kept_values", "node_index", "quiet",
            "shared_subexpressions", "unaliased"]
 
 _NP = {d: np.dtype(d) for d in ex.DTYPES}
@@ -46,6 +46,9 @@ class Env:
         #: step number or step total (``n.out_degree < 1``): the same every step of a
         #: run, so the engine keeps them for the run (``None``: not kept)
         self.run_cache: dict[ex.Expr, Any] | None = None
+        #: ``run_cache`` where the node role stands for every node (``ids["self"]`` is
+        #: ``ALL``), whose values over every node it may then hold; ``None`` elsewhere
+        self.whole_cache: dict[ex.Expr, Any] | None = None
         #: what the node operator's ``n.total(value)`` statements added up
         self.total = 0.0
         #: what ``n.total(value, into=name)`` statements added up, by StepTotal name
@@ -88,6 +91,36 @@ class Env:
         ids = self.ids[role]
         return self.degrees[kind] if ids is ALL else self.degrees[kind].take(ids)
 
+    def begin_step(self, ids: dict[str, np.ndarray | None], length: int,
+                   iteration: int) -> None:
+        """Serve another step of the run over ``ids``: nothing computed for the last
+        step is kept but the run's step-invariant values (``run_cache``).
+        """
+        self.ids = ids
+        self.length = length
+        self.iteration = iteration
+        self.values = {}
+        self.total = 0.0
+        self.sums = {}
+        if self._gathered:
+            self._gathered = {}
+        if self._ids32:
+            self._ids32 = {}
+        if self.memo:
+            self.memo = {}
+
+    def forget(self, field: str, kept: tuple[ex.Expr, ...]) -> None:
+        """:meth:`invalidate`, where the kept values that read ``field`` are known
+        (those of ``kept``: :func:`kept_values` that read it).
+        """
+        if self._gathered:
+            for key in [k for k in self._gathered if k[0] == field]:
+                del self._gathered[key]
+        memo = self.memo
+        if memo:
+            for e in kept:
+                memo.pop(e, None)
+
     def invalidate(self, field: str) -> None:
         """Forget what was read of ``field``: a statement wrote it."""
         if self._gathered:
@@ -123,6 +156,20 @@ def shared_subexpressions(statements: list[Any]) -> frozenset[ex.Expr]:
         _SHARED[key] = frozenset(e for e, k in uses.items()
                                  if k > 1 and not isinstance(e, LEAVES))
     return _SHARED[key]
+
+
+def kept_values(statements: list[Any], shared: frozenset[ex.Expr]) -> tuple[ex.Expr, ...]:
+    """The expressions whose values an :class:`Env` evaluating ``statements`` among the
+    ``shared`` subexpressions may keep in ``memo``: those and every label frequency.
+    """
+    found = dict.fromkeys(shared)
+    for st in statements:
+        for root_expr in (st.value, getattr(st, "at", None),
+                          getattr(st, "activate_above", None)):
+            if root_expr is not None:
+                found.update((x, None) for x in ex.walk(root_expr)
+                             if isinstance(x, ex.LabelFrequency))
+    return tuple(found)
 
 
 def evaluate(e: ex.Expr, env: Env) -> Any:

@@ -25,7 +25,7 @@ from ..errors import AlgorithmError
 if TYPE_CHECKING:
     from .cpu_eval import Env
 
-__all__ = ["ALL", "root", "needs_quiet", "node_index", "quiet"]
+__all__ = ["ALL", "needs_quiet", "node_index", "plan", "quiet", "reads", "root"]
 
 _NP = {d: np.dtype(d) for d in ex.DTYPES}
 ndarray = np.ndarray  # a global, not an attribute lookup, in the plans below
@@ -43,6 +43,10 @@ _SCALAR_BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul,
                   "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift}
 _COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
             "==": np.equal, "!=": np.not_equal}
+#: the comparisons of two NumPy scalars of one dtype, by their scalar operators (a
+#: ``np.bool_``, as the ufunc gives, at a fifth of its cost)
+_SCALAR_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt,
+                   ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
 
 LEAVES = (ex.Const, ex.ParamRef, ex.FieldLoad, ex.EdgeWeight, ex.NodeId, ex.Degree,
           ex.Iteration, ex.NumNodes, ex.StmtValue, ex.CommonNeighbours, ex.LabelFrequency)
@@ -191,7 +195,9 @@ def _kept(e: ex.Expr, shared: frozenset, body: Plan) -> Plan:
 
 def _run_kept(e: ex.Expr, key: Any, body: Plan, inner: Plan) -> Plan:
     """``body``'s value kept under ``key`` in ``Env.run_cache`` for the run where it is
-    the same everywhere ``e`` (step-invariant) is evaluated, ``inner`` elsewhere.
+    the same everywhere ``e`` (step-invariant) is evaluated: a scalar in any Env that
+    keeps them, an array over every node in one whose ids cover every node
+    (``Env.whole_cache``); ``inner`` elsewhere.
     """
     if _scalar_only(e):  # a scalar of the run's parameters: the same for every role
         def invariant_scalar(env: Env) -> tuple[Any, bool]:
@@ -206,8 +212,8 @@ def _run_kept(e: ex.Expr, key: Any, body: Plan, inner: Plan) -> Plan:
         return invariant_scalar
 
     def invariant(env: Env) -> tuple[Any, bool]:
-        cache = env.run_cache
-        if cache is not None and env.ids.get("self", 0) is ALL:
+        cache = env.whole_cache
+        if cache is not None:
             hit = cache.get(key, cache)
             if hit is cache:
                 hit = cache[key] = body(env)[0]
@@ -233,7 +239,11 @@ def _leaf(e: ex.Expr) -> Plan:
     if isinstance(e, ex.NumNodes):
         return lambda env: (np.int32(env.graph.n_nodes), False)
     if isinstance(e, ex.Iteration):
-        return lambda env: (np.int32(env.iteration), False)
+        def iteration(env: Env) -> tuple[Any, bool]:
+            it = env.iteration
+            return (_STEPS[it] if it < _KEPT_STEPS else np.int32(it)), False
+
+        return iteration
     if isinstance(e, ex.Degree):
         kind, role = e.kind, e.node
         return lambda env: (env.degree(kind, role), False)
@@ -244,6 +254,12 @@ def _leaf(e: ex.Expr) -> Plan:
         one = (np.float32(1.0), False)
         return lambda env: one if env.weights is None else (env.weights, False)
     return lambda env: (_intrinsic(e, env), False)
+
+
+#: the first step numbers as int32 scalars, made once (a conversion costs more than a
+#: comparison of two of them)
+_KEPT_STEPS = 1 << 10
+_STEPS = tuple(np.int32(i) for i in range(_KEPT_STEPS))
 
 
 def _intrinsic(e: ex.Expr, env: Env) -> Any:
@@ -280,11 +296,28 @@ def _typed(e: ex.Expr, dt: np.dtype, shared: frozenset) -> Plan:
         value = (dt.type(p(None)[0]), False)
         return lambda env: value
     convert = dt.type
-    if isinstance(e, ex.ParamRef):  # as its own dtype first, then as ``dt``
-        name, scalar = e.name, _NP[e.dtype].type
-        return lambda env: (convert(scalar(env.params[name])), False)
-    if isinstance(e, ex.NumNodes):
-        return lambda env: (convert(np.int32(env.graph.n_nodes)), False)
+    if isinstance(e, (ex.ParamRef, ex.NumNodes)):
+        if isinstance(e, ex.ParamRef):  # as its own dtype first, then as ``dt``
+            name, scalar = e.name, _NP[e.dtype].type
+
+            def converted(env: Env) -> tuple[Any, bool]:
+                return convert(scalar(env.params[name])), False
+        else:
+            def converted(env: Env) -> tuple[Any, bool]:
+                return convert(np.int32(env.graph.n_nodes)), False
+
+        # a parameter (not a step total) or the node count: converted once per run
+        return _run_kept(e, (e, dt), converted, converted) if _invariant(e) else converted
+    if isinstance(e, ex.FieldLoad):  # an array: read and converted in one closure
+        field, role = e.field, e.node
+
+        def typed_load(env: Env) -> tuple[Any, bool]:
+            v = env.load(field, role)
+            if v.dtype != dt:
+                return v.astype(dt), True
+            return v, False
+
+        return typed_load
 
     def typed(env: Env) -> tuple[Any, bool]:
         v, own = p(env)
@@ -299,6 +332,26 @@ def _typed(e: ex.Expr, dt: np.dtype, shared: frozenset) -> Plan:
     if not _invariant(e):
         return typed
     return _run_kept(e, (e, dt), typed, typed)
+
+
+def _array_operand(e: ex.Expr, dt: np.dtype, typed: Plan) -> Plan:
+    """``typed`` (``e``'s plan as dtype ``dt``) for an operand of an operation over
+    arrays: where ``e`` is a constant or a step-invariant scalar, its value as a
+    read-only array of no dimensions (kept for the run), which a ufunc takes at two
+    thirds of the cost of a NumPy scalar and with the same result.
+    """
+    if not _scalar_only(e) or not _invariant(e):
+        return typed
+
+    def as_array(env: Env) -> tuple[Any, bool]:
+        v = np.array(typed(env)[0], dtype=dt)
+        v.flags.writeable = False
+        return v, False
+
+    if isinstance(e, ex.Const):
+        value = as_array(None)  # type: ignore[arg-type] - a constant reads no Env
+        return lambda env: value
+    return _run_kept(e, (e, dt, ndarray), as_array, typed)
 
 
 def _gives_own_dtype(e: ex.Expr) -> bool:
@@ -364,6 +417,15 @@ def _body(e: ex.Expr, shared: frozenset) -> Plan:
     if isinstance(e, ex.Compare):
         dt = _NP[ex._promote(e.a.dtype, e.b.dtype)]
         a, b, compare = _typed(e.a, dt, shared), _typed(e.b, dt, shared), _COMPARE[e.op]
+        if _scalar_only(e):  # two NumPy scalars (``p.iteration < 1``)
+            scalar_compare = _SCALAR_COMPARE[e.op]
+
+            def scalar_comparison(env: Env) -> tuple[Any, bool]:
+                return scalar_compare(a(env)[0], b(env)[0]), False
+
+            return scalar_comparison
+
+        a, b = _array_operand(e.a, dt, a), _array_operand(e.b, dt, b)
 
         def comparison(env: Env) -> tuple[Any, bool]:
             r = compare(a(env)[0], b(env)[0])
@@ -373,6 +435,16 @@ def _body(e: ex.Expr, shared: frozenset) -> Plan:
     if isinstance(e, ex.Select):
         dt = _NP[e.dtype]
         cond, a, b = plan(e.cond, shared), _typed(e.a, dt, shared), _typed(e.b, dt, shared)
+        if _scalar_only(e.cond):
+            # one condition for every node (``p.iteration < 1``): only the branch it picks
+            # is evaluated, and its value (of dtype ``dt``) is the select's, a scalar where
+            # that branch is one
+            def select_branch(env: Env) -> tuple[Any, bool]:
+                return a(env) if cond(env)[0] else b(env)
+
+            return select_branch
+
+        a, b = _array_operand(e.a, dt, a), _array_operand(e.b, dt, b)
 
         def select(env: Env) -> tuple[Any, bool]:
             r = np.where(cond(env)[0], a(env)[0], b(env)[0])
@@ -409,10 +481,12 @@ def _binary(e: ex.BinOp, shared: frozenset) -> Plan:
         return scalar
 
     # both operands have dtype ``dt``, so the ufunc's own loop for them is ``dt``'s
+    a, b = _array_operand(e.a, dt, a), _array_operand(e.b, dt, b)
+
     def binary(env: Env) -> tuple[Any, bool]:
         x, own_x = a(env)
         y, own_y = b(env)
-        if own_x or own_y:
+        if own_x and x.size >= _IN_PLACE or own_y and y.size >= _IN_PLACE:
             out = _into(x, own_x, y, own_y)
             if out is not None:
                 return ufunc(x, y, out=out), True
