@@ -29,6 +29,7 @@ import numpy as np
 from . import expr as ex
 from ._version import __version__
 from .algorithm import AlgorithmSpec, Operator
+from .codegen_stage import stage_source, staged_fields
 from .config import Config
 from .errors import AlgorithmError
 from .strategy import AXES, Phase
@@ -289,9 +290,11 @@ def _row_guard_function(spec: AlgorithmSpec) -> str:
         return ""
     cond = " && ".join(f"({lower_expr(g)})" for g in guards)
     return ("#define GS_ROW_GUARD 1\n"
+            "__device__ __forceinline__ bool gs_row_guard_src(const gs_vid v, "
+            "const GsSrc& s) {\n"
+            f"  (void)v;\n  return {cond};\n}}\n"
             "__device__ __forceinline__ bool gs_row_guard(const gs_vid v) {\n"
-            "  const GsSrc s = gs_load_src(v);\n"
-            f"  return {cond};\n}}\n")
+            "  return gs_row_guard_src(v, gs_load_src(v));\n}\n")
 
 
 def _prefetch_function(spec: AlgorithmSpec) -> str:
@@ -868,6 +871,11 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
     ]
     if atomic_free:
         parts.append(_edge_function(spec.edge, "gs_edge_op_plain", plain=True))
+    staged = staged_fields(spec) if strategies["driving"].stages_partitions else {}
+    if staged:
+        parts.append(stage_source(spec, staged, CUDA_TYPES,
+                                  _edge_function(spec.edge, "gs_edge_op_local", plain=False),
+                                  _src_fields(spec.edge)))
     if pulls:
         parts.append(_pull_functions(spec))
     if spec.node is not None:

@@ -516,6 +516,10 @@ class DrivingStrategy(Strategy):
     #: Activations may be kept back and pushed in a later step (steps then no longer
     #: follow the order of activation: a level-synchronous algorithm is not).
     defers: ClassVar[bool] = False
+    #: A block owns a partition of contiguous nodes and passes over it: where the edge
+    #: operator allows it, codegen emits ``gs_edge_op_local`` and its helpers, which
+    #: hold the partition's reduced fields in shared memory (:mod:`gswitch.codegen_stage`).
+    stages_partitions: ClassVar[bool] = False
 
     @classmethod
     def mode_names(cls) -> tuple[str, ...]:

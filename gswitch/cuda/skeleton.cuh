@@ -90,16 +90,21 @@ __device__ __forceinline__ unsigned gs_out_degree(gs_vid v) {
 // walks [row[v], gs_row_end(v)) and bins nodes by gs_expand_degree(v). Where the edge
 // operator opens with guards on the source alone (GS_ROW_GUARD), a node they refuse
 // has an empty row: each of its edges would return at the guard.
-__device__ __forceinline__ gs_eid gs_row_end(gs_vid v) {
-#ifdef GS_ROW_GUARD
-  if (!gs_row_guard(v)) return __ldg(gs.row + v);
-#endif
+// gs_row_stop: the same without the guards (a caller that holds the source's values
+// elsewhere, as spatial staging does, asks gs_row_guard_src itself).
+__device__ __forceinline__ gs_eid gs_row_stop(gs_vid v) {
 #ifdef GS_EDGE_FIRST
   const gs_eid b = __ldg(gs.row + v), e = __ldg(gs.row + v + 1);
   return e - b > (gs_eid)GS_EDGE_FIRST ? b + (gs_eid)GS_EDGE_FIRST : e;
 #else
   return __ldg(gs.row + v + 1);
 #endif
+}
+__device__ __forceinline__ gs_eid gs_row_end(gs_vid v) {
+#ifdef GS_ROW_GUARD
+  if (!gs_row_guard(v)) return __ldg(gs.row + v);
+#endif
+  return gs_row_stop(v);
 }
 __device__ __forceinline__ unsigned gs_expand_degree(gs_vid v) {
   return (unsigned)(gs_row_end(v) - __ldg(gs.row + v));

@@ -68,6 +68,7 @@ class SpatialDriving(DrivingStrategy):
     cuda_files = ("spatial.cuh",)
     modes = (SPATIAL,)
     defers = True
+    stages_partitions = True
 
     def check(self, algorithm, graph, config, backend):
         if pulls(config):
