@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["BATCH", "MAX_NODES", "batch_bytes", "fits", "finish"]
+__all__ = ["BATCH", "MAX_NODES", "batch_bytes", "fits", "fits_hops", "finish", "hop_lengths",
+           "hops_problem"]
 
 #: Sources per traversal: the bits of one ``uint64`` set per node.
 BATCH = 64
@@ -21,6 +22,34 @@ def fits(graph: Any, backend: str) -> bool:
     most :data:`MAX_NODES` nodes.
     """
     return graph.n_nodes <= MAX_NODES
+
+
+def hop_lengths(graph: Any) -> bool:
+    """Whether every edge of ``graph`` is one hop long: no weights, or every weight 1
+    (batched Brandes counts hops, so only then is it the weighted answer).
+    """
+    w = graph.weights
+    if w is None or graph.n_edges == 0:
+        return True
+    return graph.min_weight == 1 and bool((w == 1).all())
+
+
+def hops_problem(graph: Any) -> str | None:
+    """Why batched edge betweenness refuses ``graph`` (a weight other than 1: hops are
+    not its path lengths), or ``None``.
+    """
+    if hop_lengths(graph):
+        return None
+    return ("variant batched counts hops, but the graph has weights other than 1; leave "
+            "variant at its default or choose variant=per_source (or dag on the CPU), or "
+            "drop the weights")
+
+
+def fits_hops(graph: Any, backend: str) -> bool:
+    """Whether edge betweenness on ``graph`` runs batched by default (on either
+    backend): hop lengths (:func:`hop_lengths`) and at most :data:`MAX_NODES` nodes.
+    """
+    return fits(graph, backend) and hop_lengths(graph)
 
 
 def batch_bytes(n_nodes: int) -> int:

@@ -47,10 +47,11 @@ import numpy as np
 import gswitch as gs
 from gswitch.errors import InvalidInput
 
-from ._brandes_batch import BATCH, batch_bytes, finish
+from ._brandes_batch import BATCH, batch_bytes, finish, hops_problem
 from .msbfs import checked_sources
 
-__all__ = ["BATCH", "batch_bytes", "betweenness", "edge_betweenness", "run_variant"]
+__all__ = ["BATCH", "batch_bytes", "betweenness", "edge_betweenness", "run_edge_variant",
+           "run_variant"]
 
 
 
@@ -183,6 +184,56 @@ def run_variant(graph: gs.Graph, params: dict[str, Any], *, sources: Any, backen
     else:
         bc, _ = _cpu(graph, ids, bool(params["endpoints"]), False, stats)
     return {"betweenness": bc}, stats
+
+
+def run_edge_variant(graph: gs.Graph, params: dict[str, Any], *, sources: Any,
+                     backend: str, device_arrays: bool
+                     ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``batched`` variant of the ``edge_betweenness`` algorithm, as
+    :func:`gswitch.run` calls it (``direct=`` on :func:`gswitch.algorithm`): the traversal
+    of :func:`run_variant` summing each edge's share.
+
+    Parameters
+    ----------
+    graph : Graph
+        The simple graph the run prepared (renumbered when the config asks); every
+        weight 1, or none.
+    params : dict
+        The run's resolved parameters: ``sources`` as a 0/1 mask over the nodes when the
+        caller gave sources (every node otherwise).
+    sources : None
+        The algorithm starts from its ``sources`` parameter, not a source node.
+    backend : {"cpu", "gpu"}
+    device_arrays : bool
+        Leave the GPU's sums on the device (CuPy).
+
+    Returns
+    -------
+    fields : dict
+        ``edge_betweenness``: one raw sum per stored edge of ``graph``, in its CSR order.
+    stats : dict
+        As :func:`run_variant`'s.
+
+    Raises
+    ------
+    InvalidInput
+        A graph with a weight other than 1: hops are not its path lengths.
+    """
+    problem = hops_problem(graph)
+    if problem:  # the run checks the graph first (check_graph); a direct call lands here
+        raise InvalidInput(problem)
+    mask = params.get("sources")
+    ids = (np.arange(graph.n_nodes, dtype=np.int64) if mask is None
+           else np.flatnonzero(np.asarray(mask)).astype(np.int64))
+    stats: dict[str, Any] = {}
+    if backend == "gpu":
+        from ._betweenness_gpu import run_batches
+
+        _, edge_sum = run_batches(graph, ids, False, True, device_arrays=device_arrays,
+                                  stats=stats)
+    else:
+        _, edge_sum = _cpu(graph, ids, False, True, stats)
+    return {"edge_betweenness": edge_sum}, stats
 
 
 def _run(graph: gs.Graph, sources: Any, endpoints: bool, backend: str, *, edges: bool

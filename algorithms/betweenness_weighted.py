@@ -17,6 +17,10 @@ from gswitch.algorithms.betweenness import (
 import gswitch as gs
 from gswitch.verify import close
 
+from . import _brandes_dag
+from ._brandes_batch import fits_hops, hops_problem
+from .betweenness_batched import run_edge_variant as run_batched_edges
+
 #: a node's ``hop`` until the longest-hop stage reaches it (0: the source)
 _UNREACHED_HOP = 2**30
 
@@ -353,7 +357,8 @@ _NOTES = """
 """
 
 
-def _doc(summary: str, returns: str, extra: str) -> str:
+def _doc(summary: str, returns: str, extra: str, notes: str = _NOTES,
+         raises: str = "", invalid: str = "") -> str:
     return inspect.cleandoc(f"""{summary}
 
     Parameters
@@ -369,11 +374,11 @@ def _doc(summary: str, returns: str, extra: str) -> str:
     Raises
     ------
     InvalidInput
-        A negative or zero edge weight.
-
+        A negative or zero edge weight{invalid}.
+{raises}
     Notes
     -----
-{_NOTES}
+{notes}
     References
     ----------
     .. [1] Brandes, "A faster algorithm for betweenness centrality", J. Math. Sociol.
@@ -383,39 +388,151 @@ def _doc(summary: str, returns: str, extra: str) -> str:
     """)
 
 
-WeightedBetweenness = gs.algorithm(
-    name="weighted_betweenness", weights="nonnegative", simple=True,
-    reference="networkx.betweenness_centrality(weight=...) (unscaled)",
-    expected=expected_weighted_betweenness, compare=compare_betweenness,
-    check_graph=positive_weights_problem)(_brandes(edge_output=False))
-WeightedBetweenness.doc = _doc(
-    "Betweenness centrality with edge weights as lengths (Brandes over Dijkstra order).",
-    """    betweenness : ndarray of float64
+_NODE_SPEC = dict(name="weighted_betweenness", weights="nonnegative", simple=True,
+                  reference="networkx.betweenness_centrality(weight=...) (unscaled)",
+                  expected=expected_weighted_betweenness, compare=compare_betweenness,
+                  check_graph=positive_weights_problem)
+_EDGE_SPEC = dict(name="edge_betweenness", weights="nonnegative", simple=True,
+                  reference="networkx.edge_betweenness_centrality (unscaled, per direction)",
+                  expected=expected_edge_betweenness, compare=compare_edge_betweenness,
+                  check_graph=positive_weights_problem)
+
+WeightedBetweenness = gs.algorithm(**_NODE_SPEC, variant="per_source")(
+    _brandes(edge_output=False))
+_NODE_RETURNS = """    betweenness : ndarray of float64
         For each node, the sum over sources ``s`` and targets ``t`` of the share of
         shortest ``s``-``t`` paths through it (networkx's values before its rescaling;
         :func:`gswitch.algorithms.betweenness.rescale` applies it).
-""",
-    """    endpoints : int
+"""
+_ENDPOINTS = """    endpoints : int
         1: count the path ends too (networkx's ``endpoints=True``); default 0.
-""")
+"""
+WeightedBetweenness.doc = _doc(
+    "Betweenness centrality with edge weights as lengths (Brandes over Dijkstra order).",
+    _NODE_RETURNS, _ENDPOINTS)
 
-EdgeBetweenness = gs.algorithm(
-    name="edge_betweenness", weights="nonnegative", simple=True,
-    reference="networkx.edge_betweenness_centrality (unscaled, per direction)",
-    expected=expected_edge_betweenness, compare=compare_edge_betweenness,
-    check_graph=positive_weights_problem)(_brandes(edge_output=True))
-EdgeBetweenness.doc = _doc(
-    "Edge betweenness centrality (weights as lengths; 1 on an unweighted graph).",
-    """    edge_betweenness : ndarray of float64
+EdgeBetweenness = gs.algorithm(**_EDGE_SPEC, variant="per_source")(
+    _brandes(edge_output=True))
+_EDGE_RETURNS = """    edge_betweenness : ndarray of float64
         For each stored edge of the simple graph (its CSR order: ``graph.simple()``),
         the sum over sources ``s`` and targets ``t`` of the share of shortest
         ``s``-``t`` paths using it: ``sigma[u] / sigma[v] * (1 + delta[v])`` per source.
         An undirected edge has one value per direction; networkx adds them
-        (:func:`rescale_edges` then applies networkx's scaling).
-""",
-    "")
+        (:func:`rescale_edges` then applies networkx's scaling). A renumbered run
+        returns them in the caller's edge order.
+"""
+EdgeBetweenness.doc = _doc(
+    "Edge betweenness centrality (weights as lengths; 1 on an unweighted graph).",
+    _EDGE_RETURNS, "")
 
-SPECS = [WeightedBetweenness, EdgeBetweenness]
+_SOURCES = dict(prepare=source_mask, doc="source node ids")
+
+_WHY_DAG = """
+    Why array code and not the operator language (the escape hatch of ``direct=`` on
+    :func:`gswitch.algorithm`): the operator formulation walks each source's
+    shortest-path DAG level by level, one source at a time, so a run costs a few host
+    steps and stages per hop level per source, which on the CPU engine is what a road
+    network's hundreds of levels pay for. Here the whole batch of sources is one
+    computation: the path counts and dependencies of every source are two sparse
+    triangular systems over the (source, node) pairs, which the language cannot state
+    (its fields hold one value per node). The distances come from SciPy's Dijkstra, the
+    DAG's edges from the same float64 test ``dist[u] + w == dist[v]``, so the ties are
+    the per-source variant's.
+
+    Per batch of sources (as many as fit a quarter of the available memory, at most
+    256 MiB of arrays), :func:`gswitch.algorithms._brandes_dag.brandes_dag`:
+
+    1. distances by :func:`scipy.sparse.csgraph.dijkstra` from every source of the batch;
+    2. the DAG: every (source, edge) whose edge is tight;
+    3. each source's reached nodes ranked by distance, so every DAG edge points forwards
+       and ``I - L`` (``L``: the DAG's adjacency over the batch's pairs) is unit lower
+       triangular;
+    4. path counts ``sigma = (I - L)^-1 e`` (``e``: 1 at each source), and
+       ``c = delta / sigma`` from ``(I - L^T) c = L^T (1 / sigma)``: Brandes' recursion
+       ``delta[u] = sum sigma[u] / sigma[v] (1 + delta[v])`` divided by ``sigma[u]``;
+    5. the sums: each node's ``delta`` over the sources but itself (with ``endpoints``,
+       networkx's path-end counts), or each DAG edge's ``sigma[u] (1 / sigma[v] + c[v])``.
+
+    It is the default on the CPU backend; it has no GPU side (the GPU runs
+    ``per_source``, and refuses ``variant=dag`` with the fix). No strategy applies:
+    every axis stays at its default, and a config that picks a strategy runs
+    ``per_source``. The statistics count batches as ``iterations`` and the edges tested
+    against the distances as ``edges_processed``.
+"""
+
+
+@gs.algorithm(**_NODE_SPEC, variant="dag", default=False, default_on=("cpu",),
+              backends=("cpu",), direct=_brandes_dag.run_variant)
+class DagWeightedBetweenness:
+    betweenness = gs.NodeField("float64", init=0.0, doc="raw betweenness")
+    picked = gs.NodeField("int32", output=False, doc="1 at the sources",
+                          init=gs.per_node_input("sources", default=1, **_SOURCES))
+    endpoints = gs.Param("int32", 0, low=0, high=1, doc="1: count the path ends")
+
+
+def _hops_problem(graph: gs.Graph) -> str | None:
+    """Why batched edge betweenness refuses ``graph``: a zero weight, or any weight other
+    than 1 (it counts hops); or ``None``.
+    """
+    return positive_weights_problem(graph) or hops_problem(graph)
+
+
+@gs.algorithm(**{**_EDGE_SPEC, "check_graph": _hops_problem}, variant="batched",
+              default=False, default_on=("cpu", "gpu"), default_if=fits_hops,
+              direct=run_batched_edges)
+class BatchedEdgeBetweenness:
+    picked = gs.NodeField("int32", output=False, doc="1 at the sources",
+                          init=gs.per_node_input("sources", default=1, **_SOURCES))
+    edge_betweenness = gs.EdgeField(
+        "float64", init=0.0, doc="raw edge betweenness per stored edge of the simple graph")
+
+
+@gs.algorithm(**_EDGE_SPEC, variant="dag", default=False, default_on=("cpu",),
+              backends=("cpu",), direct=_brandes_dag.run_edge_variant)
+class DagEdgeBetweenness:
+    picked = gs.NodeField("int32", output=False, doc="1 at the sources",
+                          init=gs.per_node_input("sources", default=1, **_SOURCES))
+    edge_betweenness = gs.EdgeField(
+        "float64", init=0.0, doc="raw edge betweenness per stored edge of the simple graph")
+
+
+_DAG_RAISES = """    InvalidConfig
+        ``variant=dag`` on the GPU backend (it runs on the CPU only).
+"""
+_DAG_INVALID = (", a weight too small to lengthen a path in float64, or one source's "
+                "DAG larger than the memory available")
+DagWeightedBetweenness.doc = _doc(
+    "Weighted betweenness for a batch of sources at once: Dijkstra, then path counts "
+    "and dependencies as two sparse triangular solves (array code, CPU).",
+    _NODE_RETURNS, _ENDPOINTS, _WHY_DAG, _DAG_RAISES, _DAG_INVALID)
+DagEdgeBetweenness.doc = _doc(
+    "Edge betweenness for a batch of sources at once: Dijkstra, then path counts and "
+    "dependencies as two sparse triangular solves (array code, CPU).",
+    _EDGE_RETURNS, "", _WHY_DAG, _DAG_RAISES, _DAG_INVALID)
+BatchedEdgeBetweenness.doc = _doc(
+    "Edge betweenness on hop lengths by batched Brandes: 64 sources per traversal, "
+    "array code (both backends).",
+    _EDGE_RETURNS, "", """
+    Why array code and not the operator language: the traversal of the ``batched``
+    variant of ``betweenness`` (64 path counts and dependencies per node, one per
+    source, added lane by lane; the language's fields hold one value per node), summing
+    each edge's share ``sigma[u] / sigma[v] * (1 + delta[v])`` as it goes:
+    :func:`gswitch.algorithms.betweenness_batched.edge_betweenness`, on the GPU the
+    kernels of ``_betweenness_gpu``, on the CPU the same levels in NumPy.
+
+    It counts hops, so it applies where every edge weighs 1 (or the graph has no
+    weights): there it is the default on both backends, for graphs of at most
+    ``_brandes_batch.MAX_NODES`` nodes; elsewhere a config without ``variant`` runs
+    ``dag`` on the CPU and ``per_source`` on the GPU, and ``variant=batched`` on a
+    weighted graph is refused. No strategy applies: every axis stays at its default.
+    The statistics count levels as ``iterations`` and the edges the levels scanned as
+    ``edges_processed``; ``batches`` says how many traversals ran.
+""", "", ", or (``variant=batched``) a weight other than 1")
+
+# the order matters where several formulations are a backend's default: on both backends
+# the batched edge betweenness comes first (hop lengths), then, on the CPU, ``dag``
+SPECS = [WeightedBetweenness, DagWeightedBetweenness, EdgeBetweenness,
+         BatchedEdgeBetweenness, DagEdgeBetweenness]
 
 
 @gs.hookimpl

@@ -461,11 +461,21 @@ class AlgorithmSpec:
     #: ``default_if(graph, backend) -> bool``: where this formulation is the default one;
     #: on other graphs a config without ``variant`` runs another formulation
     default_if: Callable | None = None
+    #: the backends this formulation runs on (array code may serve the CPU only)
+    backends: tuple[str, ...] = ("cpu", "gpu")
 
     @property
     def label(self) -> str:
         """``name`` or ``name[variant]`` for an algorithm with several formulations."""
         return self.name if self.variant == "default" else f"{self.name}[{self.variant}]"
+
+    def off_backend(self, backend: str) -> str | None:
+        """Why this formulation cannot run on ``backend``, or ``None``."""
+        if backend in self.backends:
+            return None
+        return (f"variant {self.variant} of {self.name} runs on the "
+                f"{' and '.join(self.backends)} backend only, not the {backend} one; run it "
+                f"with backend='{self.backends[0]}', or choose another variant")
 
     @property
     def counted_activation(self) -> str | None:
@@ -638,8 +648,9 @@ class AlgorithmSpec:
         for name, f in self.fields.items():
             src = f", at_source={f.at_source}" if f.at_source is not None else ""
             lines.append(f"  field {name}: {f.dtype} init={f.init!r}{src}")
+        writer = "array code" if self.direct is not None else "host steps"
         for name, f in self.edge_fields.items():
-            lines.append(f"  edge field {name}: {f.dtype} init={f.init!r} (host steps)")
+            lines.append(f"  edge field {name}: {f.dtype} init={f.init!r} ({writer})")
         for name, p in self.params.items():
             lines.append(f"  param {name}: {p.dtype} = {p.default}")
         lines.append(f"  start: {self.start.kind}")
@@ -778,10 +789,13 @@ def _operators(c: type, fields: dict[str, NodeField], params: dict[str, Param],
 
 
 def _direct_spec(c: type, common: dict[str, Any], direct: Callable,
-                 fields: dict[str, NodeField], allowed: dict[str, tuple[str, ...]],
+                 edge_fields: dict[str, EdgeField], allowed: dict[str, tuple[str, ...]],
                  own_defaults: dict[str, Any], fin: Callable | None, steps: list[Any],
                  declared: list[tuple[str, bool]]) -> AlgorithmSpec:
-    """The spec of a formulation run by array code (``direct=`` on :func:`algorithm`)."""
+    """The spec of a formulation run by array code (``direct=`` on :func:`algorithm`):
+    its node fields, its edge fields (the array code returns them, one value per stored
+    edge of the prepared graph) and its parameters.
+    """
     if not callable(direct):
         raise AlgorithmError(f"{c.__name__}: direct must be a function, got {direct!r}")
     if steps or any(isinstance(v, (_OpMarker, RawOperator)) for v in vars(c).values()):
@@ -793,7 +807,8 @@ def _direct_spec(c: type, common: dict[str, Any], direct: Callable,
     start = next((v for v in vars(c).values() if isinstance(v, ActiveSet)), None)
     return AlgorithmSpec(
         **common, start=start or all_nodes(), edge=Operator("edge", "direct", []),
-        finalize=fin, outputs=[n for n, out in declared if out], direct=direct)
+        finalize=fin, outputs=[n for n, out in declared if out], direct=direct,
+        edge_fields=edge_fields)
 
 
 def _checked_width(width: float | None, priority: Callable | None) -> float | None:
@@ -846,7 +861,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
               backend_defaults: Mapping[str, Mapping[str, Any]] | None = None,
               check_graph: Callable | None = None,
               priority_width: float | None = None, direct: Callable | None = None,
-              default_if: Callable | None = None) -> Any:
+              default_if: Callable | None = None,
+              backends: tuple[str, ...] = ("cpu", "gpu")) -> Any:
     """Class decorator turning a declarative class into an :class:`AlgorithmSpec`.
 
     Parameters
@@ -971,8 +987,15 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
     default_if : callable, optional
         ``default_if(graph, backend) -> bool`` on the prepared graph: where this
         formulation (the one marked ``default`` or ``default_on``) is the default. On a
-        graph where it is false, a config without ``variant`` runs the first other
-        registered formulation (one that would not fit in memory there, say).
+        graph where it is false, a config without ``variant`` runs another registered
+        formulation that runs on the backend (one that would not fit in memory there,
+        say): the first whose ``default_on`` names the backend and whose own
+        ``default_if`` holds, else the first such formulation.
+    backends : tuple of str
+        The backends this formulation runs on: both by default; ``("cpu",)`` for array
+        code that has no GPU side. A run that names the formulation on another backend is
+        refused with the fix; a config without ``variant`` runs another formulation there,
+        and the tuner leaves it out of the backend's search.
 
     Returns
     -------
@@ -1044,6 +1067,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         if len(totals) > MAX_STEP_TOTALS:
             raise AlgorithmError(f"{c.__name__} declares {len(totals)} StepTotals; at most "
                                  f"{MAX_STEP_TOTALS} fit the control block")
+        if not backends or any(b not in ("cpu", "gpu") for b in backends):
+            raise AlgorithmError(f"backends must name 'cpu', 'gpu' or both, got {backends!r}")
         if weights not in ("any", "nonnegative"):
             raise AlgorithmError(f"weights must be 'any' or 'nonnegative', got {weights!r}")
         if max_iterations_param is not None and max_iterations_param not in params:
@@ -1059,16 +1084,18 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             first_hit_final=first_hit_final, variant=variant, default_variant=default,
             expected=expected, compare=compare, default_on=tuple(default_on),
             step_totals=tuple(totals), check_graph=check_graph, default_if=default_if,
+            backends=tuple(backends),
             priority_width=_checked_width(priority_width, priority),
             backend_defaults={str(k): dict(v) for k, v in (backend_defaults or {}).items()})
         allowed = {str(k): tuple(v) for k, v in (supports or {}).items()}
         own_defaults = dict(defaults or {})
-        if edge_fields and not steps:
+        if edge_fields and not steps and direct is None:
             raise AlgorithmError(f"{c.__name__} declares EdgeField "
                                  f"{next(iter(edge_fields))!r}, which only host steps "
-                                 "write: declare stages and host steps")
+                                 "or array code write: declare stages and host steps, "
+                                 "or direct=")
         if direct is not None:
-            return _direct_spec(c, common, direct, fields, allowed, own_defaults, fin,
+            return _direct_spec(c, common, direct, edge_fields, allowed, own_defaults, fin,
                                 steps, declared)
         if not steps:
             return AlgorithmSpec(

@@ -235,14 +235,15 @@ class NodeField:
 
 @dataclass
 class EdgeField:
-    """A per-edge value of a staged algorithm, read and written by its host steps only.
+    """A per-edge value of a staged algorithm or of array code, never of operators.
 
     One value per stored edge of the graph the algorithm runs on (after symmetrisation
     and, for ``simple`` algorithms, without self loops and parallel edges), in that
     graph's CSR order: the order of :class:`HostEdges`. Operators do not see it; a host
     step declared with ``host_step(edges=True)`` computes it from the node fields and
-    the edges, with array operations (Brandes' edge dependencies after each source).
-    A run on a renumbered graph returns it in the caller's edge order.
+    the edges, with array operations (Brandes' edge dependencies after each source), or
+    a formulation run by array code (``direct=`` on :func:`~gswitch.algorithm`) returns
+    it. A run on a renumbered graph returns it in the caller's edge order.
 
     Parameters
     ----------

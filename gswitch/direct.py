@@ -26,7 +26,9 @@ def run_direct(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any], source
     """Call ``spec.direct`` on the prepared graph and wrap what it returns in a
     :class:`Result`.
 
-    The statistics hold every key a run of operators has (``iterations``,
+    Edge fields (:class:`~gswitch.EdgeField`) come back with one value per stored edge
+    of ``graph``, in its CSR order, which the run maps to the caller's edge order after a
+    renumbering. The statistics hold every key a run of operators has (``iterations``,
     ``edges_processed``, ``active``, ``modes``, ``converged``, ``time_s``), with what the
     array code measured over the zeros. Array code runs to its end: the deadline is
     checked when it returns, so a run past it still raises
@@ -49,6 +51,12 @@ def run_direct(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any], source
     if missing:
         raise AlgorithmError(f"{spec.label}'s direct function returned no {missing[0]!r} "
                              f"field; its outputs are {', '.join(spec.outputs)}")
+    for name in [f for f in spec.edge_fields if f in fields]:
+        shape = getattr(fields[name], "shape", None)
+        if shape != (graph.n_edges,):  # one value per stored edge: renumbering maps them
+            raise AlgorithmError(f"{spec.label}'s direct function returned edge field "
+                                 f"{name!r} of shape {shape}; it holds one value per "
+                                 f"stored edge ({graph.n_edges},)")
     if deadline_s is not None and elapsed > deadline_s:
         raise DeadlineExceeded(f"{spec.label} passed its deadline of {deadline_s:.3g} s "
                                f"({elapsed:.3g} s)", elapsed_s=elapsed,

@@ -97,7 +97,8 @@ def planned_modules(algorithms: Iterable[str] | None = None, *, portfolio: bool 
             chosen = _spec(name, Config.shared(values), values, "gpu")
             forms = [chosen]
             if chosen.default_if is not None:  # the formulation other graphs run untuned
-                forms += [v for v in reg.variants[name].values() if v is not chosen][:1]
+                forms += [v for v in reg.variants[name].values()
+                          if v is not chosen and "gpu" in v.backends][:1]
             parts = []
             for spec in forms:
                 config = with_variant_defaults(spec, values, "gpu")

@@ -98,10 +98,11 @@ def _spec(algorithm: str | AlgorithmSpec, config: Config,
     if variant == "default" and backend is not None:
         # a formulation may be the default on one backend (default_on=)
         spec = next((v for v in get_registry().variants[spec.name].values()
-                     if backend in v.default_on), spec)
+                     if backend in v.default_on and backend in v.backends), spec)
     if variant == "default" and _refuses(spec, config, given):
         for other in get_registry().variants[spec.name].values():
-            if not _refuses(other, config, given):
+            if not _refuses(other, config, given) and (
+                    backend is None or backend in other.backends):
                 return other
     return spec
 
@@ -188,15 +189,15 @@ def prepare(spec: AlgorithmSpec, graph: Any, source: Any
     return graph, prepare_sources(spec, graph, source, labelled)
 
 
-def prepare_graph(spec: AlgorithmSpec, graph: Any) -> Graph:
+def prepare_graph(spec: AlgorithmSpec, graph: Any, *, check: bool = True) -> Graph:
     """``graph`` as :func:`as_graph` converts it, transformed as ``spec`` needs
-    (symmetrised, simple, sorted rows) and checked (``check_graph``, non-negative
-    weights where ``spec`` needs them).
+    (symmetrised, simple, sorted rows) and checked (``check_graph`` unless ``check`` is
+    false, non-negative weights where ``spec`` needs them).
     """
     graph = as_graph(graph)
     if spec.symmetric:
         graph = graph.symmetrize()
-    if spec.check_graph is not None:
+    if check and spec.check_graph is not None:
         reason = spec.check_graph(graph)
         if reason:
             raise InvalidInput(f"{spec.name}: {reason}")
@@ -488,10 +489,15 @@ def _build_plan(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend
     if (spec.config_defaults or spec.backend_defaults) and not isinstance(config, Config):
         cfg = with_variant_defaults(spec, config, backend)
     labelled = not isinstance(graph, Graph) and _is_networkx(graph)
-    caller_graph = prepare_graph(spec, graph)
+    # a formulation that is the default on some graphs only may refuse the others
+    # (check_graph): it is checked once it is known to run
+    by_default = cfg["variant"] == "default" and spec.default_if is not None
+    caller_graph = prepare_graph(spec, graph, check=not by_default)
     other = _default_elsewhere(spec, caller_graph, cfg, config, backend)
     if other is not None:
         spec, caller_graph = other, prepare_graph(other, graph)
+    elif by_default and spec.check_graph is not None:
+        caller_graph = prepare_graph(spec, graph)
         if (spec.config_defaults or spec.backend_defaults) and not isinstance(config, Config):
             cfg = with_variant_defaults(spec, config, backend)
     graph, perm, renumber_s = renumbered(caller_graph, str(cfg.get("renumber", "none")))
@@ -500,6 +506,10 @@ def _build_plan(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend
 
         if uses_common_neighbours(spec):  # renumbering keeps each row's old order
             graph = graph.with_sorted_rows()
+    off = spec.off_backend(backend)
+    if off:
+        others = _on_backend(spec.name, backend)
+        raise InvalidConfig(off + (f" ({', '.join(others)})" if others else ""))
     reason = check_combination(spec, graph, cfg, backend)
     cfg, reason, source_note = _fallback_worklist(spec, graph, cfg, config, backend, reason,
                                                   source_note)
@@ -508,19 +518,31 @@ def _build_plan(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend
     return _CallPlan(spec, cfg, source_note, graph, caller_graph, perm, renumber_s, labelled)
 
 
+def _on_backend(name: str, backend: str) -> list[str]:
+    """``variant=NAME`` for each registered formulation of ``name`` that runs on
+    ``backend``.
+    """
+    family = get_registry().variants.get(name, {})
+    return [f"variant={v}" for v, s in family.items() if backend in s.backends]
+
+
 def _default_elsewhere(spec: AlgorithmSpec, graph: Graph, cfg: Config, given: Any,
                        backend: str) -> AlgorithmSpec | None:
     """The formulation a config without ``variant`` runs instead of ``spec`` on the
     prepared ``graph``, where ``spec`` is the default only on some graphs
-    (``default_if``): the first other registered one the config allows; else ``None``.
+    (``default_if``): of the other registered ones that the config allows and that run
+    on ``backend``, the first that is a default there (``default_on``, its own
+    ``default_if`` true), else the first; ``None`` when there is none.
     """
     if cfg["variant"] != "default" or spec.default_if is None \
             or spec.default_if(graph, backend):
         return None
     chosen = None if isinstance(given, Config) else dict(given or {})
     family = get_registry().variants.get(spec.name, {})
-    return next((v for v in family.values()
-                 if v is not spec and not _refuses(v, cfg, chosen)), None)
+    others = [v for v in family.values() if v is not spec and backend in v.backends
+              and not _refuses(v, cfg, chosen)]
+    return next((v for v in others if backend in v.default_on and (
+        v.default_if is None or v.default_if(graph, backend))), next(iter(others), None))
 
 
 def _engine(backend: str, device: int | None = None) -> Any:

@@ -67,25 +67,36 @@ GRAPHS = {"ties": _ties(), "floats": _floats(), "unweighted_rmat": rmat(6, 4, se
           "single": zoo_graph("single"), "single_loop": zoo_graph("single_loop")}
 
 
-@pytest.mark.parametrize("name", sorted(GRAPHS))
-@pytest.mark.parametrize("algorithm", NAMES)
-def test_raw_sums_equal_networkx(algorithm, name):
-    """Every node's (edge's) raw sum is networkx's weighted Brandes sum."""
+#: the formulations of each algorithm that run on the CPU (batched: hop lengths only)
+VARIANTS = {"weighted_betweenness": ("per_source", "dag"),
+            "edge_betweenness": ("per_source", "dag", "batched")}
+CASES = [(a, v, name) for a in NAMES for v in VARIANTS[a] for name in sorted(GRAPHS)
+         if v != "batched" or GRAPHS[name].weights is None]
+
+
+@pytest.mark.parametrize(("algorithm", "variant", "name"), CASES)
+def test_raw_sums_equal_networkx(algorithm, variant, name):
+    """Every node's (edge's) raw sum is networkx's weighted Brandes sum, by every
+    formulation."""
     g = GRAPHS[name]
-    got = gs.run(algorithm, g, backend="cpu").fields[OUTPUT[algorithm]]
-    assert compare(algorithm, got, reference(algorithm, g)) is None
+    r = gs.run(algorithm, g, backend="cpu", config={"variant": variant})
+    assert r.stats["variant"] == variant
+    assert compare(algorithm, r.fields[OUTPUT[algorithm]], reference(algorithm, g)) is None
 
 
-def test_endpoints_and_sampled_sources_equal_networkx():
+@pytest.mark.parametrize("variant", VARIANTS["weighted_betweenness"])
+def test_endpoints_and_sampled_sources_equal_networkx(variant):
     """Endpoints counted, and a few sources only, as networkx's sums."""
     g = GRAPHS["ties"]
-    got = gs.run("weighted_betweenness", g, backend="cpu", endpoints=1,
+    config = {"variant": variant}
+    got = gs.run("weighted_betweenness", g, backend="cpu", endpoints=1, config=config,
                  sources=[3, 17, 30]).fields["betweenness"]
     mask = np.zeros(g.n_nodes)
     mask[[3, 17, 30]] = 1
     assert compare("weighted_betweenness", got,
                    reference("weighted_betweenness", g, endpoints=1, sources=mask)) is None
-    got = gs.run("edge_betweenness", g, backend="cpu", sources=[5, 9]).fields["edge_betweenness"]
+    got = gs.run("edge_betweenness", g, backend="cpu", sources=[5, 9],
+                 config=config).fields["edge_betweenness"]
     mask[:] = 0
     mask[[5, 9]] = 1
     assert compare("edge_betweenness", got, reference("edge_betweenness", g,
@@ -135,14 +146,19 @@ def test_rescaled_values_equal_networkx(directed, normalized, k):
 
 
 @pytest.mark.parametrize("renumber", ["rcm", "bfs", "degree"])
-@pytest.mark.parametrize("algorithm", NAMES)
-def test_renumbered_runs_answer_in_caller_ids_and_edges(algorithm, renumber):
-    """A renumbered run returns node values in caller ids, edge values in caller edge order."""
+@pytest.mark.parametrize(("algorithm", "variant"),
+                         [(a, v) for a in NAMES for v in VARIANTS[a]])
+def test_renumbered_runs_answer_in_caller_ids_and_edges(algorithm, variant, renumber):
+    """A renumbered run returns node values in caller ids, edge values in caller edge
+    order, whichever formulation wrote them (host steps or array code)."""
     g = GRAPHS["self_loops"]
+    if variant == "batched":
+        g = g.with_weights(None)
     got = gs.run(algorithm, g, backend="cpu",
-                 config={"renumber": renumber}).fields[OUTPUT[algorithm]]
-    want = gs.run(algorithm, g, backend="cpu").fields[OUTPUT[algorithm]]
-    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+                 config={"renumber": renumber, "variant": variant})
+    assert got.stats["variant"] == variant and got.stats["renumber"] == renumber
+    want = reference(algorithm, g)
+    assert compare(algorithm, got.fields[OUTPUT[algorithm]], want) is None
 
 
 @pytest.mark.parametrize("driving", ["data", "topology", "temporal"])
@@ -150,8 +166,10 @@ def test_forward_stage_strategies_agree(driving, super_steps):
     """The distance stage follows the run's driving; the answer does not change."""
     g = GRAPHS["ties"]
     got = gs.run("edge_betweenness", g, backend="cpu",
-                 config={"driving": driving}).fields["edge_betweenness"]
-    assert compare("edge_betweenness", got, reference("edge_betweenness", g)) is None
+                 config={"driving": driving, "variant": "per_source"})
+    assert got.stats["variant"] == "per_source"
+    assert compare("edge_betweenness", got.fields["edge_betweenness"],
+                   reference("edge_betweenness", g)) is None
 
 
 def test_zero_and_negative_weights_are_refused_in_one_line():
@@ -168,9 +186,9 @@ def test_zero_and_negative_weights_are_refused_in_one_line():
 
 
 def test_edge_fields_need_host_steps():
-    """An EdgeField is written by host steps only: a plain algorithm cannot declare one,
+    """An EdgeField is written by host steps or array code: a plain algorithm cannot declare one,
     and a host step that returns the wrong length is named."""
-    with pytest.raises(AlgorithmError, match="only host steps write"):
+    with pytest.raises(AlgorithmError, match="only host steps or array code write"):
         @gs.algorithm(name="edge_field_without_stages", reference="none")
         class NoStages:
             x = gs.NodeField("int32", init=0)

@@ -96,7 +96,10 @@ def space_version() -> str:
         }
     data["variants"] = {
         name: {v: {"default": spec.default_variant, "supports": spec.supports,
-                   "defaults": spec.config_defaults} for v, spec in sorted(family.items())}
+                   "defaults": spec.config_defaults,
+                   **({} if spec.backends == ("cpu", "gpu")
+                      else {"backends": list(spec.backends)})}
+               for v, spec in sorted(family.items())}
         for name, family in sorted(reg.variants.items())}
     text = json.dumps(data, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:10]
@@ -700,6 +703,14 @@ def build_space(spec: AlgorithmSpec, graph: Graph, backend: str,
         family = {v: s for v, s in family.items() if v in names}
     space = SearchSpace(spec.name, backend, version=space_version(),
                         default_variant=default_variant)
+    for v, vspec in list(family.items()):  # array code without this backend's side
+        off = vspec.off_backend(backend)
+        if off:
+            space.excluded[f"variant={v}"] = off
+            del family[v]
+    if not family:
+        raise TunerError(f"no searched variant of {spec.name} runs on the {backend} "
+                         f"backend: {off}")
     # per variant and axis: the strategies it supports and that accept it here
     accepted: dict[str, dict[str, list[str]]] = {v: {} for v in family}
     refusals: dict[str, dict[str, str]] = {}  # "axis=name" -> variant -> reason

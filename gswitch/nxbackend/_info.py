@@ -100,15 +100,18 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
             "counts and per-level dependency accumulation per source), exact or from ``k`` "
             "sources sampled as networkx samples them with ``seed``, then networkx's own "
             "rescaling: the same values. With ``weight``, gswitch's "
-            "``weighted_betweenness`` (distances, then path counts and dependencies level "
-            "by level over the shortest-path DAG); weights must be positive and exact in "
+            "``weighted_betweenness`` (on the CPU for a batch of sources at once: "
+            "Dijkstra, then path counts and dependencies as two sparse triangular solves "
+            "over the shortest-path DAGs; on the GPU level by level over each source's "
+            "DAG); weights must be positive and exact in "
             "float32 (integers below 2**24, say), else the call falls back to networkx; a "
             "multigraph uses the lightest of parallel edges."),
     },
     "edge_betweenness_centrality": {
         "additional_docs": (
-            "By gswitch's ``edge_betweenness`` (the passes of weighted betweenness, each "
-            "edge's dependency summed by a host step), exact or sampled as networkx "
+            "By gswitch's ``edge_betweenness`` (unweighted: batched Brandes, 64 sources "
+            "per traversal; weighted: the formulations of weighted betweenness, each "
+            "edge's dependency summed), exact or sampled as networkx "
             "samples, networkx's rescaling. Weights as for betweenness_centrality; a "
             "multigraph's value is split over the lightest parallel edges, as networkx "
             "splits it."),
