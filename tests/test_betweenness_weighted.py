@@ -275,3 +275,16 @@ def test_gpu_equals_networkx_and_the_cpu(algorithm, name):
     assert compare(algorithm, got, reference(algorithm, g)) is None
     cpu = gs.run(algorithm, g, backend="cpu").fields[OUTPUT[algorithm]]
     np.testing.assert_allclose(got, cpu, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+@pytest.mark.parametrize("renumber", ["none", "rcm"])
+def test_gpu_unweighted_edge_betweenness_runs_batched(renumber):
+    """Unweighted edge betweenness defaults to the batched kernels on the GPU, in caller
+    edge order after renumbering, and equals networkx's sums."""
+    g = GRAPHS["unweighted_rmat"]
+    r = gs.run("edge_betweenness", g, backend="gpu", config={"renumber": renumber})
+    assert r.stats["variant"] == "batched"
+    got = r.fields["edge_betweenness"]
+    assert compare("edge_betweenness", got, reference("edge_betweenness", g)) is None
