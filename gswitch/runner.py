@@ -496,10 +496,10 @@ def _build_plan(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend
     other = _default_elsewhere(spec, caller_graph, cfg, config, backend)
     if other is not None:
         spec, caller_graph = other, prepare_graph(other, graph)
-    elif by_default and spec.check_graph is not None:
-        caller_graph = prepare_graph(spec, graph)
         if (spec.config_defaults or spec.backend_defaults) and not isinstance(config, Config):
             cfg = with_variant_defaults(spec, config, backend)
+    elif by_default and spec.check_graph is not None:
+        caller_graph = prepare_graph(spec, graph)
     graph, perm, renumber_s = renumbered(caller_graph, str(cfg.get("renumber", "none")))
     if perm is not None and not spec.edge_fields:
         from .codegen import uses_common_neighbours

@@ -170,3 +170,17 @@ def test_a_graph_with_plans_is_freed_as_soon_as_it_is_dropped():
         assert ref() is None
     finally:
         gc.enable()
+
+
+def test_the_formulation_run_elsewhere_gets_its_own_defaults(monkeypatch):
+    """Where the default formulation does not apply to a graph (``default_if`` false),
+    the one run instead brings its own backend defaults (per-source betweenness on the
+    GPU: its bitmap worklist and twc)."""
+    from gswitch.plugins import get_registry
+
+    batched = get_registry().algorithm("betweenness", "batched")
+    monkeypatch.setattr(batched, "default_if", lambda graph, backend: False)
+    plan = runner._build_plan("betweenness", rmat(8, 4, seed=1).symmetrize(), None, "gpu")
+    own = get_registry().algorithm("betweenness", "per_source").backend_defaults["gpu"]
+    assert plan.spec.variant == "per_source"
+    assert all(plan.config[k] == v for k, v in own.items()), (dict(own), plan.config)
