@@ -293,6 +293,29 @@ def _number(value: Any) -> str:
     return str(value)
 
 
+def _config_line(result: Any) -> str:
+    """The ``config:`` line of ``gswitch run``: the strategies that ran, or for a
+    formulation run by array code (no strategy applies) its variant and renumbering.
+    """
+    from .plugins import get_registry
+
+    variant = result.stats.get("variant")
+    try:
+        spec = get_registry().algorithm(result.algorithm, variant) if variant else None
+    except InvalidInput:  # an algorithm that is not registered (a spec object)
+        spec = None
+    if spec is not None and spec.direct is not None:
+        renumber = result.config.get("renumber", "none")
+        extra = f", renumber={renumber}" if renumber not in (None, "none") else ""
+        return f"config: variant={variant}{extra} (array code: no strategy applies)"
+    shown = dict(result.config.items())
+    suffix = ""
+    if result.backend == "cpu":
+        shown = _cpu_relevant(result.config)
+        suffix = " (GPU-only settings not shown)"
+    return "config: " + ", ".join(f"{k}={_number(v)}" for k, v in shown.items()) + suffix
+
+
 def _describe_summary(desc: dict[str, Any]) -> str:
     parts = []
     for k, v in desc.items():
@@ -451,12 +474,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     st = result.stats
     print(f"{result.algorithm} on {graph.name or 'graph'} "
           f"({graph.n_nodes:,} nodes, {graph.n_edges:,} edges), backend {result.backend}")
-    shown = dict(result.config.items())
-    suffix = ""
-    if result.backend == "cpu":
-        shown = _cpu_relevant(result.config)
-        suffix = " (GPU-only settings not shown)"
-    print("config: " + ", ".join(f"{k}={_number(v)}" for k, v in shown.items()) + suffix)
+    print(_config_line(result))
     if str(st.get("config_source", "")).startswith(("selector", "default (")):
         print(f"config from the {st['config_source']}")
     line = (f"iterations: {st['iterations']:,}  edges processed: {st['edges_processed']:,}  "

@@ -37,6 +37,18 @@ def test_run_bfs_generated_json(capsys, tmp_path):
     assert np.array_equal(np.load(out, allow_pickle=False), reference("bfs", g, source=3))
 
 
+def test_run_of_array_code_names_its_variant_not_strategies(capsys):
+    """A formulation run by array code (batched betweenness) shows its variant; an
+    operator formulation shows the strategies that ran."""
+    assert main(["run", "betweenness", "--generate", "rmat:8", "--backend", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "config: variant=batched (array code: no strategy applies)" in out
+    assert "driving=" not in out
+    assert main(["run", "betweenness", "--generate", "rmat:8", "--backend", "cpu",
+                 "--set", "variant=per_source"]) == 0
+    assert "config: driving=" in capsys.readouterr().out
+
+
 def test_run_graph_file_with_set_and_config(capsys, tmp_path):
     """A graph file, --set and --config combine; the human output names the config."""
     p = tmp_path / "g.txt"
