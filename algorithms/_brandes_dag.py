@@ -17,8 +17,9 @@ float64 sum of the float32 weight the operator formulation compares):
 Ordered by distance from their source, the nodes list every DAG edge forwards (positive
 weights), so ``I - L`` is unit lower triangular; the pairs (source, reached node) of a
 batch form one block-diagonal system, solved by
-:func:`scipy.sparse.linalg.spsolve_triangular` in one call per direction (in C since
-SciPy 1.14). No level of any source is walked in Python.
+:func:`scipy.sparse.linalg.spsolve_triangular` in one call per direction (SuperLU's
+triangular solver since SciPy 1.14, the minimum the package requires; earlier releases
+solved row by row in Python). No level of any source is walked in Python.
 
 References
 ----------

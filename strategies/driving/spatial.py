@@ -49,12 +49,19 @@ class SpatialDriving(DrivingStrategy):
     nodes in-partition edges activated, edges between partitions reporting to the next
     step), so answers and step counts are testable; only the one-block-per-partition
     mapping is GPU mechanics. On the GPU a warp takes a queued node and its lanes the
-    node's edges, so ``block_size=1024`` (32 warps) suits dense partitions: BFS on a
-    1M-node chain of 32-node cliques took 122 ms at 1024 threads against 262 ms at 256
-    (H200, ``benchmarks/results/h200_s35b_spatial_chain.log``), where scipy took 530 ms.
-    Each of the chain's 65,536 BFS levels costs about 1.9 us there: a few dependent L2
-    round trips (the node's value, its row, the target's value, the atomic) and a block
-    barrier per pass.
+    node's edges (a pass of many nodes gives each warp up to 32 consecutive ones, whose
+    row bounds it reads up front), so ``block_size=1024`` (32 warps) suits dense
+    partitions. Where the edge operator is order-free (the local-iteration condition),
+    a partition that fits holds the fields the operator reduces into in shared memory
+    for its passes (:mod:`gswitch.codegen_stage`): loaded once, reduced back into
+    global memory with the field's own atomic at the end, so an update another block
+    made meanwhile is never lost; one barrier per pass. On the 1M-node chain of 32-node
+    cliques (H200, ``benchmarks/results/h200_s37_spatial_stage_chain_ab.log``, the same
+    run) BFS took 86 ms at partitions of 1024 and 1024 threads, against 118 ms with the
+    partition in global memory and 526 ms for scipy; SSSP 495 ms against 910 ms and
+    scipy's 531 ms (Bellman-Ford inside a partition still relaxes each clique many
+    times). A BFS level costs about 1.3 us there, a chain of dependent loads, shared
+    atomics and a block barrier per pass.
 
     The GPU phase passes the GPU suite (``tests/test_spatial.py`` and the all-pairs
     configurations of ``tests/test_gpu.py``), and the tuner's GPU search offers it.
