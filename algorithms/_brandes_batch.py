@@ -1,13 +1,15 @@
-"""What both sides of batched Brandes share: the batch width, its memory and the
-betweenness a batch adds (:mod:`gswitch.algorithms.betweenness_batched`).
+"""What both sides of batched Brandes share: the batch width, its memory, the run's
+sources and the betweenness a batch adds (:mod:`gswitch.algorithms.betweenness_batched`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 __all__ = ["BATCH", "MAX_NODES", "batch_bytes", "fits", "fits_hops", "finish", "hop_lengths",
-           "hops_problem"]
+           "hops_problem", "picked_ids"]
 
 #: Sources per traversal: the bits of one ``uint64`` set per node.
 BATCH = 64
@@ -89,3 +91,13 @@ def _lane_counts(seen: Any, k: int, xp: Any) -> Any:
     """For each of the ``k`` sources, the nodes it reaches (itself included)."""
     return xp.stack([((seen >> xp.uint64(s)) & xp.uint64(1)).sum(dtype=xp.float64)
                      for s in range(k)])
+
+
+def picked_ids(graph: Any, params: dict[str, Any]) -> np.ndarray:
+    """A run's sources as node ids: the nodes its ``sources`` mask picks, or every node
+    (the direct formulations' ``params``).
+    """
+    mask = params.get("sources")
+    if mask is None:
+        return np.arange(graph.n_nodes, dtype=np.int64)
+    return np.flatnonzero(np.asarray(mask)).astype(np.int64)

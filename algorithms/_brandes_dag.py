@@ -36,6 +36,8 @@ import numpy as np
 from gswitch._memory import MemoryRefused, available_bytes, check_memory
 from gswitch.errors import InvalidInput
 
+from ._brandes_batch import picked_ids
+
 __all__ = ["brandes_dag", "run_edge_variant", "run_variant", "source_bytes"]
 
 #: Most bytes the arrays of one batch of sources may take (before the memory's share).
@@ -161,7 +163,7 @@ def run_variant(graph: Any, params: dict[str, Any], *, sources: Any, backend: st
         ``batches``, ``iterations`` (one per batch) and ``edges_processed``.
     """
     stats: dict[str, Any] = {}
-    bc, _ = brandes_dag(graph, _ids(graph, params), endpoints=bool(params["endpoints"]),
+    bc, _ = brandes_dag(graph, picked_ids(graph, params), endpoints=bool(params["endpoints"]),
                         stats=stats)
     return {"betweenness": bc}, stats
 
@@ -172,16 +174,8 @@ def run_edge_variant(graph: Any, params: dict[str, Any], *, sources: Any, backen
     ``edge_betweenness`` (one raw sum per stored edge of ``graph``, CSR order) returned.
     """
     stats: dict[str, Any] = {}
-    _, edge_sum = brandes_dag(graph, _ids(graph, params), edges=True, stats=stats)
+    _, edge_sum = brandes_dag(graph, picked_ids(graph, params), edges=True, stats=stats)
     return {"edge_betweenness": edge_sum}, stats
-
-
-def _ids(graph: Any, params: dict[str, Any]) -> np.ndarray:
-    """The run's sources: the nodes its ``sources`` mask picks, or every node."""
-    mask = params.get("sources")
-    if mask is None:
-        return np.arange(graph.n_nodes, dtype=np.int64)
-    return np.flatnonzero(np.asarray(mask)).astype(np.int64)
 
 
 def _batch(dist: np.ndarray, batch: np.ndarray, src: np.ndarray, dst: np.ndarray,

@@ -47,7 +47,7 @@ import numpy as np
 import gswitch as gs
 from gswitch.errors import InvalidInput
 
-from ._brandes_batch import BATCH, batch_bytes, finish, hops_problem
+from ._brandes_batch import BATCH, batch_bytes, finish, hops_problem, picked_ids
 from .msbfs import checked_sources
 
 __all__ = ["BATCH", "batch_bytes", "betweenness", "edge_betweenness", "run_edge_variant",
@@ -172,17 +172,9 @@ def run_variant(graph: gs.Graph, params: dict[str, Any], *, sources: Any, backen
         forward and backward levels scanned), ``batches``, and on the GPU
         ``device_time_s``.
     """
-    mask = params.get("sources")
-    ids = (np.arange(graph.n_nodes, dtype=np.int64) if mask is None
-           else np.flatnonzero(np.asarray(mask)).astype(np.int64))
     stats: dict[str, Any] = {}
-    if backend == "gpu":
-        from ._betweenness_gpu import run_batches
-
-        bc, _ = run_batches(graph, ids, bool(params["endpoints"]),
-                            device_arrays=device_arrays, stats=stats)
-    else:
-        bc, _ = _cpu(graph, ids, bool(params["endpoints"]), False, stats)
+    bc, _ = _batched(graph, params, backend, device_arrays, bool(params["endpoints"]),
+                     False, stats)
     return {"betweenness": bc}, stats
 
 
@@ -222,18 +214,21 @@ def run_edge_variant(graph: gs.Graph, params: dict[str, Any], *, sources: Any,
     problem = hops_problem(graph)
     if problem:  # the run checks the graph first (check_graph); a direct call lands here
         raise InvalidInput(problem)
-    mask = params.get("sources")
-    ids = (np.arange(graph.n_nodes, dtype=np.int64) if mask is None
-           else np.flatnonzero(np.asarray(mask)).astype(np.int64))
     stats: dict[str, Any] = {}
+    _, edge_sum = _batched(graph, params, backend, device_arrays, False, True, stats)
+    return {"edge_betweenness": edge_sum}, stats
+
+
+def _batched(graph: gs.Graph, params: dict[str, Any], backend: str, device_arrays: bool,
+             endpoints: bool, edges: bool, stats: dict[str, Any]) -> tuple[Any, Any]:
+    """The two variants' traversal over the run's sources, on ``backend``."""
+    ids = picked_ids(graph, params)
     if backend == "gpu":
         from ._betweenness_gpu import run_batches
 
-        _, edge_sum = run_batches(graph, ids, False, True, device_arrays=device_arrays,
-                                  stats=stats)
-    else:
-        _, edge_sum = _cpu(graph, ids, False, True, stats)
-    return {"edge_betweenness": edge_sum}, stats
+        return run_batches(graph, ids, endpoints, edges, device_arrays=device_arrays,
+                           stats=stats)
+    return _cpu(graph, ids, endpoints, edges, stats)
 
 
 def _run(graph: gs.Graph, sources: Any, endpoints: bool, backend: str, *, edges: bool
