@@ -19,7 +19,7 @@ pytestmark = [
 WORKLISTS = ["atomic", "warp_aggregated", "block_aggregated", "chunked", "hierarchical",
              "bitmap", "prefix_sum"]
 CASES = [(name, v) for name, family in sorted(get_registry().variants.items())
-         for v in family]
+         for v, spec in family.items() if "gpu" in spec.backends]
 
 
 def _graph(directed):

@@ -23,18 +23,18 @@ OUTPUT = {"bfs": "depth", "sssp": "dist"}
 
 def main() -> None:
     t0 = time.perf_counter()
-    graphs = {name: sweep_graph(name) for name in SWEEP_NAMES}
+    graphs = {name: sweep_graph(name) for name in SWEEP_NAMES}  # (graph, source)
     for alg, field in OUTPUT.items():
         spec = get_registry().algorithm(alg)
         for cfg in sweep_configs(spec):
             if cfg["driving"] != "spatial":
                 continue
-            for name, g in graphs.items():
+            for name, (g, source) in graphs.items():
                 if check_combination(spec, g, cfg, "gpu"):
                     continue  # refused for this graph, as the sweep expects
                 try:
-                    r = gs.run(alg, g, source=0, backend="gpu", config=cfg)
-                    problem = compare(alg, r.fields[field], reference(alg, g, source=0))
+                    r = gs.run(alg, g, source=source, backend="gpu", config=cfg)
+                    problem = compare(alg, r.fields[field], reference(alg, g, source=source))
                 except gs.GswitchError as exc:
                     problem = f"{type(exc).__name__}: {exc}"
                 if problem:
