@@ -746,7 +746,8 @@ def _phase_table(phases: list[Phase], driving: Any) -> str:
             "__device__ __forceinline__ bool gs_phase_enabled(int phase, const GsStep& st) {\n"
             f"  switch (phase) {{\n{en}  }}\n  return false;\n}}\n"
             "__device__ __forceinline__ void gs_run_phase(int phase, GsStep& st) {\n"
-            f"  gs_wl_begin(st);\n  switch (phase) {{\n{run}  }}\n  gs_wl_flush(st);\n"
+            f"  gs_wl_begin(st);\n  switch (phase) {{\n{run}  }}\n"
+            "#if GS_UNROLL\n  gs_unroll_drain(st);\n#endif\n  gs_wl_flush(st);\n"
             "  gs_flush_counts(st);\n}\n")
 
 

@@ -76,13 +76,23 @@ def _cases() -> list:
                     cases += [(f"{var.label}:{st.stage_name}",
                                stage_config(st, c.replace(variant=var.variant)))
                               for c in pairs]
-    # topology kernel unrolling (a compile-time queue length; pairs keep it at 0) with each
-    # launch and a thread- and a block-cooperative load balancer
+    # kernel unrolling (a compile-time queue length; pairs keep it at 0) of topology and
+    # data driving with each launch and a thread- and a block-cooperative load balancer;
+    # data driving's leftovers are pushed, so with each kind of worklist push too
     cases += [(a, gs.Config({"variant": a[3:-1] if a.startswith("cc") else "default",
-                             "driving": "topology", "driving.unroll": k, "direction": "push",
-                             "launch": launch, "load_balance": lb}))
+                             "driving": driving, "driving.unroll": k, "direction": "push",
+                             "launch": launch, "load_balance": lb, "worklist": wl,
+                             "driving.unroll_lanes": lanes}))
               for a in ("bfs", "sssp", "cc[label_propagation]")
-              for launch in ("host_loop", "persistent") for k, lb in ((1, "thread"), (8, "twc"))]
+              for launch in ("host_loop", "persistent")
+              for driving, k, lanes, lb, wl in (
+                  ("topology", 1, 1, "thread", "warp_aggregated"),
+                  ("topology", 8, 8, "twc", "warp_aggregated"),
+                  ("data", 1, 1, "thread", "block_aggregated"),
+                  ("data", 8, 32, "twc", "warp_aggregated"),
+                  ("data", 4, 4, "virtual_warp", "bitmap"),
+                  ("data", 16, 2, "edge_balanced", "prefix_sum"),
+                  ("data", 2, 16, "work_donation", "hierarchical"))]
     return cases
 
 
@@ -96,7 +106,9 @@ def _case_id(case):
                                            "launch")]
     parts += [f"{k.split('.')[1]}={v}" for k, v in cfg.items()
               if "." in k and (isinstance(v, bool) or k in ("load_balance.size",
-                                                            "direction.group"))]
+                                                            "direction.group",
+                                                            "driving.unroll",
+                                                            "driving.unroll_lanes"))]
     if not cfg["read_before_atomic"]:
         parts.append("read_before_atomic=False")
     if cfg["l2_prefetch"]:

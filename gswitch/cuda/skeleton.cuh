@@ -134,6 +134,12 @@ __device__ __forceinline__ void gs_activate(GsStep& st, gs_vid u) {
 #if GS_DRIVE_ADMIT
     if (!gs_drive_admit(st, u)) return;  // kept back by the driving strategy
 #endif
+#if GS_UNROLL
+    if (st.uq_n < GS_UNROLL) {  // processed later in this step by this thread
+      st.uq[st.uq_n++] = u;
+      return;
+    }
+#endif
     gs_wl_push(st, u);
 #if GS_L2_PREFETCH
     gs_prefetch_l2(gs.row + u);  // the next step reads u's row: from L2, not DRAM
@@ -291,31 +297,54 @@ __device__ __forceinline__ void gs_phase_node(GsStep& st) {
 }
 
 #if GS_UNROLL
-// Kernel unrolling (a driving strategy's GS_UNROLL = k): after its share of the sweep a
+// Kernel unrolling (a driving strategy's GS_UNROLL = k): after its share of a phase a
 // thread processes the nodes it queued, and what those activate while the queue has
-// room, at most k nodes; what is left is counted for the next sweep.
+// room; what is left is counted for the next sweep, or pushed where the step's mode
+// pushes. The lanes of a warp form groups of GS_UNROLL_LANES: a group takes the node
+// its first lane with a queue queued last (so a wave runs ahead along a path) and walks
+// its edges with all its lanes, at most k nodes per group. Every lane of the warp calls
+// it (the phase table drains after every phase, so activations in a phase of a
+// strategy's own, a load balancer's outliers, are not lost).
+#ifndef GS_UNROLL_LANES
+#define GS_UNROLL_LANES 1
+#endif
 __device__ __forceinline__ void gs_unroll_drain(GsStep& st) {
-  unsigned budget = GS_UNROLL;
-  while (st.uq_n) {
-    const gs_vid v = st.uq[--st.uq_n];
-    if (budget == 0u) {
-      st.acts += 1;
-      continue;
+  const unsigned lane = threadIdx.x & 31u, first = lane & ~(GS_UNROLL_LANES - 1u);
+  const unsigned group = (GS_UNROLL_LANES >= 32 ? 0xffffffffu
+                                                : (1u << GS_UNROLL_LANES) - 1u) << first;
+  unsigned budget = GS_UNROLL;  // the group's: the same in each of its lanes
+  __syncwarp();
+  for (;;) {  // warp-uniform
+    const unsigned queued = __ballot_sync(0xffffffffu, st.uq_n > 0u);
+    if (!queued) break;
+    const unsigned mine = queued & group;
+    const unsigned owner = mine ? (unsigned)__ffs(mine) - 1u : lane;
+    const gs_vid top = st.uq_n ? st.uq[st.uq_n - 1u] : 0;
+    const gs_vid v = __shfl_sync(0xffffffffu, top, owner);
+    if (mine) {  // group-uniform
+      if (lane == owner) --st.uq_n;
+      if (budget == 0u) {
+        if (lane == owner) {
+          if (gs_mode_pushes(st.mode))
+            gs_wl_push(st, v);
+          else
+            st.acts += 1;
+        }
+      } else {
+        --budget;
+        const GsSrc s = gs_load_src(v);
+        const gs_eid end = gs_row_end(v);
+        for (gs_eid e = __ldg(gs.row + v) + (gs_eid)(lane - first); e < end;
+             e += GS_UNROLL_LANES)
+          gs_visit(st, v, s, e);
+      }
     }
-    --budget;
-    const GsSrc s = gs_load_src(v);
-    const gs_eid end = gs_row_end(v);
-    for (gs_eid e = __ldg(gs.row + v); e < end; ++e) gs_visit(st, v, s, e);
+    __syncwarp();
   }
 }
 #endif
 
-__device__ __forceinline__ void gs_phase_expand(GsStep& st) {
-  gs_lb_expand(st);
-#if GS_UNROLL
-  gs_unroll_drain(st);
-#endif
-}
+__device__ __forceinline__ void gs_phase_expand(GsStep& st) { gs_lb_expand(st); }
 
 // A mode that keeps its items (StepMode.keeps): the step's items are pushed again, so
 // the next step has the same ones (topology-driven over a fixed set).

@@ -5,9 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from gswitch import expr as ex
+from gswitch.strategy import Categorical, IntRange
 
 #: Reductions whose fixed point does not depend on the order of updates.
 ORDER_FREE = ("min", "max", "or")
+#: Longest per-thread queue of kernel unrolling (registers and local memory per thread).
+MAX_UNROLL = 16
+#: Kernel unrolling's parameters (compile-time): the per-thread queue's length k, and
+#: the lanes that walk the edges of one queued node together.
+UNROLL_PARAMS = {"unroll": IntRange(0, MAX_UNROLL, 0, compile_time=True),
+                 "unroll_lanes": Categorical((1, 2, 4, 8, 16, 32), 1, compile_time=True)}
+
+
+def unroll_defines(options: Any) -> dict[str, str]:
+    """The compile-time defines of kernel unrolling for a driving strategy's options."""
+    return {"GS_UNROLL": str(int(options.get("unroll", 0))),
+            "GS_UNROLL_LANES": str(int(options.get("unroll_lanes", 1)))}
 
 
 def local_problem(algorithm: Any, what: str) -> str | None:
@@ -49,3 +62,14 @@ def local_problem(algorithm: Any, what: str) -> str | None:
 def pulls(config: Any) -> bool:
     """Whether the configuration's direction strategy may pull (``config`` may be None)."""
     return config is not None and config.strategy("direction").may_pull
+
+
+def unroll_problem(algorithm: Any, config: Any, driving: str) -> str | None:
+    """Why kernel unrolling (``driving.unroll`` > 0 of the ``driving`` strategy) cannot
+    run ``algorithm`` under ``config``, or ``None``: it queues the targets of pushes and
+    processes them again within the step, so it needs push and an order-free operator.
+    """
+    if pulls(config):
+        return "unroll queues the targets of pushes; set direction=push"
+    problem = local_problem(algorithm, f"{driving} unroll")
+    return None if problem is None else problem + " (or set driving.unroll=0)"

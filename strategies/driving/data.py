@@ -5,6 +5,7 @@ from __future__ import annotations
 from gswitch import hookimpl
 from gswitch.strategy import DrivingStrategy
 
+from ._local import UNROLL_PARAMS, unroll_defines, unroll_problem
 from ._modes import DATA
 
 
@@ -16,17 +17,45 @@ class DataDriving(DrivingStrategy):
     computations on GPUs" (IPDPS 2013, §II). Work-efficient: wins whenever the
     active set is a small fraction of the graph (BFS/SSSP on high-diameter graphs),
     at the cost of maintaining a worklist.
+
+    Kernel unrolling (``unroll`` k > 0, compile-time; Nasre et al. §IV, as topology
+    driving has it): a thread that activates a node keeps it in a per-thread queue of k
+    slots instead of pushing it, and after its share of the step processes the queued
+    nodes, last queued first, and what they activate, at most k nodes; what is left is
+    pushed for the next step. A wave then runs up to k + 1 hops ahead per step, and a
+    step costs a grid barrier (persistent) or a launch (host loop), so high-diameter
+    graphs need fewer steps. The price is serial work per thread and, where a wave runs
+    ahead along a path that is not the shortest, updates that are later improved (the
+    operator is order-free, so the answer is the same). ``check`` refuses it as topology
+    does: push only, min/max/or reductions into ``e.dst``, no node operator. The CPU
+    engine honours it as k passes inside the step over what the previous pass activated,
+    so answers and the drop in steps are testable there.
     """
 
     name = "data"
+    params = UNROLL_PARAMS
+    # the GPU suite has not run them yet: the tuner's GPU search leaves them out
+    unvalidated_params = ("unroll", "unroll_lanes")
     cuda_files = ("data.cuh",)
     modes = (DATA,)
+
+    def check(self, algorithm, graph, config, backend):
+        if int(self.options.get("unroll", 0)):
+            return unroll_problem(algorithm, config, "data")
+        return None
 
     def initial_mode(self, n_active: int, n_nodes: int) -> str:
         return "data"
 
     def next_mode(self, mode: str, n_next: int, n_nodes: int) -> str:
         return "data"
+
+    def local_rounds(self, graph, mode):
+        k = int(self.options.get("unroll", 0))
+        return (None, k) if k else None
+
+    def defines(self) -> dict[str, str]:
+        return unroll_defines(self.options)
 
 
 @hookimpl

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from gswitch import hookimpl
-from gswitch.strategy import Categorical, DrivingStrategy, IntRange
+from gswitch.strategy import Categorical, DrivingStrategy
 
-from ._local import local_problem, pulls
+from ._local import UNROLL_PARAMS, unroll_defines, unroll_problem
 from ._modes import TOPOLOGY
-
-#: Longest per-thread queue of kernel unrolling (registers and local memory per thread).
-MAX_UNROLL = 16
 
 
 class TopologyDriving(DrivingStrategy):
@@ -41,7 +38,9 @@ class TopologyDriving(DrivingStrategy):
 
     name = "topology"
     params = {"atomic_free": Categorical((False, True), False, compile_time=True),
-              "unroll": IntRange(0, MAX_UNROLL, 0, compile_time=True)}
+              **UNROLL_PARAMS}
+    # the GPU suite has not run it yet: the tuner's GPU search leaves it out
+    unvalidated_params = ("unroll_lanes",)
     cuda_files = ("topology.cuh",)
     modes = (TOPOLOGY,)
 
@@ -58,11 +57,7 @@ class TopologyDriving(DrivingStrategy):
             if self.options.get("atomic_free"):
                 return ("unroll needs atomic updates (a plain store may lose an update "
                         "its queue already consumed); set driving.atomic_free=false")
-            if pulls(config):
-                return "unroll queues the targets of pushes; set direction=push"
-            problem = local_problem(algorithm, "topology unroll")
-            if problem:
-                return problem + " (or set driving.unroll=0)"
+            return unroll_problem(algorithm, config, "topology")
         return None
 
     def initial_mode(self, n_active: int, n_nodes: int) -> str:
@@ -80,7 +75,7 @@ class TopologyDriving(DrivingStrategy):
 
     def defines(self) -> dict[str, str]:
         return {"GS_ATOMIC_FREE": "1" if self.atomic_free() else "0",
-                "GS_UNROLL": str(int(self.options.get("unroll", 0)))}
+                **unroll_defines(self.options)}
 
 
 @hookimpl
