@@ -92,18 +92,10 @@ __device__ __forceinline__ unsigned gs_out_degree(gs_vid v) {
 // has an empty row: each of its edges would return at the guard.
 // gs_row_stop: the same without the guards (a caller that holds the source's values
 // elsewhere, as spatial staging does, asks gs_row_guard_src itself).
-// gs_row_clip: the same end from a row's bounds [b, e) read elsewhere.
-__device__ __forceinline__ gs_eid gs_row_clip(gs_eid b, gs_eid e) {
-#ifdef GS_EDGE_FIRST
-  return e - b > (gs_eid)GS_EDGE_FIRST ? b + (gs_eid)GS_EDGE_FIRST : e;
-#else
-  (void)b;
-  return e;
-#endif
-}
 __device__ __forceinline__ gs_eid gs_row_stop(gs_vid v) {
 #ifdef GS_EDGE_FIRST
-  return gs_row_clip(__ldg(gs.row + v), __ldg(gs.row + v + 1));
+  const gs_eid b = __ldg(gs.row + v), e = __ldg(gs.row + v + 1);
+  return e - b > (gs_eid)GS_EDGE_FIRST ? b + (gs_eid)GS_EDGE_FIRST : e;
 #else
   return __ldg(gs.row + v + 1);
 #endif

@@ -16,8 +16,6 @@ from ._local import local_problem, pulls
 SPATIAL = StepMode("spatial", items="worklist", pushes=False, own_operators=True)
 #: Largest partition: its node bitmap (128 words) lives in a block's shared memory.
 MAX_PARTITION = 4096
-#: Largest partition whose row offsets a block holds in shared memory (spatial.cuh).
-ROW_STAGE = 1024
 
 
 class SpatialDriving(DrivingStrategy):
@@ -105,9 +103,9 @@ class SpatialDriving(DrivingStrategy):
         return None
 
     def shared_bytes(self, spec, config):
-        # two node bitmaps, two pass queues of 2-byte offsets, three counters, the staged
-        # row offsets, and the staged fields where the operator is staged
-        total = 2 * 4 * (MAX_PARTITION // 32) + 2 * 2 * MAX_PARTITION + 12 + 4 * (ROW_STAGE + 1)
+        # two node bitmaps, two pass queues of 2-byte offsets, three counters, and the
+        # staged fields where the operator is staged
+        total = 2 * 4 * (MAX_PARTITION // 32) + 2 * 2 * MAX_PARTITION + 12
         return total + (STAGE_BYTES if spec is not None and staged_fields(spec) else 0)
 
     def size(self) -> int:

@@ -9,10 +9,6 @@
 // pass) marks its target's partition in the next half; the step counts the partitions
 // it newly marks in GS_CTL_DRIVE, and the run is done after a step that marked none.
 #define GS_SPATIAL_MAX_WORDS 128  // 4096-node partitions
-// Partitions of at most this many nodes hold their row offsets in shared memory for
-// their passes: a pass then reads a node's bounds there, one dependent round trip to L2
-// less per pass (a clique chain's BFS is a pass per level).
-#define GS_SPATIAL_ROW_STAGE 1024
 
 __device__ __forceinline__ unsigned gs_spatial_parts() {
   return (unsigned)((gs.n + gs.driving_partition_size - 1) / gs.driving_partition_size);
@@ -72,40 +68,25 @@ __device__ __forceinline__ void gs_local_load(const GsLocal&, unsigned) {}
 __device__ __forceinline__ void gs_local_store(const GsLocal&, unsigned) {}
 #endif
 
-__device__ __forceinline__ void gs_spatial_warm(gs_vid lo, unsigned len, bool rows) {
+__device__ __forceinline__ void gs_spatial_warm(gs_vid lo, unsigned len) {
   const gs_eid first = __ldg(gs.row + lo), last = __ldg(gs.row + lo + len);
   const unsigned row_step = 128u / sizeof(gs_eid), col_step = 128u / sizeof(gs_vid);
-  for (unsigned i = threadIdx.x * row_step; !rows && i <= len; i += blockDim.x * row_step)
+  for (unsigned i = threadIdx.x * row_step; i <= len; i += blockDim.x * row_step)
     asm volatile("prefetch.global.L1 [%0];" :: "l"(gs.row + lo + i));
   for (gs_eid e = first + (gs_eid)threadIdx.x * col_step; e < last;
        e += (gs_eid)blockDim.x * col_step)
     asm volatile("prefetch.global.L1 [%0];" :: "l"(gs.col + e));
 }
 
-// v's row bounds [b, e): from the partition's staged row offsets (k = v - lo) when it
-// has them, else from global memory.
-struct GsSpatialRow {
-  gs_eid b, e;
-};
-__device__ __forceinline__ GsSpatialRow gs_spatial_row(const gs_eid* srow, bool rows,
-                                                      const gs_vid v, unsigned k) {
-  GsSpatialRow r;
-  r.b = rows ? srow[k] : __ldg(gs.row + v);
-  r.e = rows ? srow[k + 1] : __ldg(gs.row + v + 1);
-  return r;
-}
-
-// The end of v's row given its bounds and source values s (gs_row_end, with the values
-// the pass holds: a staged partition's are newer than global memory's).
-__device__ __forceinline__ gs_eid gs_spatial_row_end(const gs_vid v, const GsSrc& s,
-                                                     const GsSpatialRow& r) {
+// The end of v's row given its source values s (gs_row_end, with the values the pass
+// holds: a staged partition's are newer than global memory's).
+__device__ __forceinline__ gs_eid gs_spatial_row_end(const gs_vid v, const GsSrc& s) {
 #ifdef GS_ROW_GUARD
-  if (!gs_row_guard_src(v, s)) return r.b;
+  if (!gs_row_guard_src(v, s)) return __ldg(gs.row + v);
 #else
-  (void)v;
   (void)s;
 #endif
-  return gs_row_clip(r.b, r.e);
+  return gs_row_stop(v);
 }
 
 // One edge of a pass: the operator (on the staged values when u is in a staged
@@ -139,7 +120,6 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
   __shared__ unsigned seen[2][GS_SPATIAL_MAX_WORDS];
   __shared__ unsigned short queue[2][GS_SPATIAL_MAX_WORDS * 32];
   __shared__ unsigned queued[3];
-  __shared__ gs_eid srow[GS_SPATIAL_ROW_STAGE + 1];
   const long long size = gs.driving_partition_size;
   const unsigned parts = gs_spatial_parts();
   const unsigned* cur = gs_spatial_half(st.it);
@@ -156,15 +136,11 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
     // block-uniform; each thread loads (and stores) the offsets it will store (load)
     // next, so a partition's load never races the previous one's store
     const bool staged = GS_LOCAL_STAGE > 0 && len <= GS_LOCAL_STAGE;
-    const bool rows = len <= GS_SPATIAL_ROW_STAGE;  // block-uniform
     L.lo = lo;
     if (staged) {
-      gs_spatial_warm(lo, len, rows);
+      gs_spatial_warm(lo, len);
       gs_local_load(L, len);
     }
-    // the previous partition's passes ended at a barrier: nobody reads srow any more
-    for (unsigned i = threadIdx.x; rows && i <= len; i += blockDim.x)
-      srow[i] = __ldg(gs.row + lo + i);
     for (unsigned w = threadIdx.x; w < nw; w += blockDim.x) seen[1][w] = 0u;
     if (threadIdx.x == 0) queued[1] = 0u;
     __syncthreads();
@@ -191,12 +167,10 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
       const unsigned turn = min(32u, (items + warps - 1u) / warps);  // block-uniform
       if (turn == 1u) {
         for (unsigned item = warp; item < items; item += warps) {  // warp-uniform
-          const unsigned k = pass == 0 ? item : (unsigned)in[item];
-          const gs_vid v = lo + (gs_vid)k;
+          const gs_vid v = lo + (gs_vid)(pass == 0 ? item : (unsigned)in[item]);
           const GsSrc s = staged ? gs_load_src_local(v, L) : gs_load_src(v);
-          const GsSpatialRow r = gs_spatial_row(srow, rows, v, k);
-          const gs_eid end = gs_spatial_row_end(v, s, r);
-          for (gs_eid e = r.b + (gs_eid)lane; e < end; e += 32)
+          const gs_eid end = gs_spatial_row_end(v, s);
+          for (gs_eid e = __ldg(gs.row + v) + (gs_eid)lane; e < end; e += 32)
             more |= gs_spatial_edge(st, L, staged, v, s, __ldg(gs.col + e), e, len, inner,
                                     mark, count, out, next);
         }
@@ -206,11 +180,9 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
         gs_vid vj = lo;
         gs_eid bj = 0, ej = 0;
         if (lane < cnt) {
-          const unsigned k = pass == 0 ? base + lane : (unsigned)in[base + lane];
-          vj = lo + (gs_vid)k;
-          const GsSpatialRow r = gs_spatial_row(srow, rows, vj, k);
-          bj = r.b;
-          ej = gs_spatial_row_end(vj, staged ? gs_load_src_local(vj, L) : gs_load_src(vj), r);
+          vj = lo + (gs_vid)(pass == 0 ? base + lane : (unsigned)in[base + lane]);
+          bj = __ldg(gs.row + vj);
+          ej = gs_spatial_row_end(vj, staged ? gs_load_src_local(vj, L) : gs_load_src(vj));
         }
         gs_eid b = __shfl_sync(0xffffffffu, bj, 0), end = __shfl_sync(0xffffffffu, ej, 0);
         gs_vid ahead = b + (gs_eid)lane < end ? __ldg(gs.col + b + lane) : lo;
