@@ -82,7 +82,7 @@ def _cases() -> list:
     cases += [(a, gs.Config({"variant": a[3:-1] if a.startswith("cc") else "default",
                              "driving": driving, "driving.unroll": k, "direction": "push",
                              "launch": launch, "load_balance": lb, "worklist": wl,
-                             "driving.unroll_lanes": lanes}))
+                             "driving.unroll_lanes_log2": lanes.bit_length() - 1}))
               for a in ("bfs", "sssp", "cc[label_propagation]")
               for launch in ("host_loop", "persistent")
               for driving, k, lanes, lb, wl in (
@@ -108,7 +108,7 @@ def _case_id(case):
               if "." in k and (isinstance(v, bool) or k in ("load_balance.size",
                                                             "direction.group",
                                                             "driving.unroll",
-                                                            "driving.unroll_lanes"))]
+                                                            "driving.unroll_lanes_log2"))]
     if not cfg["read_before_atomic"]:
         parts.append("read_before_atomic=False")
     if cfg["l2_prefetch"]:

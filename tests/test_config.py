@@ -32,6 +32,8 @@ def test_defaults_filled():
         "load_balance": "virtual_warp",
         "load_balance.size": 8,
         "driving": "data",
+        "driving.unroll": 0,
+        "driving.unroll_lanes_log2": 0,
         "direction": "push",
         "launch": "host_loop",
         "block_size": 256,

@@ -92,8 +92,8 @@ def test_the_gpu_search_keeps_the_new_parameters_at_their_defaults_for_now():
     from gswitch.selector import MODEL_PATH, model_version
 
     space = build_space(get_registry().algorithm("bfs"), gs.generators.grid2d(6, 6), "gpu")
-    for key in ("driving=data: driving.unroll", "driving=data: driving.unroll_lanes",
-                "driving=topology: driving.unroll_lanes"):
+    for key in ("driving=data: driving.unroll", "driving=data: driving.unroll_lanes_log2",
+                "driving=topology: driving.unroll_lanes_log2"):
         assert "GPU suite" in space.excluded[key]
     assert "unroll" in space.params[("driving", "topology")]
     model = json.loads(MODEL_PATH.read_text())
@@ -110,7 +110,7 @@ def test_generated_cuda_compiles(nvcc):
                       "launch": "persistent"}),
              ("sssp", {"worklist": "bitmap", "load_balance": "virtual_warp"}),
              ("bfs", {"worklist": "prefix_sum", "load_balance": "thread",
-                      "launch": "persistent", "driving.unroll_lanes": 32})]
+                      "launch": "persistent", "driving.unroll_lanes_log2": 5})]
     for alg, cfg in cases:
         src = generate_source(reg.algorithm(alg), Config(
             {"direction": "push", "driving": "data", "driving.unroll": 4, **cfg}),
@@ -132,9 +132,9 @@ def test_gpu_every_worklist_and_launch(worklist, launch):
               .deduplicate()]
     for g in graphs:
         for alg in OUTPUT:
-            for k, lanes, lb in ((1, 1, "thread"), (4, 4, "virtual_warp"), (16, 32, "twc")):
+            for k, log2, lb in ((1, 0, "thread"), (4, 2, "virtual_warp"), (16, 5, "twc")):
                 cfg = _unroll(k, worklist=worklist, launch=launch, load_balance=lb,
-                              **{"driving.unroll_lanes": lanes})
+                              **{"driving.unroll_lanes_log2": log2})
                 if launch == "cuda_graph" and worklist not in ("bitmap", "prefix_sum"):
                     # a replay cannot grow a queue: dedup bounds it by the node count
                     cfg["worklist.dedup"] = True
@@ -152,8 +152,8 @@ def test_gpu_zoo_and_outliers():
         if g.n_nodes == 0:
             continue
         for alg in OUTPUT:
-            for launch, lanes in (("host_loop", 1), ("persistent", 2)):
-                _check(alg, g, _unroll(8, launch=launch, **{"driving.unroll_lanes": lanes}),
+            for launch, log2 in (("host_loop", 0), ("persistent", 1)):
+                _check(alg, g, _unroll(8, launch=launch, **{"driving.unroll_lanes_log2": log2}),
                        "gpu")
     hub = star(3000, weighted=True, seed=2)
     assert int(hub.indptr[1] - hub.indptr[0]) == hub.n_nodes - 1  # node 0, the source

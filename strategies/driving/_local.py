@@ -5,22 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from gswitch import expr as ex
-from gswitch.strategy import Categorical, IntRange
+from gswitch.strategy import IntRange
 
 #: Reductions whose fixed point does not depend on the order of updates.
 ORDER_FREE = ("min", "max", "or")
 #: Longest per-thread queue of kernel unrolling (registers and local memory per thread).
 MAX_UNROLL = 16
 #: Kernel unrolling's parameters (compile-time): the per-thread queue's length k, and
-#: the lanes that walk the edges of one queued node together.
+#: log2 of the lanes that walk the edges of one queued node together (0: a thread).
 UNROLL_PARAMS = {"unroll": IntRange(0, MAX_UNROLL, 0, compile_time=True),
-                 "unroll_lanes": Categorical((1, 2, 4, 8, 16, 32), 1, compile_time=True)}
+                 "unroll_lanes_log2": IntRange(0, 5, 0, compile_time=True)}
 
 
 def unroll_defines(options: Any) -> dict[str, str]:
     """The compile-time defines of kernel unrolling for a driving strategy's options."""
     return {"GS_UNROLL": str(int(options.get("unroll", 0))),
-            "GS_UNROLL_LANES": str(int(options.get("unroll_lanes", 1)))}
+            "GS_UNROLL_LANES": str(1 << int(options.get("unroll_lanes_log2", 0)))}
 
 
 def local_problem(algorithm: Any, what: str) -> str | None:

@@ -29,15 +29,15 @@ class DataDriving(DrivingStrategy):
     operator is order-free, so the answer is the same). ``check`` refuses it as topology
     does: push only, min/max/or reductions into ``e.dst``, no node operator. The CPU
     engine honours it as k passes inside the step over what the previous pass activated,
-    so answers and the drop in steps are testable there. ``unroll_lanes`` lanes of a warp
-    walk a queued node's edges together (1: a thread alone, as Nasre et al.).
+    so answers and the drop in steps are testable there. ``2 ** unroll_lanes_log2`` lanes of a
+    warp walk a queued node's edges together (0: a thread alone, as Nasre et al.).
 
     Where it wins: where a step is dear. BFS on the 2048x2048 road grid with the host
     loop took 101.4 ms a call (52.5 ms device, 4,095 steps) and 19.4 ms (14.6 ms, 313
-    steps) with ``unroll=16, unroll_lanes=4``. Under the persistent launch, whose step is a
+    steps) with ``unroll=16, unroll_lanes_log2=2``. Under the persistent launch, whose step is a
     1 us grid barrier, it does not: the tuned configuration took 11.05 ms device, with
-    ``unroll=4, unroll_lanes=4`` 10.97 ms (858 steps), with k = 8 or 16 11.4 and 13.2 ms;
-    a thread walking alone (``unroll_lanes=1``) 13.7 to 15.0 ms, since a queued node's
+    ``unroll=4, unroll_lanes_log2=2`` 10.97 ms (858 steps), with k = 8 or 16 11.4 and 13.2 ms;
+    a thread walking alone (``unroll_lanes_log2=0``) 13.7 to 15.0 ms, since a queued node's
     edges are then a chain of dependent loads. On the clique chain (31 activations per
     node) it is far slower than spatial (1,258 ms against 87 ms). H200,
     ``benchmarks/results/h200_s38_road_unroll_lanes.log`` and ``..._thread.log``.
@@ -46,7 +46,7 @@ class DataDriving(DrivingStrategy):
     name = "data"
     params = UNROLL_PARAMS
     # the GPU suite has not run them yet: the tuner's GPU search leaves them out
-    unvalidated_params = ("unroll", "unroll_lanes")
+    unvalidated_params = ("unroll", "unroll_lanes_log2")
     cuda_files = ("data.cuh",)
     modes = (DATA,)
 

@@ -40,7 +40,7 @@ class TopologyDriving(DrivingStrategy):
     params = {"atomic_free": Categorical((False, True), False, compile_time=True),
               **UNROLL_PARAMS}
     # the GPU suite has not run it yet: the tuner's GPU search leaves it out
-    unvalidated_params = ("unroll_lanes",)
+    unvalidated_params = ("unroll_lanes_log2",)
     cuda_files = ("topology.cuh",)
     modes = (TOPOLOGY,)
 
