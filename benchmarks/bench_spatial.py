@@ -35,6 +35,7 @@ from _common import peer_parser, require_gpu, timed, write_json
 
 import gswitch as gs
 from gswitch.generators import clique_chain, road
+from gswitch.plugins import get_registry
 from gswitch.testing.reference import compare, reference
 
 FIELD = {"bfs": "depth", "sssp": "dist", "cc": "comp"}
@@ -126,7 +127,10 @@ def main() -> None:
             scipy_s, nx_s = _peers(alg, g, G, args.repeats)
             print(f"{g.name} {alg}: scipy {scipy_s * 1e3:.1f} ms, networkx "
                   f"{nx_s * 1e3:.1f} ms")
-            extra = {k: {"direction": "push", **v} for k, v in args.extra.items()}
+            variants = get_registry().variants[alg]
+            # a configuration naming another algorithm's variant is left out of this one
+            extra = {k: {"direction": "push", **v} for k, v in args.extra.items()
+                     if v.get("variant", "default") in ("default", *variants)}
             for label, cfg in {**_configs(alg, args.renumber), **extra}.items():
                 if only and label not in only:
                     continue

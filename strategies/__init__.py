@@ -23,6 +23,7 @@ BUILTIN_MODULES = (
     "gswitch.strategies.driving.priority",
     "gswitch.strategies.driving.subset",
     "gswitch.strategies.driving.spatial",
+    "gswitch.strategies.driving.asynchronous",
     "gswitch.strategies.direction.push",
     "gswitch.strategies.direction.pull",
     "gswitch.strategies.direction.direction_optimizing",

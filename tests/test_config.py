@@ -306,12 +306,16 @@ def _expected_valid_count(spec, backend):
     # that declares it
     driving -= 0 if spec.priority is not None else 2
     driving -= 0 if "subset" in spec.supports.get("driving", ()) else 1
-    # spatial is counted apart: it takes push only, and only an order-free operator
-    driving -= 1
-    spatial = get_registry().strategy("driving", "spatial")({})
-    spatial_ok = spatial.check(spec, None, gs.Config({"driving": "spatial"}), backend) is None
+    # spatial and async are counted apart: they take push only, and only an
+    # order-free operator
+    driving -= 2
+    ok = 0
+    for name in ("spatial", "async"):
+        strat = get_registry().strategy("driving", name)(
+            gs.Config({"driving": name}).strategy("driving").options)
+        ok += strat.check(spec, None, gs.Config({"driving": name}), backend) is None
     rest = per["load_balance"] * driving * per["direction"]
-    rest_spatial = per["load_balance"] * 1 if spatial_ok else 0
+    rest_spatial = per["load_balance"] * ok
     if backend != "gpu":
         return per["worklist"] * (rest + rest_spatial) * per["launch"], total
     # on the GPU cuda_graph needs a worklist that never grows: one bounded by itself
@@ -328,15 +332,15 @@ def _expected_valid_count(spec, backend):
 
 
 def test_option_counts_by_hand():
-    """The categorical search space is as declared: 12 x 12 x 8 x 17 x 3 combinations."""
+    """The categorical search space is as declared: 12 x 12 x 9 x 17 x 3 combinations."""
     counts = _option_counts()
     assert {a: sum(c.values()) for a, c in counts.items()} == {
         "worklist": 2 + 2 + 1 + 2 + 2 + 2 + 1, "load_balance": 1 + 5 + 1 + 5,
-        "driving": 1 + 2 + 1 + 2 + 1 + 1, "direction": 1 + 8 + 8, "launch": 3}
-    assert len(list(iter_configs())) == 12 * 12 * 8 * 17 * 3
+        "driving": 1 + 2 + 1 + 2 + 1 + 1 + 1, "direction": 1 + 8 + 8, "launch": 3}
+    assert len(list(iter_configs())) == 12 * 12 * 9 * 17 * 3
 
 
-@pytest.mark.slow  # the full product (58,752 configurations) per case: .ci/run runs it
+@pytest.mark.slow  # the full product (66,096 configurations) per case: .ci/run runs it
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 @pytest.mark.parametrize("backend", ["gpu", "cpu"])
 def test_valid_configs_count_and_filter(algorithm, backend):
@@ -362,7 +366,7 @@ def test_valid_configs_by_hand():
     prefix_sum, five dedup queues); pagerank refuses atomic_free (add is not monotone)."""
     assert len(valid_configs(_classic("bfs"), "gpu")) == (
         12 * 12 * 4 * 17 * 2 + 7 * 12 * 4 * 17 + 5 * 12 * 1 * 17  # + plain queues, data
-        + 12 * 12 * 1 * 1 * 2 + 7 * 12 * 1 * 1)  # spatial: push only
+        + 2 * (12 * 12 * 1 * 1 * 2 + 7 * 12 * 1 * 1))  # spatial, async: push only
     assert len(valid_configs(_classic("pagerank"), "gpu")) == (
         12 * 12 * 3 * 17 * 2 + 7 * 12 * 3 * 17)
     assert len(valid_configs(_classic("pagerank"), "cpu")) == 12 * 12 * 3 * 17 * 3
