@@ -714,7 +714,7 @@ def _cmd_strategies(args: argparse.Namespace) -> int:
             backends = ("" if sorted(d["backends"]) == ["cpu", "gpu"]
                         else f" [{'/'.join(d['backends'])} only]")
             if not d["validated"]:
-                backends += " [not yet validated on a GPU: the tuner leaves it out]"
+                backends += " [not yet validated for the tuner: its GPU search leaves it out]"
             head = f"  {name}{mark}{backends}: "
             body = textwrap.fill(plain_text(d["summary"]), width=96, initial_indent=head,
                                  subsequent_indent=" " * 6)

@@ -724,7 +724,8 @@ def build_space(spec: AlgorithmSpec, graph: Graph, backend: str,
             for name in [n for n in on_backend if not reg.strategies[axis][n].validated]:
                 on_backend.remove(name)
                 space.excluded[f"{axis}={name}"] = (
-                    "its device code has not yet passed the GPU suite on a device; "
+                    "not validated for the GPU search: its device code had not passed the "
+                    "GPU suite when the shipped selector model was trained; "
                     f"choose it explicitly with --set {axis}={name}")
         if not on_backend:
             # nothing on this axis runs on the backend: the engine ignores it
@@ -801,7 +802,8 @@ def build_space(spec: AlgorithmSpec, graph: Graph, backend: str,
                       and not (backend == "gpu" and p in cls.unvalidated_params)}
             for p in cls.unvalidated_params if backend == "gpu" else ():
                 space.excluded[f"{axis}={name}: {axis}.{p}"] = (
-                    "its device code has not yet passed the GPU suite on a device; kept "
+                    "not validated for the GPU search: its device code had not passed the "
+                    "GPU suite when the shipped selector model was trained; kept "
                     f"at its default (set it explicitly with --set {axis}.{p}=VALUE)")
             if params:
                 space.params[(axis, name)] = params
