@@ -75,7 +75,7 @@ def test_refusals_name_the_reason():
     assert _refusal({}, "sssp") is None
     with pytest.raises(InvalidConfig, match=r"lanes_log2 must be in \[0, 5\]"):
         Config({"driving": "async", "driving.lanes_log2": 6})
-    with pytest.raises(InvalidConfig, match="async driving"):
+    with pytest.raises(InvalidConfig, match=r"async driving.*\(set driving=data\)"):
         gs.run("triangles", road(4, 4), backend="cpu", config={"driving": "async"})
 
 
@@ -100,6 +100,36 @@ def test_the_gpu_search_leaves_it_out_until_validated():
     assert "GPU suite" in space.excluded["driving=async"]
     model = json.loads(MODEL_PATH.read_text())
     assert model["space_version"] == model_version(model["algorithms"])
+
+
+def test_command_line(capsys, tmp_path):
+    """``gswitch strategies`` lists async with its parameters and marks it out of the
+    tuner's search; ``gswitch run --set driving=async`` gives scipy's answer; a refused
+    combination is one line naming the flag to change."""
+    import json
+
+    import numpy as np
+
+    from gswitch.cli import main
+
+    assert main(["strategies", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["driving"]["async"]
+    assert set(data["params"]) == {"lanes_log2", "ring"} and data["validated"] is False
+    assert main(["strategies"]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines()
+                if ln.startswith("  async"))
+    assert "not yet validated for the tuner" in line
+    out = tmp_path / "depth.npy"
+    assert main(["run", "bfs", "--generate", "grid:12x9", "--source", "5", "--backend", "cpu",
+                 "--set", "driving=async", "--set", "direction=push",
+                 "--output", str(out)]) == 0
+    want = reference("bfs", gs.generators.grid2d(12, 9), source=5)
+    assert np.array_equal(np.load(out, allow_pickle=False), want)
+    capsys.readouterr()
+    assert main(["run", "bfs", "--generate", "grid:4x4", "--backend", "cpu",
+                 "--set", "driving=async", "--set", "direction=pull"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "set direction=push" in err[0]
 
 
 @pytest.mark.compile

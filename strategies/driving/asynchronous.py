@@ -82,7 +82,8 @@ class AsyncDriving(DrivingStrategy):
     def check(self, algorithm, graph, config, backend):
         if pulls(config):
             return "async driving pushes along out-edges; set direction=push"
-        return local_problem(algorithm, "async driving")
+        problem = local_problem(algorithm, "async driving")
+        return None if problem is None else problem + " (set driving=data)"
 
     def capacity(self, n_nodes: int) -> int:
         """Ring slots for a graph of ``n_nodes`` nodes: ``ring`` when set, else
