@@ -97,9 +97,10 @@ class AsyncDriving(DrivingStrategy):
 
     def buffers(self, spec, graph, config):
         n = 0 if graph is None else graph.n_nodes
-        # the ring comes zeroed and every written slot is emptied by its reader, so it
-        # is empty again after every step
-        return [Buffer("ring", "unsigned", self.capacity(n)),
+        # every written slot is emptied by its reader, so a finished step leaves the
+        # ring empty; it is zeroed before every run all the same, so that a run cut off
+        # between its two phases (an interrupt on the host) cannot leave nodes behind
+        return [Buffer("ring", "unsigned", self.capacity(n), zero=True),
                 Buffer("ctr", "unsigned long long", 65, zero=True)]
 
     def phases(self, spec, config):
