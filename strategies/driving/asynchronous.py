@@ -45,8 +45,8 @@ class AsyncDriving(DrivingStrategy):
     it as passes inside one step until nothing is activated, so answers and the single
     step are testable there.
 
-    Where it wins: nowhere on the graphs tried (the literature reports asynchronous
-    worklists winning on high-diameter, low-degree graphs). On an H200 (``benchmarks/
+    Where it wins: on the GPU, nowhere on the graphs tried (the literature reports
+    asynchronous worklists winning on high-diameter, low-degree graphs). On an H200 (``benchmarks/
     bench_spatial.py --backend gpu --extra @benchmarks/configs/async.json``, logs
     ``benchmarks/results/h200_s39_async_*``), in the same runs:
 
@@ -62,6 +62,14 @@ class AsyncDriving(DrivingStrategy):
       distance is final); BFS on the 1M-node chain of 32-node cliques 176 ms against
       spatial's 85 ms (a warp per node; 4 lanes spilled the ring and took 1.29 s); SSSP
       on the chain did not finish within the command's limit.
+
+    On the CPU engine's super-steps (``GSWITCH_CPU_STEPS=1``; by default BFS and SSSP
+    take a shortest-path closure there, whatever the strategies), one step of passes
+    saves data driving's per-step cost on the same edges: BFS 7.8 against 8.3 to 8.5 ms
+    on the 128x128 road grid and 12.8 against 14.5 ms on a chain of 256 cliques, SSSP
+    14.5 to 15.4 against 17.6 to 19.0 ms and 349 to 408 against 450 to 512 ms; CC loses
+    (63 to 96 against topology driving's 33 to 36 ms on the road grid). Two runs on a
+    two-core host, ``benchmarks/results/cpu_s39_async_driving.log``.
 
     Its GPU suite passed (``tests/test_async.py``), but it stays out of the tuner's GPU
     search (``validated = False``): validating it would change the strategy space the
