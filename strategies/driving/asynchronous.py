@@ -24,18 +24,18 @@ class AsyncDriving(DrivingStrategy):
 
     The persistent, barrier-free worklist of Chen, Brock, Porumbescu, Buluç, Yelick &
     Owens, "Atos: a task-parallel GPU scheduler for graph analytics" (ICPP 2022), in its
-    simplest form: one global FIFO ring. Termination by counting:
-    one 64-bit word holds the ring's tail and the number of pending nodes (written and
-    not yet finished); a group adds its pushes to both with one atomic before writing
-    them and takes its node off when done, so the count reaches zero only when nothing is
-    queued or in hand, and whoever brings it there ends every wait. Ring slots are
+    simplest form: one global FIFO ring. Termination by counting: one 64-bit word holds
+    the ring's tail and the number of pending nodes (written and not yet finished); a
+    group adds its pushes to both with one atomic before writing them and takes its node
+    off when done, so the count reaches zero only when nothing is queued or in hand, and
+    whoever brings it there ends every wait. Ring slots are
     written with release stores after the operator's atomics and read with acquire
     loads, so a node is always processed with values at least as new as the update that
     queued it. The ring holds ``ring`` slots (4 bytes each; 0, the default, means
     ``2 * nodes + 1024``); a push beyond them goes to the worklist, and another step
-    starts from there (the decision is data driving's: done
-    when a step pushed nothing). Blocks that are not resident take no ticket, so any
-    grid works under every launch.
+    starts from there (the decision is data driving's: done when a step pushed
+    nothing). Blocks that are not resident take no ticket, so any grid works under every
+    launch.
 
     How it decides: a node may be processed before its final value is known and again
     after, so the fixed point must not depend on the order of updates, as for spatial
@@ -46,9 +46,9 @@ class AsyncDriving(DrivingStrategy):
     step are testable there.
 
     Where it wins: on the GPU, nowhere on the graphs tried (the literature reports
-    asynchronous worklists winning on high-diameter, low-degree graphs). On an H200 (``benchmarks/
-    bench_spatial.py --backend gpu --extra @benchmarks/configs/async.json``, logs
-    ``benchmarks/results/h200_s39_async_*``), in the same runs:
+    asynchronous worklists winning on high-diameter, low-degree graphs). On an H200
+    (``benchmarks/bench_spatial.py --backend gpu --extra @benchmarks/configs/async.json``,
+    logs ``benchmarks/results/h200_s39_async_*``), in the same runs:
 
     - BFS, 2048x2048 road grid: 11.37 ms device (12.2 ms a call) with a warp per node
       (``lanes_log2=5``, ``block_size=1024``), 12.39 ms with 8 lanes and 128 threads,
