@@ -15,25 +15,16 @@ from gswitch.errors import InvalidConfig
 from gswitch.generators import clique_chain, rmat, road, star
 from gswitch.plugins import get_registry
 from gswitch.testing.nvcc import compile_source
-from gswitch.testing.reference import compare, reference
+from gswitch.testing.order_free import ORDER_FREE_OUTPUT, WORKLISTS, run_checked
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
 
 pytestmark = pytest.mark.usefixtures("super_steps")  # the CPU engine does its steps
 
-#: What unrolling accepts: monotone min reductions into e.dst.
-OUTPUT = {"bfs": "depth", "sssp": "dist", "cc": "comp"}
-WORKLISTS = ("atomic", "warp_aggregated", "block_aggregated", "chunked", "hierarchical",
-             "bitmap", "prefix_sum")
+OUTPUT = ORDER_FREE_OUTPUT
 
 
 def _check(alg, graph, cfg, backend="cpu"):
-    kw = {} if alg == "cc" else {"source": 0}
-    extra = {"variant": "label_propagation"} if alg == "cc" else {}
-    r = gs.run(alg, graph, backend=backend,
-               config={"direction": "push", "driving": "data", **extra, **cfg}, **kw)
-    problem = compare(alg, r.fields[OUTPUT[alg]], reference(alg, graph, **kw))
-    assert problem is None, (alg, graph.name, cfg, problem)
-    return r
+    return run_checked(alg, graph, {"driving": "data", **cfg}, backend)
 
 
 def _unroll(k, **more):
