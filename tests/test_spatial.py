@@ -263,9 +263,31 @@ def test_gpu_spatial_and_unroll_give_the_reference(launch):
             for size in (32, 4096):
                 for local in (None, 0):
                     _check(alg, graph, {**_spatial(size, local), "launch": launch}, "gpu")
+            # not a multiple of 32 nodes: first passes over whole partitions
+            _check(alg, graph, {**_spatial(100), "launch": launch}, "gpu")
             # a warp per queued node: the most warps a block has, and the fewest
             for block in (64, 1024):
                 _check(alg, graph, {**_spatial(256, None), "launch": launch,
                                     "block_size": block}, "gpu")
             _check(alg, graph, {"driving": "topology", "driving.unroll": 4,
                                 "launch": launch}, "gpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+def test_gpu_first_pass_reads_only_the_marked_nodes():
+    """An order-free operator on partitions of a multiple of 32 nodes: a partition's
+    first pass takes only the nodes marked since it last ran. The steps are those of
+    whole partitions (the CPU engine's), with about half the edges of a BFS on the
+    chain, whose whole first passes read every clique twice; at 100 nodes a partition
+    (not a multiple of 32) the first passes are whole again.
+    """
+    g = clique_chain(64, 32)
+    for size in (96, 256):
+        cpu = _check("bfs", g, _spatial(size))
+        gpu = _check("bfs", g, _spatial(size), "gpu")
+        assert gpu.stats["iterations"] == cpu.stats["iterations"], size
+        assert gpu.stats["edges_processed"] < 0.75 * cpu.stats["edges_processed"], size
+        assert gpu.stats["edges_processed"] >= g.n_edges, size  # every edge at least once
+    whole = _check("bfs", g, _spatial(100), "gpu")
+    assert whole.stats["edges_processed"] > 1.5 * g.n_edges

@@ -2,13 +2,27 @@
 // halves by step parity (the step's and the next one's). The seed phase clears the next
 // half and marks the partitions of the worklist's items (the start set, in step 0); the
 // run phase gives each active partition to one block, which applies the edge operator to
-// all its nodes, then loops (__syncthreads between passes, at most
+// its nodes, then loops (__syncthreads between passes, at most
 // gs.driving_local_iterations more) over the nodes an in-partition edge updated, kept in
 // a shared-memory queue (a bitmap keeps each node once); a warp takes a node and its
 // lanes the node's edges. An update that leaves the partition (or is left after the last
 // pass) marks its target's partition in the next half; the step counts the partitions
 // it newly marks in GS_CTL_DRIVE, and the run is done after a step that marked none.
+//
+// The first pass of a partition: every node of it, or (GS_SPATIAL_DIRTY: an order-free
+// operator, GS_LOCAL_STAGE > 0, and partitions of a multiple of 32 nodes) only the nodes
+// marked since the partition last ran. Those marks are a node bitmap in two halves by
+// step parity, set with the partition's mark and read and cleared by the first pass; a
+// node not marked has not changed since its edges were last applied, and with min, max
+// or or reductions applying them again changes nothing, so the fixed point and the steps
+// are the same, with fewer edges.
 #define GS_SPATIAL_MAX_WORDS 128  // 4096-node partitions
+#define GS_SPATIAL_WARPS (GS_BLOCK_SIZE / 32)
+#if defined(GS_LOCAL_STAGE) && GS_LOCAL_STAGE > 0  // codegen staged an order-free operator
+#define GS_SPATIAL_DIRTY 1
+#else
+#define GS_SPATIAL_DIRTY 0
+#endif
 
 __device__ __forceinline__ unsigned gs_spatial_parts() {
   return (unsigned)((gs.n + gs.driving_partition_size - 1) / gs.driving_partition_size);
@@ -18,8 +32,27 @@ __device__ __forceinline__ unsigned* gs_spatial_half(int it) {
   return gs.driving_parts + (size_t)(it & 1) * ((gs_spatial_parts() + 31u) / 32u);
 }
 
+#if GS_SPATIAL_DIRTY
+__device__ __forceinline__ bool gs_spatial_dirty_on() {
+  return (gs.driving_partition_size & 31) == 0;
+}
+__device__ __forceinline__ unsigned* gs_spatial_dirty_half(int it) {
+  return gs.driving_dirty + (size_t)(it & 1) * (size_t)((gs.n + 31) / 32);
+}
+// Mark node u changed in the dirty half of step it (read by its partition's first pass).
+__device__ __forceinline__ void gs_spatial_dirty_set(int it, gs_vid u) {
+  unsigned* w = gs_spatial_dirty_half(it) + ((long long)u >> 5);
+  const unsigned bit = 1u << ((unsigned)u & 31u);
+  if (!(__ldcg(w) & bit)) atomicOr(w, bit);
+}
+#else
+__device__ __forceinline__ bool gs_spatial_dirty_on() { return false; }
+__device__ __forceinline__ void gs_spatial_dirty_set(int, gs_vid) {}
+#endif
+
 // Activate u's partition for the next step; count it if this thread set its bit.
 __device__ __forceinline__ void gs_spatial_mark(GsStep& st, unsigned* next, gs_vid u) {
+  if (gs_spatial_dirty_on()) gs_spatial_dirty_set(st.it + 1, u);
   const unsigned p = (unsigned)((long long)u / gs.driving_partition_size);
   const unsigned bit = 1u << (p & 31u);
   if (__ldcg(next + (p >> 5)) & bit) return;  // already active: no atomic
@@ -34,8 +67,10 @@ __device__ __forceinline__ void gs_phase_spatial_seed(GsStep& st) {
   const unsigned words = (gs_spatial_parts() + 31u) / 32u;
   for (unsigned w = tid; w < words; w += stride) next[w] = 0u;  // read in step it - 1
   for (unsigned i = tid; i < st.n_items; i += stride) {
-    const unsigned p = (unsigned)((long long)gs_item(st, i) / gs.driving_partition_size);
+    const gs_vid u = gs_item(st, i);
+    const unsigned p = (unsigned)((long long)u / gs.driving_partition_size);
     atomicOr(cur + (p >> 5), 1u << (p & 31u));
+    if (gs_spatial_dirty_on()) gs_spatial_dirty_set(st.it, u);
   }
 }
 
@@ -126,7 +161,7 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
   unsigned* next = gs_spatial_half(st.it + 1);
   const int limit = gs.driving_local_iterations;
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-  const unsigned warps = blockDim.x >> 5;
+  const bool dirty = gs_spatial_dirty_on();  // the same for every block
   GsLocal L = gs_local_arrays();
   for (unsigned p = blockIdx.x; p < parts; p += gridDim.x) {  // block-uniform
     if (!(__ldcg(cur + (p >> 5)) & (1u << (p & 31u)))) continue;
@@ -141,21 +176,38 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
       gs_spatial_warm(lo, len);
       gs_local_load(L, len);
     }
-    for (unsigned w = threadIdx.x; w < nw; w += blockDim.x) seen[1][w] = 0u;
-    if (threadIdx.x == 0) queued[1] = 0u;
+    for (unsigned w = threadIdx.x; w < nw; w += GS_BLOCK_SIZE) seen[1][w] = 0u;
+    if (threadIdx.x == 0) queued[1] = queued[0] = 0u;
     __syncthreads();
-    // pass p reads queue p & 1 (counted in queued[p % 3]) and fills the other, kept
-    // once per node by seen[(p + 1) & 1]; it clears seen[p & 1] and queued[(p + 2) % 3],
-    // which pass p + 1 fills, and which no thread reads after the barrier ending p - 1
+#if GS_SPATIAL_DIRTY
+    if (dirty) {  // the first pass's queue: the nodes marked since the partition ran
+      unsigned* marks = gs_spatial_dirty_half(st.it) + (lo >> 5);
+      for (unsigned w = threadIdx.x; w < nw; w += GS_BLOCK_SIZE) {
+        unsigned bits = __ldcg(marks + w);
+        if (!bits) continue;
+        __stcg(marks + w, 0u);  // nothing sets this half in this step
+        for (unsigned at = atomicAdd(queued, (unsigned)__popc(bits)); bits;
+             bits &= bits - 1u, ++at)
+          queue[0][at] = (unsigned short)(w * 32u + (unsigned)(__ffs(bits) - 1));
+      }
+      __syncthreads();
+    }
+#endif
+    // pass p reads queue p & 1 (counted in queued[p % 3]: q_in) and fills the other,
+    // kept once per node by seen[(p + 1) & 1]; it clears seen[p & 1] and
+    // queued[(p + 2) % 3] (q_clear), which pass p + 1 fills, and which no thread reads
+    // after the barrier ending p - 1. The three counters rotate in registers.
+    unsigned q_in = 0u, q_out = 1u, q_clear = 2u;
     for (int pass = 0;; ++pass) {
       const unsigned short* in = queue[pass & 1];
       unsigned short* out = queue[(pass + 1) & 1];
       unsigned* mark = seen[(pass + 1) & 1];
-      unsigned* count = queued + (pass + 1) % 3;
-      for (unsigned w = threadIdx.x; w < nw; w += blockDim.x) seen[pass & 1][w] = 0u;
-      if (threadIdx.x == 0) queued[(pass + 2) % 3] = 0u;
+      unsigned* count = queued + q_out;
+      for (unsigned w = threadIdx.x; w < nw; w += GS_BLOCK_SIZE) seen[pass & 1][w] = 0u;
+      if (threadIdx.x == 0) queued[q_clear] = 0u;
       const bool inner = pass < limit;
-      const unsigned items = pass == 0 ? len : queued[pass % 3];
+      const bool whole = pass == 0 && !dirty;  // the first pass over every node
+      const unsigned items = whole ? len : queued[q_in];
       int more = 0;
       // A pass of few nodes gives a node to a warp, its lanes over the node's edges. A
       // pass of many (the first pass of a partition holds all its nodes) gives a warp
@@ -164,10 +216,11 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
       // previous node is processed, so the nodes' loads overlap. (The chain of 32-node
       // cliques: BFS is 6 to 15% faster with a warp per node in its one-clique passes,
       // and SSSP's Bellman-Ford passes, many nodes each, about 1.7x faster in turns.)
-      const unsigned turn = min(32u, (items + warps - 1u) / warps);  // block-uniform
+      const unsigned turn =  // block-uniform
+          min(32u, (items + GS_SPATIAL_WARPS - 1u) / GS_SPATIAL_WARPS);
       if (turn == 1u) {
-        for (unsigned item = warp; item < items; item += warps) {  // warp-uniform
-          const gs_vid v = lo + (gs_vid)(pass == 0 ? item : (unsigned)in[item]);
+        for (unsigned item = warp; item < items; item += GS_SPATIAL_WARPS) {  // warp-uniform
+          const gs_vid v = lo + (gs_vid)(whole ? item : (unsigned)in[item]);
           const GsSrc s = staged ? gs_load_src_local(v, L) : gs_load_src(v);
           const gs_eid end = gs_spatial_row_end(v, s);
           for (gs_eid e = __ldg(gs.row + v) + (gs_eid)lane; e < end; e += 32)
@@ -175,12 +228,13 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
                                     mark, count, out, next);
         }
       }
-      for (unsigned base = warp * turn; turn > 1u && base < items; base += warps * turn) {
+      for (unsigned base = warp * turn; turn > 1u && base < items;
+           base += GS_SPATIAL_WARPS * turn) {
         const unsigned cnt = min(turn, items - base);  // warp-uniform
         gs_vid vj = lo;
         gs_eid bj = 0, ej = 0;
         if (lane < cnt) {
-          vj = lo + (gs_vid)(pass == 0 ? base + lane : (unsigned)in[base + lane]);
+          vj = lo + (gs_vid)(whole ? base + lane : (unsigned)in[base + lane]);
           bj = __ldg(gs.row + vj);
           ej = gs_spatial_row_end(vj, staged ? gs_load_src_local(vj, L) : gs_load_src(vj));
         }
@@ -203,6 +257,10 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
         }
       }
       if (!__syncthreads_or(more)) break;  // every thread leaves together
+      const unsigned t = q_in;
+      q_in = q_out;
+      q_out = q_clear;
+      q_clear = t;
     }
     if (staged) gs_local_store(L, len);
   }
