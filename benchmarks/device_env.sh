@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Device-machine setup (source it from the repository root): install the wheels carried in
-# .whl/ (optuna and its needs, pytest-xdist, hypothesis) and gswitch itself into /tmp/site,
+# .whl/ (optuna and its needs, pytest-xdist, hypothesis, and setuptools >= 77, which the
+# build of gswitch needs for its SPDX license field) and gswitch itself into /tmp/site,
 # with no package index. Falls back to the staged layout of devsetup.sh if the build fails.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || return 1
