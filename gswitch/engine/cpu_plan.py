@@ -4,7 +4,7 @@
 statement of every step, most of them on a few nodes when the graph is small, where
 walking the tree and deciding each node's conversions again costs more than the NumPy
 work. :func:`root` compiles a tree once per set of shared subexpressions (the memo of
-:class:`~gswitch.engine.cpu_eval.Env`, fixed per operator) into closures that took those
+:class:`~gswitch.engine.cpu_env.Env`, fixed per operator) into closures that took those
 decisions ahead: which operands need converting, constants converted once, which nodes
 keep their value (``Env.memo``, ``Env.run_cache``), scalar arithmetic by NumPy's scalar
 operators. A plan reads nothing of a graph or a run but through the Env it is given,
@@ -15,23 +15,18 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .. import expr as ex
 from ..errors import AlgorithmError
-
-if TYPE_CHECKING:
-    from .cpu_eval import Env
+from .cpu_env import ALL, Env
 
 __all__ = ["ALL", "needs_quiet", "node_index", "plan", "quiet", "reads", "root"]
 
 _NP = {d: np.dtype(d) for d in ex.DTYPES}
 ndarray = np.ndarray  # a global, not an attribute lookup, in the plans below
-
-#: The ids of a role that covers every node of the graph, in id order.
-ALL = None
 
 _BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
            "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor,

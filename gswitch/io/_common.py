@@ -436,6 +436,17 @@ def _atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
         raise
 
 
+def text_writer(write: Callable[[Graph, BinaryIO], None]) -> Callable[[Graph, Path], Path]:
+    """A format's ``save`` from a function that writes the graph to a binary stream:
+    through a temporary file that is renamed when complete (gzip for ``.gz`` names).
+    """
+    def save(graph: Graph, path: Path) -> Path:
+        _atomic_write(path, lambda f: write(graph, f))
+        return path
+
+    return save
+
+
 def _new_file_mode() -> int:
     """The mode ``open()`` would give a new file (0o666 less the umask)."""
     mask = os.umask(0o022)

@@ -36,8 +36,9 @@ from ._common import (
     _strip_comment_lines,
     _token_number,
     _write_lines,
+    text_writer,
 )
-from .formats import Format, LoadOptions, register, text_writer
+from .formats import Format, LoadOptions, register
 
 
 # ---------------------------------------------------------------------------- edge lists

@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from .._hints import option
 from ..errors import GraphFormatError
 from ..graph import DuplicatePolicy, Graph, SelfLoopPolicy
 
-__all__ = ["Format", "LoadOptions", "register", "registered", "text_writer", "format_of",
+__all__ = ["Format", "LoadOptions", "register", "registered", "format_of",
            "extension_of", "default_name", "title_of"]
 
 
@@ -93,19 +92,6 @@ def title_of(name: str) -> str:
 def registered() -> list[Format]:
     """The formats in registration order."""
     return list(_REGISTRY.values())
-
-
-def text_writer(write: Callable[[Graph, BinaryIO], None]) -> Callable[[Graph, Path], Path]:
-    """A format's ``save`` from a function that writes the graph to a binary stream:
-    through a temporary file that is renamed when complete (gzip for ``.gz`` names).
-    """
-    from ._common import _atomic_write
-
-    def save(graph: Graph, path: Path) -> Path:
-        _atomic_write(path, lambda f: write(graph, f))
-        return path
-
-    return save
 
 
 def extension_of(path: Path) -> str:

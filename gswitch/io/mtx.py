@@ -23,8 +23,9 @@ from ._common import (
     _int_token,
     _read_bytes,
     _show,
+    text_writer,
 )
-from .formats import Format, LoadOptions, register, text_writer
+from .formats import Format, LoadOptions, register
 
 
 # ---------------------------------------------------------------------------- Matrix Market
