@@ -1,4 +1,4 @@
-"""Spatial hybrid: contiguous partitions of nodes, activated and processed whole."""
+"""Spatial hybrid: contiguous partitions of nodes, activated and processed together."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ MAX_PARTITION = 4096
 class SpatialDriving(DrivingStrategy):
     """Spatial hybrid: nodes form contiguous partitions of ``partition_size`` ids (32 to
     4096, a runtime argument; powers of two are the natural choices, any size works);
-    activating any node activates its partition, and a step processes every node of
-    every active partition, one block per partition, iterating inside it.
+    activating any node activates its partition, and a step processes every active
+    partition, one block per partition, iterating inside it (its first pass takes every
+    node of it, or with local iteration those activated since it last ran; see below).
 
     Nasre, Burtscher & Pingali, "Data-driven versus topology-driven irregular
     computations on GPUs" (IPDPS 2013, §V-B, the spatial hybrid): the worklist holds
@@ -46,9 +47,9 @@ class SpatialDriving(DrivingStrategy):
     refuses the rest with the reason. Without the loop (``local_iterations=0``) any edge
     operator without node operator or ``.at()`` reductions is accepted. Push only.
 
-    CPU engine: honours the same semantics (whole active partitions; passes over the
-    nodes in-partition edges activated, edges between partitions reporting to the next
-    step), so answers and step counts are testable; only the one-block-per-partition
+    CPU engine: honours the same semantics (active partitions, their first passes as
+    above; passes over the nodes in-partition edges activated, edges between partitions
+    reporting to the next step), so answers and step counts are testable; only the one-block-per-partition
     mapping is GPU mechanics. On the GPU a warp takes a queued node and its lanes the
     node's edges (a pass of many nodes gives each warp up to 32 consecutive ones, whose
     row bounds it reads up front), so ``block_size=1024`` (32 warps) suits dense
@@ -58,12 +59,14 @@ class SpatialDriving(DrivingStrategy):
     global memory with the field's own atomic at the end, so an update another block
     made meanwhile is never lost; one barrier per pass.
 
-    With such an operator, and partitions of a multiple of 32 nodes, a partition's first
-    pass takes only the nodes marked since it last ran (a node bitmap in two halves by
-    step parity, set along with the partition's mark), not all its nodes: a node not
-    marked has not changed since its edges were last applied, and applying min, max or
-    or again changes nothing, so the answer and the steps are those of whole partitions
-    with fewer edges. Other sizes, and other operators, run whole first passes. On the
+    With local iteration (so an order-free operator), a partition's first pass takes only
+    the nodes activated since it last ran, not all its nodes: a node not activated has
+    not changed since its edges were last applied, and applying min, max or or again
+    changes nothing, so the answer and the steps are those of whole partitions with fewer
+    edges. Both engines do this; on the GPU the marks are a node bitmap in two halves by
+    step parity, set along with the partition's mark, and partitions must be a multiple
+    of 32 nodes (other sizes run whole first passes). ``local_iterations=0`` keeps
+    whole partitions, the hybrid as Nasre et al. define it. On the
     1M-node chain of 32-node cliques (H200, ``benchmarks/results/h200_s40_chain_bfs_ab.log``,
     two rounds alternating with the whole first passes) BFS took 64.2 ms at partitions
     of 4096 and 1024 threads (persistent), against 88.8 ms before and scipy's 641 to
@@ -147,7 +150,10 @@ class SpatialDriving(DrivingStrategy):
         return "spatial"
 
     def items(self, nodes, n_nodes):
-        if nodes.size == 0:
+        # with local iteration (an order-free operator, which check() ensures) the first
+        # pass takes the activated nodes: the others have not changed since their edges
+        # were applied, so whole partitions would reach the same values in the same steps
+        if nodes.size == 0 or int(self.options["local_iterations"]) > 0:
             return nodes
         size = self.size()
         parts = np.unique(nodes // size).astype(np.int64)

@@ -10,8 +10,8 @@
 // it newly marks in GS_CTL_DRIVE, and the run is done after a step that marked none.
 //
 // The first pass of a partition: every node of it, or (GS_SPATIAL_DIRTY: an order-free
-// operator, GS_LOCAL_STAGE > 0, and partitions of a multiple of 32 nodes) only the nodes
-// marked since the partition last ran. Those marks are a node bitmap in two halves by
+// operator, GS_LOCAL_STAGE > 0; local iteration on, and partitions of a multiple of 32
+// nodes) only the nodes marked since the partition last ran, as the CPU engine does. Those marks are a node bitmap in two halves by
 // step parity, set with the partition's mark and read and cleared by the first pass; a
 // node not marked has not changed since its edges were last applied, and with min, max
 // or or reductions applying them again changes nothing, so the fixed point and the steps
@@ -34,7 +34,7 @@ __device__ __forceinline__ unsigned* gs_spatial_half(int it) {
 
 #if GS_SPATIAL_DIRTY
 __device__ __forceinline__ bool gs_spatial_dirty_on() {
-  return (gs.driving_partition_size & 31) == 0;
+  return (gs.driving_partition_size & 31) == 0 && gs.driving_local_iterations > 0;
 }
 __device__ __forceinline__ unsigned* gs_spatial_dirty_half(int it) {
   return gs.driving_dirty + (size_t)(it & 1) * (size_t)((gs.n + 31) / 32);
