@@ -11,11 +11,11 @@
 //
 // The first pass of a partition: every node of it, or (GS_SPATIAL_DIRTY: an order-free
 // operator, GS_LOCAL_STAGE > 0; local iteration on, and partitions of a multiple of 32
-// nodes) only the nodes marked since the partition last ran, as the CPU engine does. Those marks are a node bitmap in two halves by
-// step parity, set with the partition's mark and read and cleared by the first pass; a
-// node not marked has not changed since its edges were last applied, and with min, max
-// or or reductions applying them again changes nothing, so the fixed point and the steps
-// are the same, with fewer edges.
+// nodes) only the nodes marked since the partition last ran, as the CPU engine does.
+// The marks are a node bitmap in two halves by step parity, set with the partition's
+// mark and read and cleared by the first pass; a node not marked has not changed since
+// its edges were last applied, and with min, max or or reductions applying them again
+// changes nothing, so the fixed point and the steps are the same, with fewer edges.
 #define GS_SPATIAL_MAX_WORDS 128  // 4096-node partitions
 #define GS_SPATIAL_WARPS (GS_BLOCK_SIZE / 32)
 #if defined(GS_LOCAL_STAGE) && GS_LOCAL_STAGE > 0  // codegen staged an order-free operator
