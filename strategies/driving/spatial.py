@@ -49,32 +49,31 @@ class SpatialDriving(DrivingStrategy):
 
     CPU engine: honours the same semantics (active partitions, their first passes as
     above; passes over the nodes in-partition edges activated, edges between partitions
-    reporting to the next step), so answers and step counts are testable; only the one-block-per-partition
-    mapping is GPU mechanics. On the GPU a warp takes a queued node and its lanes the
-    node's edges (a pass of many nodes gives each warp up to 32 consecutive ones, whose
-    row bounds it reads up front), so ``block_size=1024`` (32 warps) suits dense
-    partitions. Where the edge operator is order-free (the local-iteration condition),
-    a partition that fits holds the fields the operator reduces into in shared memory
-    for its passes (:mod:`gswitch.codegen_stage`): loaded once, reduced back into
-    global memory with the field's own atomic at the end, so an update another block
-    made meanwhile is never lost; one barrier per pass.
+    reporting to the next step), so answers and step counts are testable; only the
+    one-block-per-partition mapping is GPU mechanics. On the GPU a warp takes a queued
+    node and its lanes the node's edges (a pass of many nodes gives each warp up to 32
+    consecutive ones, whose row bounds it reads up front), so ``block_size=1024`` (32
+    warps) suits dense partitions. Where the edge operator is order-free (the
+    local-iteration condition), a partition that fits holds the fields the operator
+    reduces into in shared memory for its passes (:mod:`gswitch.codegen_stage`): loaded
+    once, reduced back into global memory with the field's own atomic at the end, so an
+    update another block made meanwhile is never lost; one barrier per pass.
 
-    With local iteration (so an order-free operator), a partition's first pass takes only
-    the nodes activated since it last ran, not all its nodes: a node not activated has
-    not changed since its edges were last applied, and applying min, max or or again
-    changes nothing, so the answer and the steps are those of whole partitions with fewer
-    edges. Both engines do this; on the GPU the marks are a node bitmap in two halves by
-    step parity, set along with the partition's mark, and partitions must be a multiple
-    of 32 nodes (other sizes run whole first passes). ``local_iterations=0`` keeps
-    whole partitions, the hybrid as Nasre et al. define it. On the
-    1M-node chain of 32-node cliques (H200, ``benchmarks/results/h200_s40_chain_bfs_ab.log``,
-    two rounds alternating with the whole first passes) BFS took 64.2 ms at partitions
-    of 4096 and 1024 threads (persistent), against 88.8 ms before and scipy's 641 to
-    756 ms in the same rounds; each node's edges are read once, where whole first
-    passes read them twice. SSSP 480 ms against 494 ms before and scipy's 680 ms
-    (Bellman-Ford inside a partition still relaxes each clique many times). A BFS level
-    costs about 1 us there, a chain of dependent loads, shared atomics and a block
-    barrier per pass.
+    With local iteration (so an order-free operator), a partition's first pass takes
+    only the nodes activated since it last ran, not all its nodes: a node not activated
+    has not changed since its edges were last applied, and applying min, max or or again
+    changes nothing, so the answer and the steps are those of whole partitions with
+    fewer edges. Both engines do this; on the GPU the marks are a node bitmap in two
+    halves by step parity, set along with the partition's mark, and partitions must be a
+    multiple of 32 nodes (other sizes run whole first passes). ``local_iterations=0``
+    keeps whole partitions, the hybrid as Nasre et al. define it. On the 1M-node chain
+    of 32-node cliques (H200, ``benchmarks/results/h200_s40_chain_bfs_ab.log``, two
+    rounds alternating with the whole first passes) BFS took 64.2 ms at partitions of
+    4096 and 1024 threads (persistent), against 88.8 ms before and scipy's 641 to 756 ms
+    in the same rounds; each node's edges are read once, where whole first passes read
+    them twice. SSSP 480 ms against 494 ms before and scipy's 680 ms (Bellman-Ford
+    inside a partition still relaxes each clique many times). A BFS level costs about 1
+    us there, a chain of dependent loads, shared atomics and a block barrier per pass.
 
     The GPU phase passes the GPU suite (``tests/test_spatial.py`` and the all-pairs
     configurations of ``tests/test_gpu.py``), and the tuner's GPU search offers it.
