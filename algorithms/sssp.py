@@ -88,7 +88,8 @@ class SSSP:
 @gs.algorithm(name="sssp", weights="nonnegative", variant="delta_stepping",
               reference="scipy.sparse.csgraph.dijkstra", expected=expected_distances,
               compare=compare_distances, priority=lambda n: n.dist,
-              supports={"driving": ("priority",)}, default=False, default_on=("cpu",),
+              supports={"driving": ("priority", "spatial")}, default=False,
+              default_on=("cpu",),
               # its best on the GPU among the candidates of
               # benchmarks/results/h100_s23choose_default_choice.md
               defaults={"driving": "priority", "driving.width_scale": 16.0,

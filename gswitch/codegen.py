@@ -29,7 +29,7 @@ import numpy as np
 from . import expr as ex
 from ._version import __version__
 from .algorithm import AlgorithmSpec, Operator
-from .codegen_stage import stage_source, staged_fields
+from .codegen_stage import local_reads, stage_source, staged_fields
 from .config import Config
 from .errors import AlgorithmError
 from .strategy import AXES, Phase
@@ -592,18 +592,23 @@ def _node_function(op: Operator, totals: tuple[str, ...] = ()) -> str:
             + "\n".join("  " + b for b in body) + "\n}\n")
 
 
-def _priority_function(spec: AlgorithmSpec) -> str:
+def _priority_function(spec: AlgorithmSpec, staged: dict[str, str]) -> str:
     """``gs_priority(v)``: the algorithm's priority key at node ``v`` (driving strategies
-    that order work read it; ``GS_HAS_PRIORITY`` says whether the algorithm has one).
+    that order work read it; ``GS_HAS_PRIORITY`` says whether the algorithm has one),
+    and where fields are staged, ``gs_priority_local(v, L)`` on a staged partition's.
     """
     if spec.priority is None:
         return "#define GS_HAS_PRIORITY 0\n"
     fixed = ("" if spec.priority_width is None
              else f"#define GS_PRIO_WIDTH {float(spec.priority_width)!r}\n")
+    body = f"  return (double)({lower_expr(spec.priority)});\n}}\n"
+    local = "" if not staged else (
+        "__device__ __forceinline__ double gs_priority_local(const gs_vid v, "
+        "const GsLocal& L) {\n  const int it = 0;\n  (void)it; (void)L;\n"
+        + local_reads(body, staged))
     return (fixed + "#define GS_HAS_PRIORITY 1\n"
             "__device__ __forceinline__ double gs_priority(const gs_vid v) {\n"
-            "  const int it = 0;\n  (void)it;\n"
-            f"  return (double)({lower_expr(spec.priority)});\n}}\n")
+            "  const int it = 0;\n  (void)it;\n" + body + local)
 
 
 # ---------------------------------------------------------------------- parameter block
@@ -881,7 +886,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
         parts.append(_pull_functions(spec))
     if spec.node is not None:
         parts.append(_node_function(spec.node, spec.step_totals))
-    parts.append(_priority_function(spec))
+    parts.append(_priority_function(spec, staged))
     skeleton = _core_file("skeleton.cuh")
     for axis in AXES:
         marker = f"/*@slot {axis}@*/"

@@ -30,7 +30,7 @@ from . import expr as ex
 if TYPE_CHECKING:
     from .algorithm import AlgorithmSpec
 
-__all__ = ["STAGE_BYTES", "stage_source", "staged_fields"]
+__all__ = ["STAGE_BYTES", "local_reads", "stage_source", "staged_fields"]
 
 #: Shared memory for the staged values of one partition (bytes): a 4096-node partition
 #: of one 4-byte field, 2048 of one 8-byte field.
@@ -95,6 +95,15 @@ def _to_shared(body: str, kinds: dict[str, str]) -> str:
     return body
 
 
+def local_reads(body: str, kinds: dict[str, str]) -> str:
+    """``body`` (code over node ``v``) with ``v``'s staged fields read from shared memory
+    (``L.f_<field>`` at offset ``v - L.lo``): a node of the block's staged partition.
+    """
+    for f in kinds:
+        body = re.sub(rf"gs_ld\(gs\.F_{f} \+ v\)", f"gs_lds(L.f_{f} + (v - L.lo))", body)
+    return body
+
+
 _HELPERS = """\
 // Shared-memory forms of the reductions (generic atomics; floats by compare-and-swap)
 template <typename T> __device__ __forceinline__ T gs_lds(const T* p) {
@@ -124,8 +133,21 @@ template <> __device__ __forceinline__ long long gs_shared_or(long long* p, long
   }
 #define GS_LESS(a, b) ((a) < (b))
 #define GS_MORE(a, b) ((a) > (b))
-GS_SHARED_CAS(gs_shared_min, float, int, __float_as_int, __int_as_float, GS_LESS)
-GS_SHARED_CAS(gs_shared_max, float, int, __float_as_int, __int_as_float, GS_MORE)
+// float: one integer atomic, no compare-and-swap loop (a pass's warps all reduce into
+// the same few values). Non-negative floats order as signed ints, negative ones in
+// reverse as unsigned; NaN is never stored, as in the loop form.
+template <> __device__ __forceinline__ float gs_shared_min(float* p, float v) {
+  const float old = gs_lds(p);
+  if (!(v < old)) return old;
+  return signbit(v) ? __uint_as_float(atomicMax((unsigned*)p, __float_as_uint(v)))
+                    : __int_as_float(atomicMin((int*)p, __float_as_int(v)));
+}
+template <> __device__ __forceinline__ float gs_shared_max(float* p, float v) {
+  const float old = gs_lds(p);
+  if (!(v > old)) return old;
+  return signbit(v) ? __uint_as_float(atomicMin((unsigned*)p, __float_as_uint(v)))
+                    : __int_as_float(atomicMax((int*)p, __float_as_int(v)));
+}
 GS_SHARED_CAS(gs_shared_min, double, unsigned long long, (unsigned long long)__double_as_longlong,
               __longlong_as_double, GS_LESS)
 GS_SHARED_CAS(gs_shared_max, double, unsigned long long, (unsigned long long)__double_as_longlong,

@@ -602,6 +602,14 @@ class DrivingStrategy(Strategy):
         """
         return None
 
+    def local_width(self, graph: Graph, priority_width: float | None) -> float | None:
+        """Both engines: the bucket width by which the passes inside a step are ordered
+        (the algorithm's priority key over it, nearest bucket first), or ``None``
+        (passes take every queued node). Asked only for algorithms that declare a
+        priority key; ``priority_width`` is the algorithm's fixed width, if any.
+        """
+        return None
+
     def atomic_free(self) -> bool:
         """Whether topology sweeps may use the non-atomic form of monotone reductions."""
         return False

@@ -33,7 +33,7 @@ from .cpu_eval import broadcast as _broadcast
 from .cpu_eval import node_index as _node_index
 from .cpu_fast import whole_edge_path
 from .cpu_guarded import MarkStep
-from .cpu_local import run_rounds
+from .cpu_local import ordered_passes, run_rounds
 from .cpu_plan import needs_quiet, plan, reads
 from .cpu_reach import Reach, reach_path
 from .timing import PhaseTimer
@@ -624,6 +624,8 @@ class CpuEngine:
         no_edges = graph.n_edges == 0
         gather = None if first_ok is not None or no_edges else whole_edge_path(
             spec, graph, _apply_reduction)
+        local_order = ordered_passes(driving, spec, graph, lambda ids: _priority_keys(
+            spec, fields, ids, params, graph, degrees))
         dstate = driving.begin(graph, config, None if spec.priority is None else PriorityKey(
             lambda ids: _priority_keys(spec, fields, ids, params, graph, degrees),
             spec.priority_width))
@@ -676,7 +678,7 @@ class CpuEngine:
                     graph, nodes, local[0], local[1], first_ok,
                     lambda s, d, w, acts, it=it: self._edge_phase(
                         edge_op, fields, s, d, w, params, it, graph, degrees, acts),
-                    _expand, activated, lambda: _Activations(n))
+                    _expand, activated, lambda: _Activations(n), local_order)
                 if timer is not None:
                     timer.lap("edge operator")
             elif pull:

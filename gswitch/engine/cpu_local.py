@@ -17,13 +17,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["run_rounds"]
+__all__ = ["near_split", "ordered_passes", "run_rounds"]
+
+#: Largest priority bucket (the GPU's ``GS_PRIO_MAX_BUCKET``).
+MAX_BUCKET = (1 << 22) - 1
 
 
 def run_rounds(graph: Any, nodes: np.ndarray, size: int | None, rounds: int,
                first_ok: np.ndarray | None, apply: Callable[..., None],
                expand: Callable[..., tuple[np.ndarray, np.ndarray]],
-               activated: Any, fresh: Callable[[], Any]) -> int:
+               activated: Any, fresh: Callable[[], Any],
+               order: Callable[[np.ndarray], np.ndarray] | None = None) -> int:
     """Process ``nodes``, then up to ``rounds`` passes over what they activate inside
     their groups; returns the number of edges processed.
 
@@ -47,6 +51,9 @@ def run_rounds(graph: Any, nodes: np.ndarray, size: int | None, rounds: int,
         The next step's activations (``add(ids)``).
     fresh : callable
         Makes an empty activation set (``add``, ``add_mask``, ``take``).
+    order : callable or None
+        ``order(ids)`` gives the priority bucket of each node (ordered passes, see
+        :func:`near_split`); ``None``: every pass takes all its nodes.
 
     Returns
     -------
@@ -56,7 +63,11 @@ def run_rounds(graph: Any, nodes: np.ndarray, size: int | None, rounds: int,
     inside = fresh()
     edges = 0
     cur = nodes
-    for _ in range(rounds + 1):
+    bucket = -1
+    for k in range(rounds + 1):
+        held = None
+        if order is not None and 0 < k < rounds:
+            cur, held, bucket = near_split(cur, order(cur), bucket)
         eidx, src = expand(graph.indptr, cur)
         if first_ok is not None:
             keep = first_ok[eidx]
@@ -71,9 +82,52 @@ def run_rounds(graph: Any, nodes: np.ndarray, size: int | None, rounds: int,
             cross = ~same
             apply(src[cross], dst[cross], None if w is None else w[cross], activated)
             apply(src[same], dst[same], None if w is None else w[same], inside)
+        if held is not None and held.size:
+            inside.add(held)
         cur = inside.take()
         if cur.size == 0:
             break
     else:
         activated.add(cur)  # still active after the last pass: the next step's
     return edges
+
+
+def near_split(nodes: np.ndarray, buckets: np.ndarray, bucket: int
+               ) -> tuple[np.ndarray, np.ndarray, int]:
+    """An ordered pass's nodes: those of priority bucket at most ``max(bucket, lowest
+    bucket of nodes)``, the rest held for a later pass, and that bucket.
+
+    Within a step that iterates inside its groups, an order-free relaxation (SSSP) that
+    takes every queued node in each pass lets a node pass on a value that a later pass
+    improves, and everything downstream is done again. Taking the nearest bucket first,
+    as delta-stepping does across steps, keeps most nodes to one relaxation. The first
+    pass and the last one take every node (the GPU's passes do the same), and the fixed
+    point does not depend on the order, so the answer is the same.
+    """
+    if nodes.size == 0:
+        return nodes, nodes, bucket
+    bucket = max(bucket, int(buckets.min()))
+    near = buckets <= bucket
+    return nodes[near], nodes[~near], bucket
+
+
+def ordered_passes(driving: Any, spec: Any, graph: Any,
+                   keys: Callable[[np.ndarray], np.ndarray]
+                   ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The priority buckets that order a step's inner passes (``run_rounds``'s
+    ``order``), or ``None``: where the algorithm declares a priority key (``keys(ids)``
+    evaluates it) and the driving strategy a width
+    (:meth:`~gswitch.strategy.DrivingStrategy.local_width`), the key times the width's
+    float32 inverse, floored and clipped, as the GPU computes it.
+    """
+    width = None if spec.priority is None else driving.local_width(graph, spec.priority_width)
+    if width is None:
+        return None
+    inv = float(np.float32(1.0 / width))
+
+    def buckets(ids: np.ndarray) -> np.ndarray:
+        k = np.asarray(keys(ids), dtype=np.float64) * inv
+        k = np.where(np.isnan(k), 0.0, k)
+        return np.clip(np.floor(k), 0, MAX_BUCKET).astype(np.int64)
+
+    return buckets

@@ -16,12 +16,23 @@
 // mark and read and cleared by the first pass; a node not marked has not changed since
 // its edges were last applied, and with min, max or or reductions applying them again
 // changes nothing, so the fixed point and the steps are the same, with fewer edges.
+//
+// Ordered passes (GS_SPATIAL_ORDER: the above, and an algorithm with a priority key):
+// after the first pass, a pass takes the queued nodes of priority bucket at most
+// `near`, the largest lowest bucket of a queue so far, and holds the others in the
+// next queue; the first and the last pass take every node. A relaxation then rarely
+// passes on a distance that a later pass improves (delta-stepping inside a partition).
 #define GS_SPATIAL_MAX_WORDS 128  // 4096-node partitions
 #define GS_SPATIAL_WARPS (GS_BLOCK_SIZE / 32)
 #if defined(GS_LOCAL_STAGE) && GS_LOCAL_STAGE > 0  // codegen staged an order-free operator
 #define GS_SPATIAL_DIRTY 1
 #else
 #define GS_SPATIAL_DIRTY 0
+#endif
+#if GS_SPATIAL_DIRTY && GS_HAS_PRIORITY
+#define GS_SPATIAL_ORDER 1
+#else
+#define GS_SPATIAL_ORDER 0
 #endif
 
 __device__ __forceinline__ unsigned gs_spatial_parts() {
@@ -48,6 +59,22 @@ __device__ __forceinline__ void gs_spatial_dirty_set(int it, gs_vid u) {
 #else
 __device__ __forceinline__ bool gs_spatial_dirty_on() { return false; }
 __device__ __forceinline__ void gs_spatial_dirty_set(int, gs_vid) {}
+#endif
+
+#if GS_SPATIAL_ORDER
+// The priority bucket of node v of the block's partition (its staged value if staged).
+__device__ __forceinline__ unsigned gs_spatial_bucket(const gs_vid v, bool staged,
+                                                     const GsLocal& L) {
+#ifdef GS_PRIO_WIDTH
+  const double k = (staged ? gs_priority_local(v, L) : gs_priority(v)) *
+                   (1.0 / (double)GS_PRIO_WIDTH);
+#else
+  const double k = (staged ? gs_priority_local(v, L) : gs_priority(v)) *
+                   (double)gs.driving_inv_width;
+#endif
+  if (!(k > 0.0)) return 0u;  // and NaN
+  return k >= 4194303.0 ? 4194303u : (unsigned)k;  // the CPU engine's MAX_BUCKET
+}
 #endif
 
 // Activate u's partition for the next step; count it if this thread set its bit.
@@ -131,7 +158,8 @@ __device__ __forceinline__ bool gs_spatial_edge(GsStep& st, const GsLocal& L, bo
                                                 const gs_vid v, const GsSrc& s, const gs_vid u,
                                                 const gs_eid e, const unsigned len, bool inner,
                                                 unsigned* mark, unsigned* count,
-                                                unsigned short* out, unsigned* next) {
+                                                unsigned short* out, unsigned* next,
+                                                bool track, unsigned& low) {
   st.edges += 1;
   const unsigned k = (unsigned)(u - L.lo);
   const bool here = u >= L.lo && k < len;
@@ -141,11 +169,28 @@ __device__ __forceinline__ bool gs_spatial_edge(GsStep& st, const GsLocal& L, bo
   if (inner && here) {  // inside: the next pass of this block
     const unsigned bit = 1u << (k & 31u);
     if (!(atomicOr(mark + (k >> 5), bit) & bit)) out[atomicAdd(count, 1u)] = (unsigned short)k;
+#if GS_SPATIAL_ORDER
+    if (track) low = min(low, gs_spatial_bucket(u, staged, L));  // its value after this one
+#else
+    (void)track;
+    (void)low;
+#endif
     return true;
   }
   gs_spatial_mark(st, next, u);
   return false;
 }
+
+#if GS_SPATIAL_ORDER
+// An ordered pass holds node k (partition offset) of bucket b for a later pass.
+__device__ __forceinline__ void gs_spatial_hold(unsigned k, unsigned b, unsigned* mark,
+                                                unsigned* count, unsigned short* out,
+                                                unsigned& low) {
+  const unsigned bit = 1u << (k & 31u);
+  if (!(atomicOr(mark + (k >> 5), bit) & bit)) out[atomicAdd(count, 1u)] = (unsigned short)k;
+  low = min(low, b);
+}
+#endif
 
 __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
   // per pass: the nodes an in-partition edge updated, as a queue of partition offsets
@@ -155,6 +200,7 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
   __shared__ unsigned seen[2][GS_SPATIAL_MAX_WORDS];
   __shared__ unsigned short queue[2][GS_SPATIAL_MAX_WORDS * 32];
   __shared__ unsigned queued[3];
+  __shared__ unsigned lowest[3];  // ordered passes: the lowest bucket of each queue
   const long long size = gs.driving_partition_size;
   const unsigned parts = gs_spatial_parts();
   const unsigned* cur = gs_spatial_half(st.it);
@@ -162,6 +208,7 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
   const int limit = gs.driving_local_iterations;
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
   const bool dirty = gs_spatial_dirty_on();  // the same for every block
+  const bool order = GS_SPATIAL_ORDER && dirty;  // likewise
   GsLocal L = gs_local_arrays();
   for (unsigned p = blockIdx.x; p < parts; p += gridDim.x) {  // block-uniform
     if (!(__ldcg(cur + (p >> 5)) & (1u << (p & 31u)))) continue;
@@ -177,7 +224,10 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
       gs_local_load(L, len);
     }
     for (unsigned w = threadIdx.x; w < nw; w += GS_BLOCK_SIZE) seen[1][w] = 0u;
-    if (threadIdx.x == 0) queued[1] = queued[0] = 0u;
+    if (threadIdx.x == 0) {
+      queued[1] = queued[0] = 0u;
+      lowest[1] = lowest[0] = 0xffffffffu;
+    }
     __syncthreads();
 #if GS_SPATIAL_DIRTY
     if (dirty) {  // the first pass's queue: the nodes marked since the partition ran
@@ -198,14 +248,22 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
     // queued[(p + 2) % 3] (q_clear), which pass p + 1 fills, and which no thread reads
     // after the barrier ending p - 1. The three counters rotate in registers.
     unsigned q_in = 0u, q_out = 1u, q_clear = 2u;
+    unsigned near = 0u;  // ordered passes: the largest bucket a pass takes
     for (int pass = 0;; ++pass) {
       const unsigned short* in = queue[pass & 1];
       unsigned short* out = queue[(pass + 1) & 1];
       unsigned* mark = seen[(pass + 1) & 1];
       unsigned* count = queued + q_out;
       for (unsigned w = threadIdx.x; w < nw; w += GS_BLOCK_SIZE) seen[pass & 1][w] = 0u;
-      if (threadIdx.x == 0) queued[q_clear] = 0u;
+      if (threadIdx.x == 0) {
+        queued[q_clear] = 0u;
+        lowest[q_clear] = 0xffffffffu;
+      }
       const bool inner = pass < limit;
+      const bool ordered = order && inner && pass > 0;  // block-uniform
+      const bool track = order && inner;  // the lowest bucket of the next queue
+      unsigned low = 0xffffffffu;  // this thread's part of it
+      (void)ordered;
       const bool whole = pass == 0 && !dirty;  // the first pass over every node
       const unsigned items = whole ? len : queued[q_in];
       int more = 0;
@@ -221,11 +279,21 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
       if (turn == 1u) {
         for (unsigned item = warp; item < items; item += GS_SPATIAL_WARPS) {  // warp-uniform
           const gs_vid v = lo + (gs_vid)(whole ? item : (unsigned)in[item]);
+#if GS_SPATIAL_ORDER
+          if (ordered) {  // lane 0's reading of its bucket decides for the warp
+            const unsigned b = __shfl_sync(0xffffffffu, gs_spatial_bucket(v, staged, L), 0);
+            if (b > near) {
+              if (lane == 0) gs_spatial_hold(v - lo, b, mark, count, out, low);
+              more = 1;
+              continue;
+            }
+          }
+#endif
           const GsSrc s = staged ? gs_load_src_local(v, L) : gs_load_src(v);
           const gs_eid end = gs_spatial_row_end(v, s);
           for (gs_eid e = __ldg(gs.row + v) + (gs_eid)lane; e < end; e += 32)
             more |= gs_spatial_edge(st, L, staged, v, s, __ldg(gs.col + e), e, len, inner,
-                                    mark, count, out, next);
+                                    mark, count, out, next, track, low);
         }
       }
       for (unsigned base = warp * turn; turn > 1u && base < items;
@@ -237,6 +305,16 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
           vj = lo + (gs_vid)(whole ? base + lane : (unsigned)in[base + lane]);
           bj = __ldg(gs.row + vj);
           ej = gs_spatial_row_end(vj, staged ? gs_load_src_local(vj, L) : gs_load_src(vj));
+#if GS_SPATIAL_ORDER
+          if (ordered) {  // held for a later pass: an empty row in this one
+            const unsigned b = gs_spatial_bucket(vj, staged, L);
+            if (b > near) {
+              gs_spatial_hold(vj - lo, b, mark, count, out, low);
+              more = 1;
+              ej = bj;
+            }
+          }
+#endif
         }
         gs_eid b = __shfl_sync(0xffffffffu, bj, 0), end = __shfl_sync(0xffffffffu, ej, 0);
         gs_vid ahead = b + (gs_eid)lane < end ? __ldg(gs.col + b + lane) : lo;
@@ -253,10 +331,17 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
           for (gs_eid e = row + (gs_eid)lane; e < stop; e += 32)
             more |= gs_spatial_edge(st, L, staged, v, s,
                                     e < row + 32 ? first : __ldg(gs.col + e), e, len, inner,
-                                    mark, count, out, next);
+                                    mark, count, out, next, track, low);
         }
       }
+#if GS_SPATIAL_ORDER
+      if (track) {  // one shared atomic a warp
+        low = __reduce_min_sync(0xffffffffu, low);
+        if (lane == 0 && low != 0xffffffffu) atomicMin(lowest + q_out, low);
+      }
+#endif
       if (!__syncthreads_or(more)) break;  // every thread leaves together
+      if (order) near = max(near, lowest[q_out]);  // the next pass's bucket
       const unsigned t = q_in;
       q_in = q_out;
       q_out = q_clear;
