@@ -105,7 +105,7 @@ def local_reads(body: str, kinds: dict[str, str]) -> str:
 
 
 _HELPERS = """\
-// Shared-memory forms of the reductions (generic atomics; floats by compare-and-swap)
+// Shared-memory forms of the reductions (generic atomics)
 template <typename T> __device__ __forceinline__ T gs_lds(const T* p) {
   return *(const volatile T*)p;
 }
@@ -121,37 +121,23 @@ template <typename T> __device__ __forceinline__ T gs_shared_or(T* p, T v) {
 template <> __device__ __forceinline__ long long gs_shared_or(long long* p, long long v) {
   return (long long)atomicOr((unsigned long long*)p, (unsigned long long)v);
 }
-#define GS_SHARED_CAS(NAME, T, I, TO, FROM, BETTER)                          \\
-  template <> __device__ __forceinline__ T NAME(T* p, T v) {                  \\
-    I old = TO(gs_lds(p));                                                    \\
-    while (BETTER(v, FROM(old))) {                                            \\
-      const I prev = atomicCAS((I*)p, old, TO(v));                            \\
-      if (prev == old) break;                                                 \\
-      old = prev;                                                             \\
-    }                                                                         \\
-    return FROM(old);                                                         \\
-  }
-#define GS_LESS(a, b) ((a) < (b))
-#define GS_MORE(a, b) ((a) > (b))
-// float: one integer atomic, no compare-and-swap loop (a pass's warps all reduce into
-// the same few values). Non-negative floats order as signed ints, negative ones in
-// reverse as unsigned; NaN is never stored, as in the loop form.
+// floats: the read, then one integer atomic on the bits (gs_bits_min / max)
 template <> __device__ __forceinline__ float gs_shared_min(float* p, float v) {
   const float old = gs_lds(p);
-  if (!(v < old)) return old;
-  return signbit(v) ? __uint_as_float(atomicMax((unsigned*)p, __float_as_uint(v)))
-                    : __int_as_float(atomicMin((int*)p, __float_as_int(v)));
+  return v < old ? gs_bits_min(p, v) : old;
 }
 template <> __device__ __forceinline__ float gs_shared_max(float* p, float v) {
   const float old = gs_lds(p);
-  if (!(v > old)) return old;
-  return signbit(v) ? __uint_as_float(atomicMin((unsigned*)p, __float_as_uint(v)))
-                    : __int_as_float(atomicMax((int*)p, __float_as_int(v)));
+  return v > old ? gs_bits_max(p, v) : old;
 }
-GS_SHARED_CAS(gs_shared_min, double, unsigned long long, (unsigned long long)__double_as_longlong,
-              __longlong_as_double, GS_LESS)
-GS_SHARED_CAS(gs_shared_max, double, unsigned long long, (unsigned long long)__double_as_longlong,
-              __longlong_as_double, GS_MORE)
+template <> __device__ __forceinline__ double gs_shared_min(double* p, double v) {
+  const double old = gs_lds(p);
+  return v < old ? gs_bits_min(p, v) : old;
+}
+template <> __device__ __forceinline__ double gs_shared_max(double* p, double v) {
+  const double old = gs_lds(p);
+  return v > old ? gs_bits_max(p, v) : old;
+}
 """
 
 _BETTER = {"min": "{x} < {g}", "max": "{x} > {g}", "or": "({g} | {x}) != {g}"}

@@ -68,8 +68,12 @@ struct GsLanes {
   }
 };
 
-// ---- min / max: integers natively, floats by a compare-and-swap loop that stops as
-// soon as the stored value is already at least as good (no write, no contention).
+// ---- min / max: integers natively; floats by one integer atomic on their bits
+// (non-negative floats order as signed integers, negative ones in reverse as unsigned),
+// after a read that returns at once where the stored value is already at least as good
+// (no write, no contention). A NaN is never stored, nor is a stored NaN replaced: the
+// read compares false. (A compare-and-swap loop did the same with a retry per
+// concurrent writer.)
 __device__ __forceinline__ int gs_atomic_min(int* p, int v) { return atomicMin(p, v); }
 __device__ __forceinline__ unsigned gs_atomic_min(unsigned* p, unsigned v) { return atomicMin(p, v); }
 __device__ __forceinline__ long long gs_atomic_min(long long* p, long long v) { return atomicMin(p, v); }
@@ -80,43 +84,40 @@ typedef unsigned long long gs_u64;
 __device__ __forceinline__ gs_u64 gs_atomic_min(gs_u64* p, gs_u64 v) { return atomicMin(p, v); }
 __device__ __forceinline__ gs_u64 gs_atomic_max(gs_u64* p, gs_u64 v) { return atomicMax(p, v); }
 
+// The atomic part, on any address (global or shared); callers read first.
+__device__ __forceinline__ float gs_bits_min(float* p, float v) {
+  return signbit(v) ? __uint_as_float(atomicMax((unsigned*)p, __float_as_uint(v)))
+                    : __int_as_float(atomicMin((int*)p, __float_as_int(v)));
+}
+__device__ __forceinline__ float gs_bits_max(float* p, float v) {
+  return signbit(v) ? __uint_as_float(atomicMin((unsigned*)p, __float_as_uint(v)))
+                    : __int_as_float(atomicMax((int*)p, __float_as_int(v)));
+}
+__device__ __forceinline__ double gs_bits_min(double* p, double v) {
+  return signbit(v) ? __longlong_as_double((long long)atomicMax(
+                          (gs_u64*)p, (gs_u64)__double_as_longlong(v)))
+                    : __longlong_as_double(atomicMin((long long*)p, __double_as_longlong(v)));
+}
+__device__ __forceinline__ double gs_bits_max(double* p, double v) {
+  return signbit(v) ? __longlong_as_double((long long)atomicMin(
+                          (gs_u64*)p, (gs_u64)__double_as_longlong(v)))
+                    : __longlong_as_double(atomicMax((long long*)p, __double_as_longlong(v)));
+}
 __device__ __forceinline__ float gs_atomic_min(float* p, float v) {
-  int old = __float_as_int(gs_ld(p));
-  while (v < __int_as_float(old)) {
-    int prev = atomicCAS((int*)p, old, __float_as_int(v));
-    if (prev == old) break;
-    old = prev;
-  }
-  return __int_as_float(old);
+  const float old = gs_ld(p);
+  return v < old ? gs_bits_min(p, v) : old;
 }
 __device__ __forceinline__ float gs_atomic_max(float* p, float v) {
-  int old = __float_as_int(gs_ld(p));
-  while (v > __int_as_float(old)) {
-    int prev = atomicCAS((int*)p, old, __float_as_int(v));
-    if (prev == old) break;
-    old = prev;
-  }
-  return __int_as_float(old);
+  const float old = gs_ld(p);
+  return v > old ? gs_bits_max(p, v) : old;
 }
 __device__ __forceinline__ double gs_atomic_min(double* p, double v) {
-  unsigned long long old = __double_as_longlong(gs_ld(p));
-  while (v < __longlong_as_double(old)) {
-    unsigned long long prev = atomicCAS((unsigned long long*)p, old,
-                                        (unsigned long long)__double_as_longlong(v));
-    if (prev == old) break;
-    old = prev;
-  }
-  return __longlong_as_double(old);
+  const double old = gs_ld(p);
+  return v < old ? gs_bits_min(p, v) : old;
 }
 __device__ __forceinline__ double gs_atomic_max(double* p, double v) {
-  unsigned long long old = __double_as_longlong(gs_ld(p));
-  while (v > __longlong_as_double(old)) {
-    unsigned long long prev = atomicCAS((unsigned long long*)p, old,
-                                        (unsigned long long)__double_as_longlong(v));
-    if (prev == old) break;
-    old = prev;
-  }
-  return __longlong_as_double(old);
+  const double old = gs_ld(p);
+  return v > old ? gs_bits_max(p, v) : old;
 }
 
 // ---- add / or / exchange
