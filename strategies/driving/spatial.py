@@ -78,7 +78,8 @@ class SpatialDriving(DrivingStrategy):
     Ordered passes, for an algorithm with a priority key (SSSP's ``delta_stepping``
     variant): after a partition's first pass, a pass takes the queued nodes of priority
     bucket at most ``b`` (the largest lowest bucket of a queue so far) and holds the
-    rest for a later pass; the last pass takes every node. The bucket width is
+    rest for a later pass; the last pass takes every node (on the GPU, like the marked
+    first pass, where partitions are a multiple of 32 nodes). The bucket width is
     ``width_scale`` times :func:`~gswitch.strategies.driving.priority.default_width`
     of the graph (no effect without a priority key or without local iteration).
     Unordered (``bellman_ford``), a clique passes on its exit's distance before it
