@@ -5,14 +5,19 @@ scipy's Dijkstra; the edges it saves against the unordered ``bellman_ford``; its
 refusals; and the GPU suite (marked ``gpu``, skipped without a device).
 """
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 from gswitch.strategies.driving.spatial import SpatialDriving
 
 import gswitch as gs
+from gswitch.codegen import generate_source
+from gswitch.config import Config
 from gswitch.engine.cpu_local import near_split
 from gswitch.generators import clique_chain, road
 from gswitch.plugins import get_registry
+from gswitch.testing.nvcc import compile_source
 from gswitch.testing.reference import compare, reference
 from gswitch.testing.zoo import ZOO_NAMES, zoo_graph
 
@@ -111,6 +116,27 @@ def test_ordered_width_follows_the_graph():
     assert strat.local_width(g, 2.0) == 2.0  # the algorithm's own width
     args = strat.runtime_args(g, None)
     assert args["inv_width"][1] == pytest.approx(1.0 / (4.0 * base))
+
+
+@pytest.mark.compile
+def test_ordered_passes_compile(nvcc):
+    """The ordered kernel (its bucket from the staged distances and from global memory),
+    with each launch, and the generated source names it only where there is a key."""
+    reg = get_registry()
+    cases = [("delta_stepping", {"launch": launch, "block_size": 1024})
+             for launch in ("host_loop", "persistent", "cuda_graph")]
+    sources = [generate_source(reg.algorithm("sssp", v),
+                               Config({"direction": "push", "driving": "spatial", **c}),
+                               weighted=True).source for v, c in cases]
+    assert all("double gs_priority_local(" in src for src in sources)
+    plain = generate_source(reg.algorithm("sssp", "bellman_ford"),
+                            Config({"direction": "push", "driving": "spatial"}),
+                            weighted=True).source
+    assert "double gs_priority_local(" not in plain and "#define GS_HAS_PRIORITY 0" in plain
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda src: compile_source(src, nvcc=nvcc), sources))
+    for case, (ok, out) in zip(cases, results, strict=True):
+        assert ok, (case, out[-2000:])
 
 
 @pytest.mark.gpu
