@@ -15,8 +15,11 @@ engine runs its super-steps (``GSWITCH_CPU_STEPS=1``) so the strategies do their
 On the GPU the issue's sizes are ``--cliques 32768 --grid 2048`` (1M-node clique chain,
 4M-node road grid); ``--no-networkx`` leaves networkx out at those sizes, and
 ``--renumber`` adds the baseline with ``renumber=rcm`` (and ``bfs``); ``--graphs``,
-``--only`` and ``--extra`` pick graphs and configurations and add further ones. Each row
-gives the call's wall time and the device time the run reports.
+``--only`` and ``--extra`` pick graphs and configurations and add further ones
+(``benchmarks/configs/chain_sssp_ordered.json``: SSSP's ordered passes, the
+``delta_stepping`` variant under spatial driving, against ``bellman_ford``'s unordered
+ones; ``road_sssp_ordered.json``: the same on the road grid against priority driving).
+Each row gives the call's wall time and the device time the run reports.
 
 Usage: python benchmarks/bench_spatial.py [--backend cpu|gpu] [--repeats 3] [--tag NAME]
        [--cliques 256] [--grid 128] [--algs bfs,sssp,cc] [--no-networkx] [--renumber]
