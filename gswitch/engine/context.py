@@ -11,9 +11,8 @@ it through the engine, so importing this module needs no CuPy.
 
 from __future__ import annotations
 
-import ctypes
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -33,13 +32,12 @@ from .memory import (
     _MODE_ID,
     _PULL,
     _CoreBlock,
+    _EventPool,
     _Resident,
     _slot,
 )
+from .plan import _PackedInts, _Plan
 from .timing import EVERY_PHASE, PhaseTimer
-
-if TYPE_CHECKING:
-    from .gpu import GpuEngine, _Plan
 
 __all__ = ["LaunchContext"]
 
@@ -48,18 +46,22 @@ __all__ = ["LaunchContext"]
 _POLL_S = 1e-3
 
 
-class _PackedInts:
-    """``int`` kernel arguments packed once for the driver's launch call (the array of
-    argument addresses that ``cuLaunchKernel`` takes), instead of on every launch.
+class EngineHandle(Protocol):
+    """What a launch context uses of its engine (:class:`gswitch.engine.gpu.GpuEngine`):
+    named here so that this module does not import the engine that builds it.
     """
 
-    def __init__(self, values: tuple[int, ...]) -> None:
-        self.values = (ctypes.c_int32 * len(values))(*values)
-        base = ctypes.addressof(self.values)
-        self.pointers = (ctypes.c_void_p * len(values))(*(base + 4 * i
-                                                          for i in range(len(values))))
-        #: what ``cuLaunchKernel`` takes as ``kernelParams``
-        self.ptr = ctypes.addressof(self.pointers)
+    cp: Any  #: the CuPy module
+    n_sm: int  #: multiprocessors of the device
+    runtime: Any  #: ``cupy.cuda.runtime``
+    driver: Any  #: ``cupy.cuda.driver``
+    event_pool: _EventPool
+    work: int  #: counts the engine's device work (reads are current until it moves)
+    const_written: dict[int, bytes]  #: the last bytes written to each parameter block
+
+    def core_host(self, n_start: int, field_bytes: int) -> _CoreBlock: ...
+
+    def persistent_grid(self, kernel: Any, block: int, blocks_per_sm: int = 0) -> int: ...
 
 
 class LaunchContext:
@@ -82,7 +84,7 @@ class LaunchContext:
         The launch strategy's own options.
     """
 
-    def __init__(self, engine: GpuEngine, plan: _Plan, config: Config, res: _Resident,
+    def __init__(self, engine: EngineHandle, plan: _Plan, config: Config, res: _Resident,
                  spec: AlgorithmSpec, graph: Graph, max_it: int, deadline_s: float | None,
                  progress: Any, stream: Any, timer: PhaseTimer | None = None) -> None:
         self.cp = engine.cp

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import platform
-import struct
 import sys
 import threading
 import time
@@ -40,8 +39,7 @@ from ..errors import (
 )
 from ..graph import Graph
 from ..result import Result
-from ..strategy import AXES, Phase, Strategy
-from .context import LaunchContext, _PackedInts
+from .context import LaunchContext
 from .memory import (
     _CTL_ROOM,
     _D2H,
@@ -49,10 +47,8 @@ from .memory import (
     _H2D,
     _MODE,
     _MODE_ID,
-    _NP_CTYPES,
     _PULL,
     _TRACE_CAP,
-    _align,
     _chunks,
     _CoreBlock,
     _EventPool,
@@ -61,15 +57,13 @@ from .memory import (
     estimate_bytes,
 )
 from .pinned import PinnedResults
+from .plan import _EARLY_READ_BYTES, _Plan
 from .timing import PhaseTimer
 
 __all__ = ["GpuEngine", "LaunchContext", "estimate_bytes"]
 
 #: Plans kept per resident graph (a tuning study tries many configurations on one graph).
 _PLANS_PER_GRAPH = 64
-#: Results of at most this many bytes are read back together with the first control
-#: read of a launch whose loop runs on the device (``results_with_first_read``).
-_EARLY_READ_BYTES = 1 << 20
 #: Steps of the trace read with them.
 _EARLY_READ_STEPS = 64
 #: Fields of more bytes than this start on the device (a fill kernel per field) instead
@@ -109,96 +103,6 @@ FEW_VALUES = 16
 
 _I32 = np.dtype(np.int32)
 _U8 = np.dtype(np.uint8)
-#: struct codes of the parameter block's member types (written by offset, see _Plan.put)
-_STRUCT_CODES = {("b", 1): "?", ("i", 1): "b", ("u", 1): "B", ("i", 2): "h", ("u", 2): "H",
-                 ("i", 4): "i", ("u", 4): "I", ("i", 8): "q", ("u", 8): "Q", ("f", 4): "f",
-                 ("f", 8): "d"}
-
-
-class _Plan:
-    """What every run of one algorithm and configuration on one resident graph shares.
-
-    Built by the first such run: the compiled module, the address of its parameter
-    block, the strategies' buffers and runtime arguments, the phases of each kind of
-    step, and a parameter block whose graph-wide members are written once. A repeated
-    call then writes only what differs between calls (limits, algorithm parameters,
-    and the address of a pooled array that another plan or a growth replaced).
-    """
-
-    def __init__(self, engine: GpuEngine, res: _Resident, spec: AlgorithmSpec,
-                 config: Config, gen: GeneratedModule, module: Any) -> None:
-        graph = res.graph
-        n = graph.n_nodes
-        self.spec = spec
-        self.gen = gen
-        self.module = module
-        self.strategies: dict[str, Strategy] = config.strategies()
-        self.const_ptr = int(module.get_global("gs").ptr)
-        #: kernel name -> CuPy kernel, ("ptr", name) -> its driver handle
-        self.functions: dict[Any, Any] = {}
-        #: ``(mode, pull)`` (or ``None`` for every phase) -> ``[(phase, kernel args, the
-        #: same packed for the driver)]``
-        self.steps: dict[Any, list[tuple[Phase, tuple, _PackedInts]]] = {}
-        #: what strategies keep between runs of this plan (see :attr:`LaunchContext.memo`)
-        self.memo: dict[Any, Any] = {}
-        self.dtype = engine.state_dtype(gen)
-        self.nbytes = self.dtype.itemsize
-        self.template = np.zeros(1, dtype=self.dtype)
-        self.template_bytes = self.template.view(np.uint8)
-        self.st = self.template[0]  # a view: writes land in the template
-        # a member written by offset costs a fraction of a structured-array assignment
-        self._packers = {name: (struct.Struct("<" + _STRUCT_CODES[(ft.kind, ft.itemsize)]), off)
-                         for name, (ft, off, *_r) in self.dtype.fields.items()}
-        self._bound: dict[str, int] = {}
-        st = self.st
-        st["row"], st["col"] = res.row.data.ptr, res.col.data.ptr
-        st["weights"] = res.weights.data.ptr if res.weights is not None else 0
-        st["in_degree"] = res.in_degree.data.ptr
-        if self.strategies["direction"].may_pull:
-            rrow, rcol, rw = res.reverse_arrays()  # before the deadline clock starts
-            st["rrow"], st["rcol"] = rrow.data.ptr, rcol.data.ptr
-            st["rweights"] = rw.data.ptr if rw is not None else 0
-        st["n"], st["m"], st["trace_cap"] = n, graph.n_edges, _TRACE_CAP
-        #: ``(name, byte offset in the core block's field region, dtype, member)``
-        self.fields: list[tuple[str, int, np.dtype, str]] = []
-        offset = 0
-        for name, f in spec.fields.items():
-            dt = np.dtype(f.dtype)
-            self.fields.append((name, offset, dt, f"F_{name}"))
-            offset += _align(max(1, n) * dt.itemsize)
-        self.field_bytes = offset
-        self.params = [(name, f"P_{name}") for name in spec.params]
-        self.buffers: list[tuple] = []
-        self.args: dict[tuple[str, str], Any] = {}
-        for axis in AXES:
-            strat = self.strategies[axis]
-            for b in strat.buffers(spec, graph, config):
-                self.buffers.append((axis, b.name, ("buf", axis, b.name),
-                                     np.dtype(_NP_CTYPES[b.ctype]), max(1, int(b.size)),
-                                     b.zero, f"{axis}_{b.name}"))
-            for name, (_ctype, value) in strat.runtime_args(graph, config).items():
-                self.args[(axis, name)] = value
-                st[f"{axis}_{name}"] = value
-        launch = self.strategies["launch"]
-        self.early_read = (launch.results_with_first_read
-                           and self.field_bytes <= _EARLY_READ_BYTES)
-        #: the phase kernel writes its decisions into host memory for the host to poll
-        self.polls = launch.polls_control and not gen.cooperative
-
-    def bind(self, member: str, ptr: int) -> None:
-        """Point a member of the template at a (pooled) device array."""
-        if self._bound.get(member) != ptr:
-            self.st[member] = ptr
-            self._bound[member] = ptr
-
-    def put(self, block: np.ndarray, member: str, value: Any) -> None:
-        """Write one member into ``block``, the bytes of a parameter block."""
-        packer, offset = self._packers[member]
-        try:
-            packer.pack_into(block, offset, value)
-        except (struct.error, OverflowError, TypeError):
-            block.view(self.dtype)[0][member] = value  # NumPy's casts and range checks
-
 
 _INSTANCE_LOCK = threading.Lock()
 
@@ -513,7 +417,7 @@ class GpuEngine:
         with self.stream:
             try:
                 if plan is None:
-                    plan = _Plan(self, res, spec, config, gen, mod)
+                    plan = _Plan(self.state_dtype(gen), res, spec, config, gen, mod)
                     if len(res.plans) >= _PLANS_PER_GRAPH:
                         res.plans.pop(next(iter(res.plans)))
                     res.plans[key] = plan

@@ -13,7 +13,7 @@ handed in, so importing this module needs no CuPy.
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -22,9 +22,6 @@ from ..config import Config
 from ..errors import DeviceError
 from ..graph import Graph
 from ..strategy import Buffer
-
-if TYPE_CHECKING:
-    from .gpu import _Plan
 
 __all__ = ["estimate_bytes"]
 
@@ -169,7 +166,7 @@ class _Resident:
         self.in_degree = cp.asarray(graph.in_degree.astype(np.int32))
         self.reverse: tuple[Any, Any, Any] | None = None
         self.pool: dict[tuple, Any] = {}
-        self.plans: dict[tuple, _Plan] = {}
+        self.plans: dict[tuple, Any] = {}  # the engine's plans (engine.plan._Plan)
         self._core: _CoreBlock | None = None
 
     def core(self, n_start: int, field_bytes: int) -> _CoreBlock:
