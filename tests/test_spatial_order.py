@@ -118,6 +118,24 @@ def test_ordered_width_follows_the_graph():
     assert args["inv_width"][1] == pytest.approx(1.0 / (4.0 * base))
 
 
+def test_the_gpu_search_offers_ordered_passes():
+    """The tuner's GPU search for SSSP offers spatial driving under delta_stepping, with
+    the width among spatial's searched parameters, and a drawn width gives a valid
+    configuration of either formulation."""
+    from gswitch.tuner.space import build_space
+
+    space = build_space(get_registry().algorithm("sssp"),
+                        clique_chain(4, 32, weighted=True, seed=1), "gpu")
+    assert "spatial" in space.axis_choices("driving", "delta_stepping")[1]
+    assert "spatial" in space.axis_choices("driving", "bellman_ford")[1]
+    assert "width_scale" in space.strategy_params("delta_stepping", "driving", "spatial")
+    for variant in ("delta_stepping", "bellman_ford"):
+        cfg = gs.Config({"variant": variant, "direction": "push", "driving": "spatial",
+                         "driving.width_scale": 0.25})
+        assert space.spec(cfg).variant == variant
+        assert gs.runner.check_combination(space.spec(cfg), None, cfg, "gpu") is None
+
+
 @pytest.mark.compile
 def test_ordered_passes_compile(nvcc):
     """The ordered kernel (its bucket from the staged distances and from global memory),
