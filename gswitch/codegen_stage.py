@@ -122,22 +122,17 @@ template <> __device__ __forceinline__ long long gs_shared_or(long long* p, long
   return (long long)atomicOr((unsigned long long*)p, (unsigned long long)v);
 }
 // floats: the read, then one integer atomic on the bits (gs_bits_min / max)
-template <> __device__ __forceinline__ float gs_shared_min(float* p, float v) {
-  const float old = gs_lds(p);
-  return v < old ? gs_bits_min(p, v) : old;
-}
-template <> __device__ __forceinline__ float gs_shared_max(float* p, float v) {
-  const float old = gs_lds(p);
-  return v > old ? gs_bits_max(p, v) : old;
-}
-template <> __device__ __forceinline__ double gs_shared_min(double* p, double v) {
-  const double old = gs_lds(p);
-  return v < old ? gs_bits_min(p, v) : old;
-}
-template <> __device__ __forceinline__ double gs_shared_max(double* p, double v) {
-  const double old = gs_lds(p);
-  return v > old ? gs_bits_max(p, v) : old;
-}
+#define GS_SHARED_BITS(T)                                              \
+  template <> __device__ __forceinline__ T gs_shared_min(T* p, T v) {  \
+    const T old = gs_lds(p);                                           \
+    return v < old ? gs_bits_min(p, v) : old;                          \
+  }                                                                    \
+  template <> __device__ __forceinline__ T gs_shared_max(T* p, T v) {  \
+    const T old = gs_lds(p);                                           \
+    return v > old ? gs_bits_max(p, v) : old;                          \
+  }
+GS_SHARED_BITS(float)
+GS_SHARED_BITS(double)
 """
 
 _BETTER = {"min": "{x} < {g}", "max": "{x} > {g}", "or": "({g} | {x}) != {g}"}
