@@ -672,6 +672,8 @@ def _param_line(axis: str | None, name: str, p: dict[str, Any]) -> str:
         rng = "one of " + ", ".join(_number(c) for c in p["choices"])
     elif p.get("low") is not None or p.get("high") is not None:
         rng = f"range {_number(p.get('low'))} .. {_number(p.get('high'))}"
+        if p.get("searched"):
+            rng += "; the tuner tries " + ", ".join(_number(v) for v in p["searched"])
     else:
         rng = ""
     key = name if axis is None else f"{axis}.{name}"
@@ -680,7 +682,8 @@ def _param_line(axis: str | None, name: str, p: dict[str, Any]) -> str:
 
 def _space_dict(p: Any) -> dict[str, Any]:
     return {"type": type(p).__name__, **{f: getattr(p, f) for f in (
-        "choices", "low", "high", "default", "step", "compile_time") if hasattr(p, f)}}
+        "choices", "low", "high", "default", "step", "compile_time", "searched")
+        if hasattr(p, f) and (f != "searched" or p.searched)}}
 
 
 def _cmd_strategies(args: argparse.Namespace) -> int:

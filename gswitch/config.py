@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidConfig
+from .locality import METHODS as RENUMBER_METHODS
 from .plugins import get_registry
 from .strategy import AXES, Categorical, IntRange, Strategy
 
@@ -51,7 +52,7 @@ GLOBAL_KEYS = {
     "worklist_capacity": IntRange(0, 2**31 - 1, 0),
     "read_before_atomic": Categorical((True, False), True, compile_time=True),
     "l2_prefetch": Categorical((False, True), False, compile_time=True),
-    "renumber": Categorical(("none", "rcm", "bfs", "degree"), "none"),
+    "renumber": Categorical(RENUMBER_METHODS, "none"),
 }
 
 #: What each of :data:`GLOBAL_KEYS` does, as ``gswitch strategies`` lists it.
@@ -65,7 +66,9 @@ GLOBAL_DOCS = {
                    "of the arrays a step reads into L2",
     "renumber": "both engines: run on a copy of the graph renumbered for locality (rcm: "
                 "reverse Cuthill-McKee, bfs: breadth-first per component, degree: hubs "
-                "first), kept per graph; results come back in the caller's ids",
+                "first, hilbert: compact regions along a Hilbert curve over hop distances "
+                "from two landmarks), kept per graph; results come back in the caller's "
+                "ids",
 }
 
 

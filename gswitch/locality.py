@@ -16,6 +16,14 @@ graph lives, since graphs are immutable):
     the components one after another (largest root degree first).
 ``degree``
     Descending degree (ties by caller id): the hubs together at the front.
+``hilbert``
+    Compact regions: each node gets two coordinates, its hop distances from two
+    landmarks of its component chosen far apart and across each other, and nodes
+    follow the Hilbert curve over those coordinates (components one after another).
+    Any run of consecutive ids then covers a region of few hops across, whatever its
+    length: on a mesh or a road network a partition of spatial driving is a
+    diamond-shaped patch that a traversal's wave crosses in a few dozen levels,
+    where the bands of ``rcm`` and ``bfs`` are crossed in two or three.
 ``none``
     The caller's ids (the default).
 """
@@ -36,10 +44,11 @@ from ._memory import check_memory
 from .errors import InvalidConfig
 
 __all__ = ["METHODS", "order", "renumbered", "share_renumbered", "build_renumbered",
+           "inverse", "inverse_on_device", "hilbert_index",
            "shared_copy", "write_shared_copy", "to_caller", "edges_to_caller", "ID_KINDS"]
 
 #: The values of the ``renumber`` key.
-METHODS = ("none", "rcm", "bfs", "degree")
+METHODS = ("none", "rcm", "bfs", "degree", "hilbert")
 #: What a node field may hold, for :func:`to_caller` (``NodeField(ids=...)``).
 ID_KINDS = ("", "node", "min_label")
 
@@ -103,7 +112,64 @@ def _bfs(graph: Any) -> np.ndarray:
     return visit[np.argsort(rank[comp[visit]], kind="stable")].astype(np.int64)
 
 
-_BUILDERS = {"rcm": _rcm, "bfs": _bfs, "degree": _degree}
+def _hops(a: Any, sources: np.ndarray) -> np.ndarray:
+    """Hop distance of every node from the nearest of ``sources`` (-1: unreachable)."""
+    from scipy.sparse.csgraph import dijkstra
+
+    d = dijkstra(a, directed=False, indices=sources, unweighted=True, min_only=True)
+    return np.where(np.isfinite(d), d, -1).astype(np.int64)
+
+
+def _per_component(comp: np.ndarray, n_comp: int, score: np.ndarray) -> np.ndarray:
+    """Each component's node of highest ``score`` (its lowest id among equals)."""
+    by = np.lexsort((np.arange(comp.size), -score, comp))
+    first = np.searchsorted(comp[by], np.arange(n_comp))
+    return by[first]
+
+
+def hilbert_index(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Position of each point ``(x, y)`` (non-negative integers) along the Hilbert curve
+    that fills the smallest power-of-two square holding them.
+    """
+    x = np.asarray(x, dtype=np.int64).copy()
+    y = np.asarray(y, dtype=np.int64).copy()
+    top = int(max(x.max(initial=0), y.max(initial=0)))
+    d = np.zeros(x.shape, dtype=np.int64)
+    s = 1 << max(top.bit_length() - 1, 0)
+    while s > 0:
+        rx = (x & s) > 0
+        ry = (y & s) > 0
+        d += s * s * ((3 * rx) ^ ry)
+        # rotate the quadrant so that the curve's next level starts where this one ends
+        flip = ~ry & rx
+        x = np.where(flip, s - 1 - x, x)
+        y = np.where(flip, s - 1 - y, y)
+        swap = ~ry
+        x, y = np.where(swap, y, x), np.where(swap, x, y)
+        x &= s - 1
+        y &= s - 1
+        s >>= 1
+    return d
+
+
+def _hilbert(graph: Any) -> np.ndarray:
+    from scipy.sparse.csgraph import connected_components
+
+    a = _structure(graph)
+    n_comp, comp = connected_components(a, directed=False)
+    comp = comp.astype(np.int64)
+    start = _per_component(comp, n_comp, np.zeros(comp.size, dtype=np.int64))
+    # a peripheral node of each component, and the node farthest from it
+    d_a = _hops(a, _per_component(comp, n_comp, _hops(a, start)))
+    d_c = _hops(a, _per_component(comp, n_comp, d_a))
+    # the second axis: from the middle of the first, the node farthest from the middle
+    # and from both ends (on a grid: the other pair of corners)
+    middle = _per_component(comp, n_comp, -np.abs(d_a - d_c))
+    d_b = _hops(a, _per_component(comp, n_comp, _hops(a, middle) + np.minimum(d_a, d_c)))
+    return np.lexsort((np.arange(comp.size), hilbert_index(d_a, d_b), comp)).astype(np.int64)
+
+
+_BUILDERS = {"rcm": _rcm, "bfs": _bfs, "degree": _degree, "hilbert": _hilbert}
 
 
 def order(graph: Any, method: str) -> np.ndarray | None:
@@ -133,6 +199,20 @@ def inverse(graph: Any, method: str, perm: np.ndarray) -> np.ndarray:
         return inv
 
     return _kept(graph, method + "/inverse", build)
+
+
+def inverse_on_device(graph: Any, method: str, perm: np.ndarray) -> Any:
+    """:func:`inverse` as a CuPy array on the current device (32-bit where the ids fit),
+    kept per graph and device, so that a renumbered GPU run puts its results back in
+    the caller's order without sending the permutation each call.
+    """
+    import cupy
+
+    def build() -> Any:
+        inv = inverse(graph, method, perm)
+        return cupy.asarray(inv, dtype=np.int32 if inv.size < 2**31 else np.int64)
+
+    return _kept(graph, f"{method}/inverse/gpu{cupy.cuda.Device().id}", build)
 
 
 def edge_pick(graph: Any, method: str, perm: np.ndarray) -> np.ndarray:
@@ -261,7 +341,8 @@ def _shared(graph: Any, method: str, build: Any) -> tuple[Any, np.ndarray]:
 
 
 def to_caller(fields: dict[str, Any], perm: np.ndarray, kinds: dict[str, str],
-              inv: np.ndarray | None = None) -> dict:
+              inv: np.ndarray | None = None, inv_dev: Any = None,
+              done: tuple[str, ...] | list[str] = ()) -> dict:
     """Result fields of a renumbered run in the caller's node ids.
 
     Parameters
@@ -277,6 +358,11 @@ def to_caller(fields: dict[str, Any], perm: np.ndarray, kinds: dict[str, str],
         smallest caller id of the group again).
     inv : ndarray, optional
         The inverse of ``perm`` (:func:`inverse`), computed here when not given.
+    inv_dev : cupy.ndarray, optional
+        The same on the device (:func:`inverse_on_device`), for CuPy fields; sent up
+        here when not given.
+    done : sequence of str
+        Fields already in the caller's order (the GPU engine's ``in_caller_ids``).
 
     """
     n = perm.size
@@ -284,8 +370,10 @@ def to_caller(fields: dict[str, Any], perm: np.ndarray, kinds: dict[str, str],
         inv = np.empty(n, dtype=np.int64)
         inv[perm] = np.arange(n)
     out = {}
-    inv_dev = None
     for name, arr in fields.items():
+        if name in done:
+            out[name] = arr
+            continue
         on_device = type(arr).__module__.split(".")[0] == "cupy"
         kind = kinds.get(name, "")
         if on_device and kind == "" and arr.ndim == 1 and arr.shape[0] == n:

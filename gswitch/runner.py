@@ -14,7 +14,14 @@ from .algorithm import AlgorithmSpec
 from .config import Config
 from .errors import DeviceError, GswitchError, InvalidConfig, InvalidGraph, InvalidInput
 from .graph import Graph
-from .locality import edge_pick, edges_to_caller, inverse, renumbered, to_caller
+from .locality import (
+    edge_pick,
+    edges_to_caller,
+    inverse,
+    inverse_on_device,
+    renumbered,
+    to_caller,
+)
 from .plugins import get_registry
 from .result import Result
 from .strategy import AXES, SHARED_BYTES_CORE, SHARED_BYTES_LIMIT
@@ -735,8 +742,12 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
 
 def _engine_run(engine: Any, spec: AlgorithmSpec, graph: Graph, resolved: dict[str, Any],
                 sources: Any, cfg: Config, backend: str, max_it: int, progress: Any,
-                deadline_s: float | None, arrays: str, timer: PhaseTimer | None) -> Result:
-    """The run itself: by the algorithm's own array code, its stages, or the engine."""
+                deadline_s: float | None, arrays: str, timer: PhaseTimer | None,
+                reorder: Any = None) -> Result:
+    """The run itself: by the algorithm's own array code, its stages, or the engine
+    (which puts values per node back in the caller's order on the device by
+    ``reorder`` where it can).
+    """
     if spec.direct is not None:
         from .direct import run_direct
 
@@ -751,6 +762,8 @@ def _engine_run(engine: Any, spec: AlgorithmSpec, graph: Graph, resolved: dict[s
     extra: dict[str, Any] = {"device_arrays": True} if arrays == "cupy" else {}
     if timer is not None:
         extra["timer"] = timer
+    if reorder is not None:
+        extra["reorder"] = reorder
     return engine.run(spec, graph, resolved, sources, cfg, max_it, progress=progress,
                       deadline_s=deadline_s, **extra)
 
@@ -762,10 +775,13 @@ def _execute(plan: _CallPlan, engine: Any, graph: Graph, caller_graph: Graph,
     """The engine's part of :func:`run`, its finalize and the results in caller ids."""
     # the GPU engine's staging and pools serve one call at a time (calls from several
     # threads queue); the CPU engine keeps nothing between calls
+    inv_dev = None
     if backend == "gpu":
+        if perm is not None:
+            inv_dev = inverse_on_device(caller_graph, cfg["renumber"], perm)
         with engine.call_lock:
             result = _engine_run(engine, spec, graph, resolved, sources, cfg, backend,
-                                 max_it, progress, deadline_s, arrays, timer)
+                                 max_it, progress, deadline_s, arrays, timer, inv_dev)
     else:
         result = _engine_run(engine, spec, graph, resolved, sources, cfg, backend, max_it,
                              progress, deadline_s, arrays, timer)
@@ -776,10 +792,13 @@ def _execute(plan: _CallPlan, engine: Any, graph: Graph, caller_graph: Graph,
     if perm is not None:
         per_edge = {k: v for k, v in result.fields.items() if k in spec.edge_fields}
         method = cfg["renumber"]
+        done = result.stats.pop("in_caller_ids", ())
+        # where the values per node were put back in the caller's order
+        result.stats["reordered_on"] = "device" if done else "host"
         result.fields = to_caller(
             {k: v for k, v in result.fields.items() if k not in per_edge}, perm,
             {k: f.id_kind for k, f in spec.fields.items() if k in result.fields},
-            inverse(caller_graph, method, perm))
+            inverse(caller_graph, method, perm), inv_dev, done)
         if per_edge:  # the edge map is built (once per graph) only where it is needed
             result.fields.update(edges_to_caller(per_edge, caller_graph, perm, {
                 k: f.id_kind for k, f in spec.edge_fields.items()},

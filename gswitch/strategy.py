@@ -90,7 +90,13 @@ class Categorical:
 
 @dataclass(frozen=True)
 class IntRange:
-    """An integer in ``[low, high]``, optionally restricted to multiples of ``step``."""
+    """An integer in ``[low, high]``, optionally restricted to multiples of ``step``.
+
+    ``searched`` (ascending values of the range), when given, are the only values the
+    tuner tries: a draw is taken to the nearest of them (on the log scale where ``log``).
+    Any value of the range stays valid in a configuration; a strategy lists there the
+    sizes its fast paths take (spatial partitions of a multiple of 32 nodes).
+    """
 
     low: int
     high: int
@@ -98,6 +104,15 @@ class IntRange:
     step: int = 1
     log: bool = False
     compile_time: bool = False
+    searched: tuple[int, ...] = ()
+
+    def nearest_searched(self, value: int) -> int:
+        """``value`` itself without ``searched``, else the nearest searched value."""
+        if not self.searched:
+            return value
+        if self.log and value > 0 and self.searched[0] > 0:
+            return min(self.searched, key=lambda s: (abs(math.log(s / value)), s))
+        return min(self.searched, key=lambda s: (abs(s - value), s))
 
     def validate(self, key: str, value: Any) -> int:
         try:

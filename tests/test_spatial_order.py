@@ -136,6 +136,36 @@ def test_the_gpu_search_offers_ordered_passes():
         assert gs.runner.check_combination(space.spec(cfg), None, cfg, "gpu") is None
 
 
+def test_the_search_draws_partitions_of_a_multiple_of_32():
+    """The tuner draws only the searched partition sizes (powers of two from 32, which
+    take the marked and ordered passes on the GPU), moves between neighbouring ones, and
+    reads a study's stray size as the nearest of them; any size in the range stays a
+    valid configuration."""
+    import optuna
+    from gswitch.tuner.space import build_space, moves
+
+    size = SpatialDriving.params["partition_size"]
+    assert size.searched == tuple(32 << k for k in range(8))
+    space = build_space(get_registry().algorithm("bfs"), road(8, 8), "gpu")
+    axis, choices = space.axis_choices("driving", space.default_variant)
+    assert "spatial" in choices
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=3))
+    drawn = set()
+    for _ in range(60):
+        study.enqueue_trial({axis: "spatial"})
+        trial = study.ask()
+        cfg = space.suggest(trial)
+        if cfg["driving"] == "spatial":
+            drawn.add(cfg["driving.partition_size"])
+        study.tell(trial, 1.0)
+    assert drawn and drawn <= set(size.searched) and len(drawn) >= 4
+    assert moves(size, 256) == [512, 128, 2048, 32]
+    assert moves(size, 4096) == [2048, 512]
+    assert size.nearest_searched(100) == 128 and size.nearest_searched(90) == 64
+    assert gs.Config({"driving": "spatial", "driving.partition_size": 100})[
+        "driving.partition_size"] == 100
+
+
 @pytest.mark.compile
 def test_ordered_passes_compile(nvcc):
     """The ordered kernel (its bucket from the staged distances and from global memory),

@@ -143,7 +143,8 @@ def moves(space: ParamSpace, value: Any) -> list[Any]:
     """Values one move from ``value`` in ``space``: every other choice of a categorical;
     a small and a large step each way on a range (halving and doubling, or dividing and
     multiplying by 8, on a log range; 5% and 25% of the range on a linear one), clipped
-    to the range and, for integers, snapped to its step.
+    to the range and, for integers, snapped to its step; on an integer range with
+    ``searched`` values, the next one and the third one each way.
 
     Parameters
     ----------
@@ -160,6 +161,11 @@ def moves(space: ParamSpace, value: Any) -> list[Any]:
     """
     if isinstance(space, Categorical):
         return [c for c in space.choices if c != value]
+    if isinstance(space, IntRange) and space.searched:  # the next searched values each way
+        at = space.searched.index(space.nearest_searched(value))
+        near = [space.searched[i] for i in (at + 1, at - 1, at + 3, at - 3)
+                if 0 <= i < len(space.searched)]
+        return [v for i, v in enumerate(near) if v != value and v not in near[:i]]
     if space.log:
         raw = [value * f for f in _LOG_FACTORS] + [value / f for f in _LOG_FACTORS]
     else:
@@ -342,7 +348,8 @@ class SearchSpace:
             return trial.suggest_categorical(name, list(space.choices))
         if isinstance(space, IntRange):
             step = 1 if space.log else space.step
-            return trial.suggest_int(name, space.low, space.high, step=step, log=space.log)
+            return space.nearest_searched(
+                trial.suggest_int(name, space.low, space.high, step=step, log=space.log))
         if isinstance(space, FloatRange):
             return trial.suggest_float(name, space.low, space.high, log=space.log)
         raise TypeError(f"unknown parameter space {space!r}")
@@ -386,7 +393,13 @@ class SearchSpace:
                                     f"{', '.join(choices)}")
             return params[name]
 
-        return self._assemble(choose, lambda name, space: params.get(name, space.default))
+        def value(name: str, space: ParamSpace) -> Any:
+            if name not in params:
+                return space.default
+            got = params[name]  # a drawn integer stands for its nearest searched value
+            return space.nearest_searched(got) if isinstance(space, IntRange) else got
+
+        return self._assemble(choose, value)
 
     def _assemble(self, choose: Callable[[str, tuple[str, ...]], str],
                   value: Callable[[str, ParamSpace], Any]) -> Config:

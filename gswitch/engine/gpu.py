@@ -363,11 +363,18 @@ class GpuEngine:
             sources: np.ndarray | None, config: Config, max_iterations: int,
             progress: Any = None, deadline_s: float | None = None,
             device_arrays: bool = False, fields_in: dict[str, Any] | None = None,
-            timer: PhaseTimer | None = None) -> Result:
+            timer: PhaseTimer | None = None, reorder: Any = None) -> Result:
         """Run ``spec`` on ``graph``; with ``device_arrays`` the output fields stay on the
         device as fresh CuPy arrays (finalised there when the algorithm allows it; else
         they come back for the host's ``finalize``). With ``timer`` every timed launch's
         event time is charged to its phase (:mod:`gswitch.engine.timing`).
+
+        ``reorder`` (a device index array, ``out[i] = field[reorder[i]]``) puts the
+        outputs that hold a value per node back in the caller's order on the device,
+        before they are read back, where ``graph`` is a renumbered copy
+        (:func:`gswitch.locality.inverse_on_device`); ``stats["in_caller_ids"]`` names
+        them. It is left to the host when a host ``finalize`` must see the run's own
+        order.
         """
         cp = self.cp
         t_start = time.perf_counter()
@@ -426,21 +433,29 @@ class GpuEngine:
                 self._setup(ctx, plan, params, uniq, n_start, fields_in)
                 ctx.strategies["launch"].drive(ctx)
                 fbytes = plan.field_bytes
+                has_finalize = spec.finalize is not None
+                room = has_finalize and spec.finalize_on_device and self._room_for(
+                    _FINALIZE_ROOM * fbytes)
                 if device_arrays:
-                    finalize = spec.finalize is not None
-                    here = not finalize or (spec.finalize_on_device and self._room_for(
-                        _FINALIZE_ROOM * fbytes))
+                    finalize = has_finalize
+                    here = not finalize or room
                 else:
-                    finalize = here = (spec.finalize_on_device and fbytes > _DEVICE_FINALIZE_BYTES
-                                       and self._room_for(_FINALIZE_ROOM * fbytes))
+                    finalize = room and (fbytes > _DEVICE_FINALIZE_BYTES or reorder is not None)
+                    here = finalize or (reorder is not None and not has_finalize
+                                        and self._room_for(fbytes))
+                if not here:
+                    reorder = None  # a host finalize reads the fields in the run's order
                 if device_arrays and here:
-                    out, trace = self._device_results(ctx, plan, params, finalize)
+                    out, trace = self._device_results(ctx, plan, params, finalize, reorder)
                 elif here:
-                    out, trace = self._finalize_and_read_back(ctx, plan, params)
+                    out, trace = self._finalize_and_read_back(ctx, plan, params, finalize,
+                                                              reorder)
                 else:  # host arrays; a host finalize follows in the runner
                     out, trace = self._read_back(ctx, plan)
                 if finalize and here:
                     stats["finalized_on"] = "device"
+                if reorder is not None:
+                    stats["in_caller_ids"] = [k for k in out if self._reordered(plan, k)]
             except BaseException:
                 # nothing may still be copying into pooled or staging memory that the
                 # next run reuses
@@ -613,16 +628,38 @@ class GpuEngine:
             self._free_seen = (now, free, held)
         return free + idle > nbytes
 
+    @staticmethod
+    def _reordered(plan: _Plan, name: str) -> bool:
+        """Whether output ``name`` is a value per node that ``reorder`` moves."""
+        f = plan.spec.fields.get(name)
+        return f is not None and f.id_kind == ""
+
+    def _outputs(self, ctx: LaunchContext, plan: _Plan, params: dict[str, Any],
+                 finalize: bool, reorder: Any) -> dict[str, Any]:
+        """The device fields, finalised when ``finalize``, the values per node gathered
+        into the caller's order by ``reorder`` (fresh arrays) when given.
+        """
+        dev = (self._device_finalize(ctx, plan, params) if finalize
+               else self._device_fields(ctx, plan))
+        if reorder is None:
+            return dev
+        cp, n = self.cp, ctx.n_nodes
+        return {k: v[reorder] if (self._reordered(plan, k) and isinstance(v, cp.ndarray)
+                                  and v.ndim == 1 and v.size == n) else v
+                for k, v in dev.items()}
+
     def _finalize_and_read_back(self, ctx: LaunchContext, plan: _Plan,
-                                params: dict[str, Any]
+                                params: dict[str, Any], finalize: bool = True,
+                                reorder: Any = None
                                 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        """Run the algorithm's ``finalize`` on the device fields, then read back the
-        control block, the trace and the outputs only: each into page-locked staging
-        (an output finalised in place into its own staging region), then one wait.
+        """Run the algorithm's ``finalize`` on the device fields (when ``finalize``) and
+        the caller's order (``reorder``), then read back the control block, the trace
+        and the outputs only: each into page-locked staging (an output finalised in
+        place into its own staging region), then one wait.
         """
         cp = self.cp
         core, host = ctx.core, ctx.core_host
-        dev = self._device_finalize(ctx, plan, params)
+        dev = self._outputs(ctx, plan, params, finalize, reorder)
         steps = self._queue_control_and_trace(ctx)
         items: list[tuple[str, np.ndarray, int]] = []
         for name in plan.spec.outputs:
@@ -687,14 +724,14 @@ class GpuEngine:
         return steps
 
     def _device_results(self, ctx: LaunchContext, plan: _Plan, params: dict[str, Any],
-                        finalize: bool) -> tuple[dict[str, Any], np.ndarray]:
+                        finalize: bool, reorder: Any = None
+                        ) -> tuple[dict[str, Any], np.ndarray]:
         """The outputs as fresh CuPy arrays (the core block is reused by the next run),
-        finalised on the device first when ``finalize``; only the control block and the
-        trace come back to the host.
+        finalised on the device first when ``finalize`` and in the caller's order with
+        ``reorder``; only the control block and the trace come back to the host.
         """
         cp = self.cp
-        dev = (self._device_finalize(ctx, plan, params) if finalize
-               else self._device_fields(ctx, plan))
+        dev = self._outputs(ctx, plan, params, finalize, reorder)
         out: dict[str, Any] = {}
         core = ctx.core.array
         lo, hi = core.data.ptr, core.data.ptr + core.nbytes

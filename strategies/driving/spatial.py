@@ -96,7 +96,8 @@ class SpatialDriving(DrivingStrategy):
 
     name = "spatial"
     params = {
-        "partition_size": IntRange(32, MAX_PARTITION, 256, log=True),
+        "partition_size": IntRange(32, MAX_PARTITION, 256, log=True,
+                                   searched=tuple(32 << k for k in range(8))),
         "local_iterations": IntRange(0, MAX_PARTITION, MAX_PARTITION),
         "width_scale": FloatRange(1.0 / 64, 64.0, 1.0, log=True),
     }
