@@ -141,9 +141,11 @@ class SpatialDriving(DrivingStrategy):
         return None
 
     def shared_bytes(self, spec, config):
-        # two node bitmaps, two pass queues of 2-byte offsets, three counters, and the
-        # staged fields where the operator is staged
-        total = 2 * 4 * (MAX_PARTITION // 32) + 2 * 2 * MAX_PARTITION + 12
+        # two node bitmaps, two pass queues of 2-byte offsets, three counters and three
+        # lowest buckets, a word per warp of active partitions, and the staged fields
+        # where the operator is staged
+        warps = int(config.get("block_size", 256)) // 32 if config is not None else 32
+        total = 2 * 4 * (MAX_PARTITION // 32) + 2 * 2 * MAX_PARTITION + 24 + 4 * warps
         return total + (STAGE_BYTES if spec is not None and staged_fields(spec) else 0)
 
     def size(self) -> int:

@@ -210,144 +210,162 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
   const bool dirty = gs_spatial_dirty_on();  // the same for every block
   const bool order = GS_SPATIAL_ORDER && dirty;  // likewise
   GsLocal L = gs_local_arrays();
-  for (unsigned p = blockIdx.x; p < parts; p += gridDim.x) {  // block-uniform
-    if (!(__ldcg(cur + (p >> 5)) & (1u << (p & 31u)))) continue;
-    const gs_vid lo = (gs_vid)((long long)p * size);
-    const unsigned len = (unsigned)min(size, gs.n - (long long)lo);
-    const unsigned nw = (len + 31u) / 32u;
-    // block-uniform; each thread loads (and stores) the offsets it will store (load)
-    // next, so a partition's load never races the previous one's store
-    const bool staged = GS_LOCAL_STAGE > 0 && len <= GS_LOCAL_STAGE;
-    L.lo = lo;
-    if (staged) {
-      gs_spatial_warm(lo, len);
-      gs_local_load(L, len);
-    }
-    for (unsigned w = threadIdx.x; w < nw; w += GS_BLOCK_SIZE) seen[1][w] = 0u;
-    if (threadIdx.x == 0) {
-      queued[1] = queued[0] = 0u;
-      lowest[1] = lowest[0] = 0xffffffffu;
-    }
+  // This block's partitions are blockIdx.x + j * gridDim.x. Their bits are read for up
+  // to GS_BLOCK_SIZE of them at once, a thread each, and a ballot per warp keeps the
+  // active ones, so a step over few active partitions among thousands costs one read
+  // of the bitmap, not one dependent read per partition.
+  __shared__ unsigned active[GS_SPATIAL_WARPS];
+  const unsigned mine = parts > blockIdx.x ? (parts - blockIdx.x + gridDim.x - 1u) / gridDim.x
+                                           : 0u;
+  for (unsigned j0 = 0; j0 < mine; j0 += GS_BLOCK_SIZE) {  // block-uniform
+    const unsigned j = j0 + threadIdx.x;
+    const unsigned pj = blockIdx.x + j * gridDim.x;
+    const bool on = j < mine && (__ldcg(cur + (pj >> 5)) & (1u << (pj & 31u)));
+    const unsigned found = __ballot_sync(0xffffffffu, on);
+    if (lane == 0) active[warp] = found;
     __syncthreads();
+    for (unsigned aw = 0; aw < GS_SPATIAL_WARPS; ++aw) {
+      for (unsigned bits = active[aw]; bits; bits &= bits - 1u) {  // block-uniform
+        const unsigned p = blockIdx.x + (j0 + aw * 32u + (unsigned)(__ffs(bits) - 1)) * gridDim.x;
+        const gs_vid lo = (gs_vid)((long long)p * size);
+        const unsigned len = (unsigned)min(size, gs.n - (long long)lo);
+        const unsigned nw = (len + 31u) / 32u;
+        // block-uniform; each thread loads (and stores) the offsets it will store (load)
+        // next, so a partition's load never races the previous one's store
+        const bool staged = GS_LOCAL_STAGE > 0 && len <= GS_LOCAL_STAGE;
+        L.lo = lo;
+        if (staged) {
+          gs_spatial_warm(lo, len);
+          gs_local_load(L, len);
+        }
+        for (unsigned w = threadIdx.x; w < nw; w += GS_BLOCK_SIZE) seen[1][w] = 0u;
+        if (threadIdx.x == 0) {
+          queued[1] = queued[0] = 0u;
+          lowest[1] = lowest[0] = 0xffffffffu;
+        }
+        __syncthreads();
 #if GS_SPATIAL_DIRTY
-    if (dirty) {  // the first pass's queue: the nodes marked since the partition ran
-      unsigned* marks = gs_spatial_dirty_half(st.it) + (lo >> 5);
-      for (unsigned w = threadIdx.x; w < nw; w += GS_BLOCK_SIZE) {
-        unsigned bits = __ldcg(marks + w);
-        if (!bits) continue;
-        __stcg(marks + w, 0u);  // nothing sets this half in this step
-        for (unsigned at = atomicAdd(queued, (unsigned)__popc(bits)); bits;
-             bits &= bits - 1u, ++at)
-          queue[0][at] = (unsigned short)(w * 32u + (unsigned)(__ffs(bits) - 1));
-      }
-      __syncthreads();
-    }
+        if (dirty) {  // the first pass's queue: the nodes marked since the partition ran
+          unsigned* marks = gs_spatial_dirty_half(st.it) + (lo >> 5);
+          for (unsigned w = threadIdx.x; w < nw; w += GS_BLOCK_SIZE) {
+            unsigned bits = __ldcg(marks + w);
+            if (!bits) continue;
+            __stcg(marks + w, 0u);  // nothing sets this half in this step
+            for (unsigned at = atomicAdd(queued, (unsigned)__popc(bits)); bits;
+                 bits &= bits - 1u, ++at)
+              queue[0][at] = (unsigned short)(w * 32u + (unsigned)(__ffs(bits) - 1));
+          }
+          __syncthreads();
+        }
 #endif
-    // pass p reads queue p & 1 (counted in queued[p % 3]: q_in) and fills the other,
-    // kept once per node by seen[(p + 1) & 1]; it clears seen[p & 1] and
-    // queued[(p + 2) % 3] (q_clear), which pass p + 1 fills, and which no thread reads
-    // after the barrier ending p - 1. The three counters rotate in registers.
-    unsigned q_in = 0u, q_out = 1u, q_clear = 2u;
-    unsigned near = 0u;  // ordered passes: the largest bucket a pass takes
-    for (int pass = 0;; ++pass) {
-      const unsigned short* in = queue[pass & 1];
-      unsigned short* out = queue[(pass + 1) & 1];
-      unsigned* mark = seen[(pass + 1) & 1];
-      unsigned* count = queued + q_out;
-      for (unsigned w = threadIdx.x; w < nw; w += GS_BLOCK_SIZE) seen[pass & 1][w] = 0u;
-      if (threadIdx.x == 0) {
-        queued[q_clear] = 0u;
-        lowest[q_clear] = 0xffffffffu;
-      }
-      const bool inner = pass < limit;
-      const bool ordered = order && inner && pass > 0;  // block-uniform
-      const bool track = order && inner;  // the lowest bucket of the next queue
-      unsigned low = 0xffffffffu;  // this thread's part of it
-      (void)ordered;
-      const bool whole = pass == 0 && !dirty;  // the first pass over every node
-      const unsigned items = whole ? len : queued[q_in];
-      int more = 0;
-      // A pass of few nodes gives a node to a warp, its lanes over the node's edges. A
-      // pass of many (the first pass of a partition holds all its nodes) gives a warp
-      // `turn` consecutive ones at a time, up to 32: lane j reads the row bounds of the
-      // turn's j-th node up front, and each node's first edge ids are read while the
-      // previous node is processed, so the nodes' loads overlap. (The chain of 32-node
-      // cliques: BFS is 6 to 15% faster with a warp per node in its one-clique passes,
-      // and SSSP's Bellman-Ford passes, many nodes each, about 1.7x faster in turns.)
-      const unsigned turn =  // block-uniform
-          min(32u, (items + GS_SPATIAL_WARPS - 1u) / GS_SPATIAL_WARPS);
-      if (turn == 1u) {
-        for (unsigned item = warp; item < items; item += GS_SPATIAL_WARPS) {  // warp-uniform
-          const gs_vid v = lo + (gs_vid)(whole ? item : (unsigned)in[item]);
+        // pass p reads queue p & 1 (counted in queued[p % 3]: q_in) and fills the other,
+        // kept once per node by seen[(p + 1) & 1]; it clears seen[p & 1] and
+        // queued[(p + 2) % 3] (q_clear), which pass p + 1 fills, and which no thread reads
+        // after the barrier ending p - 1. The three counters rotate in registers.
+        unsigned q_in = 0u, q_out = 1u, q_clear = 2u;
+        unsigned near = 0u;  // ordered passes: the largest bucket a pass takes
+        for (int pass = 0;; ++pass) {
+          const unsigned short* in = queue[pass & 1];
+          unsigned short* out = queue[(pass + 1) & 1];
+          unsigned* mark = seen[(pass + 1) & 1];
+          unsigned* count = queued + q_out;
+          for (unsigned w = threadIdx.x; w < nw; w += GS_BLOCK_SIZE) seen[pass & 1][w] = 0u;
+          if (threadIdx.x == 0) {
+            queued[q_clear] = 0u;
+            lowest[q_clear] = 0xffffffffu;
+          }
+          const bool inner = pass < limit;
+          const bool ordered = order && inner && pass > 0;  // block-uniform
+          const bool track = order && inner;  // the lowest bucket of the next queue
+          unsigned low = 0xffffffffu;  // this thread's part of it
+          (void)ordered;
+          const bool whole = pass == 0 && !dirty;  // the first pass over every node
+          const unsigned items = whole ? len : queued[q_in];
+          int more = 0;
+          // A pass of few nodes gives a node to a warp, its lanes over the node's edges. A
+          // pass of many (the first pass of a partition holds all its nodes) gives a warp
+          // `turn` consecutive ones at a time, up to 32: lane j reads the row bounds of the
+          // turn's j-th node up front, and each node's first edge ids are read while the
+          // previous node is processed, so the nodes' loads overlap. (The chain of 32-node
+          // cliques: BFS is 6 to 15% faster with a warp per node in its one-clique passes,
+          // and SSSP's Bellman-Ford passes, many nodes each, about 1.7x faster in turns.)
+          const unsigned turn =  // block-uniform
+              min(32u, (items + GS_SPATIAL_WARPS - 1u) / GS_SPATIAL_WARPS);
+          if (turn == 1u) {
+            for (unsigned item = warp; item < items; item += GS_SPATIAL_WARPS) {  // warp-uniform
+              const gs_vid v = lo + (gs_vid)(whole ? item : (unsigned)in[item]);
 #if GS_SPATIAL_ORDER
-          if (ordered) {  // lane 0's reading of its bucket decides for the warp
-            const unsigned b = __shfl_sync(0xffffffffu, gs_spatial_bucket(v, staged, L), 0);
-            if (b > near) {
-              if (lane == 0) gs_spatial_hold(v - lo, b, mark, count, out, low);
-              more = 1;
-              continue;
+              if (ordered) {  // lane 0's reading of its bucket decides for the warp
+                const unsigned b = __shfl_sync(0xffffffffu, gs_spatial_bucket(v, staged, L), 0);
+                if (b > near) {
+                  if (lane == 0) gs_spatial_hold(v - lo, b, mark, count, out, low);
+                  more = 1;
+                  continue;
+                }
+              }
+#endif
+              const GsSrc s = staged ? gs_load_src_local(v, L) : gs_load_src(v);
+              const gs_eid end = gs_spatial_row_end(v, s);
+              for (gs_eid e = __ldg(gs.row + v) + (gs_eid)lane; e < end; e += 32)
+                more |= gs_spatial_edge(st, L, staged, v, s, __ldg(gs.col + e), e, len, inner,
+                                        mark, count, out, next, track, low);
             }
           }
-#endif
-          const GsSrc s = staged ? gs_load_src_local(v, L) : gs_load_src(v);
-          const gs_eid end = gs_spatial_row_end(v, s);
-          for (gs_eid e = __ldg(gs.row + v) + (gs_eid)lane; e < end; e += 32)
-            more |= gs_spatial_edge(st, L, staged, v, s, __ldg(gs.col + e), e, len, inner,
-                                    mark, count, out, next, track, low);
-        }
-      }
-      for (unsigned base = warp * turn; turn > 1u && base < items;
-           base += GS_SPATIAL_WARPS * turn) {
-        const unsigned cnt = min(turn, items - base);  // warp-uniform
-        gs_vid vj = lo;
-        gs_eid bj = 0, ej = 0;
-        if (lane < cnt) {
-          vj = lo + (gs_vid)(whole ? base + lane : (unsigned)in[base + lane]);
-          bj = __ldg(gs.row + vj);
-          ej = gs_spatial_row_end(vj, staged ? gs_load_src_local(vj, L) : gs_load_src(vj));
+          for (unsigned base = warp * turn; turn > 1u && base < items;
+               base += GS_SPATIAL_WARPS * turn) {
+            const unsigned cnt = min(turn, items - base);  // warp-uniform
+            gs_vid vj = lo;
+            gs_eid bj = 0, ej = 0;
+            if (lane < cnt) {
+              vj = lo + (gs_vid)(whole ? base + lane : (unsigned)in[base + lane]);
+              bj = __ldg(gs.row + vj);
+              ej = gs_spatial_row_end(vj, staged ? gs_load_src_local(vj, L) : gs_load_src(vj));
 #if GS_SPATIAL_ORDER
-          if (ordered) {  // held for a later pass: an empty row in this one
-            const unsigned b = gs_spatial_bucket(vj, staged, L);
-            if (b > near) {
-              gs_spatial_hold(vj - lo, b, mark, count, out, low);
-              more = 1;
-              ej = bj;
+              if (ordered) {  // held for a later pass: an empty row in this one
+                const unsigned b = gs_spatial_bucket(vj, staged, L);
+                if (b > near) {
+                  gs_spatial_hold(vj - lo, b, mark, count, out, low);
+                  more = 1;
+                  ej = bj;
+                }
+              }
+#endif
+            }
+            gs_eid b = __shfl_sync(0xffffffffu, bj, 0), end = __shfl_sync(0xffffffffu, ej, 0);
+            gs_vid ahead = b + (gs_eid)lane < end ? __ldg(gs.col + b + lane) : lo;
+            for (unsigned i = 0; i < cnt; ++i) {  // warp-uniform
+              const gs_vid v = __shfl_sync(0xffffffffu, vj, i);
+              const gs_eid row = b, stop = end;
+              const gs_vid first = ahead;
+              if (i + 1 < cnt) {  // the next node's first edge ids, read ahead
+                b = __shfl_sync(0xffffffffu, bj, i + 1);
+                end = __shfl_sync(0xffffffffu, ej, i + 1);
+                ahead = b + (gs_eid)lane < end ? __ldg(gs.col + b + lane) : lo;
+              }
+              const GsSrc s = staged ? gs_load_src_local(v, L) : gs_load_src(v);
+              for (gs_eid e = row + (gs_eid)lane; e < stop; e += 32)
+                more |= gs_spatial_edge(st, L, staged, v, s,
+                                        e < row + 32 ? first : __ldg(gs.col + e), e, len,
+                                        inner, mark, count, out, next, track, low);
             }
           }
-#endif
-        }
-        gs_eid b = __shfl_sync(0xffffffffu, bj, 0), end = __shfl_sync(0xffffffffu, ej, 0);
-        gs_vid ahead = b + (gs_eid)lane < end ? __ldg(gs.col + b + lane) : lo;
-        for (unsigned i = 0; i < cnt; ++i) {  // warp-uniform
-          const gs_vid v = __shfl_sync(0xffffffffu, vj, i);
-          const gs_eid row = b, stop = end;
-          const gs_vid first = ahead;
-          if (i + 1 < cnt) {  // the next node's first edge ids, read ahead
-            b = __shfl_sync(0xffffffffu, bj, i + 1);
-            end = __shfl_sync(0xffffffffu, ej, i + 1);
-            ahead = b + (gs_eid)lane < end ? __ldg(gs.col + b + lane) : lo;
-          }
-          const GsSrc s = staged ? gs_load_src_local(v, L) : gs_load_src(v);
-          for (gs_eid e = row + (gs_eid)lane; e < stop; e += 32)
-            more |= gs_spatial_edge(st, L, staged, v, s,
-                                    e < row + 32 ? first : __ldg(gs.col + e), e, len, inner,
-                                    mark, count, out, next, track, low);
-        }
-      }
 #if GS_SPATIAL_ORDER
-      if (track) {  // one shared atomic a warp
-        low = __reduce_min_sync(0xffffffffu, low);
-        if (lane == 0 && low != 0xffffffffu) atomicMin(lowest + q_out, low);
-      }
+          if (track) {  // one shared atomic a warp
+            low = __reduce_min_sync(0xffffffffu, low);
+            if (lane == 0 && low != 0xffffffffu) atomicMin(lowest + q_out, low);
+          }
 #endif
-      if (!__syncthreads_or(more)) break;  // every thread leaves together
-      if (order) near = max(near, lowest[q_out]);  // the next pass's bucket
-      const unsigned t = q_in;
-      q_in = q_out;
-      q_out = q_clear;
-      q_clear = t;
+          if (!__syncthreads_or(more)) break;  // every thread leaves together
+          if (order) near = max(near, lowest[q_out]);  // the next pass's bucket
+          const unsigned t = q_in;
+          q_in = q_out;
+          q_out = q_clear;
+          q_clear = t;
+        }
+        if (staged) gs_local_store(L, len);
+      }
     }
-    if (staged) gs_local_store(L, len);
+    __syncthreads();  // every thread has read `active` before the next chunk writes it
   }
 }
 
