@@ -179,6 +179,13 @@ def moves(space: ParamSpace, value: Any) -> list[Any]:
     return out
 
 
+def _searched(space: ParamSpace, value: Any) -> Any:
+    """``value`` as the study holds it: the nearest searched value of an integer range
+    that lists them (a categorical to the sampler), else itself.
+    """
+    return space.nearest_searched(value) if isinstance(space, IntRange) else value
+
+
 def _inside(space: IntRange | FloatRange, value: float) -> Any:
     """``value`` clipped to the range and, for integers, snapped to its step."""
     v = min(max(value, space.low), space.high)
@@ -346,10 +353,11 @@ class SearchSpace:
     def _suggest(trial: optuna.Trial, name: str, space: ParamSpace) -> Any:
         if isinstance(space, Categorical):
             return trial.suggest_categorical(name, list(space.choices))
+        if isinstance(space, IntRange) and space.searched:
+            return trial.suggest_categorical(name, list(space.searched))
         if isinstance(space, IntRange):
             step = 1 if space.log else space.step
-            return space.nearest_searched(
-                trial.suggest_int(name, space.low, space.high, step=step, log=space.log))
+            return trial.suggest_int(name, space.low, space.high, step=step, log=space.log)
         if isinstance(space, FloatRange):
             return trial.suggest_float(name, space.low, space.high, log=space.log)
         raise TypeError(f"unknown parameter space {space!r}")
@@ -527,7 +535,11 @@ class SearchSpace:
         old, new = parent[key], params[key]
         if isinstance(old, bool) or isinstance(new, bool):
             return None
-        if space.log:
+        if isinstance(space, IntRange) and space.searched:  # the next searched value on
+            at = space.searched.index(space.nearest_searched(new))
+            at += 1 if new > old else -1
+            value = space.searched[at] if 0 <= at < len(space.searched) else new
+        elif space.log:
             if not (old > 0 and new > 0):
                 return None
             value = _inside(space, new * (new / old))
@@ -561,7 +573,8 @@ class SearchSpace:
                     key = f"{axis}.{pname}"
                     if key in cfg:
                         try:
-                            out[_param_name(axis, name, pname)] = space.validate(key, cfg[key])
+                            out[_param_name(axis, name, pname)] = _searched(
+                                space, space.validate(key, cfg[key]))
                         except InvalidConfig:
                             pass
         globals_here = self.globals_of(variant) if variant in self.variants \
@@ -569,7 +582,7 @@ class SearchSpace:
         for key, space in globals_here.items():
             if key in cfg:
                 try:
-                    out[key] = space.validate(key, cfg[key])
+                    out[key] = _searched(space, space.validate(key, cfg[key]))
                 except InvalidConfig:
                     pass
         return out

@@ -144,6 +144,8 @@ class LaunchContext:
         self._poll_want = 0
         #: reads of the control block answered by polling host memory
         self.polled_reads = 0
+        #: blocks of the cooperative grid, where the launch strategy used one
+        self.grid_used: int | None = None
         self._synced_at = -1  # engine.work when the host last waited for the stream
         #: the device address of the start ids and of their page-locked copy
         self._start_dev = 0
@@ -465,11 +467,14 @@ class LaunchContext:
         """Blocks for a cooperative launch of ``kernel``: all co-resident at the module's
         block size and at most the launch strategy's
         :meth:`~gswitch.strategy.LaunchStrategy.cooperative_blocks_per_sm` per
-        multiprocessor, else a refusal; never more than :meth:`useful_grid`.
+        multiprocessor, else a refusal; never more than :meth:`useful_grid` nor the
+        strategy's :meth:`~gswitch.strategy.LaunchStrategy.cooperative_max_blocks`.
         """
-        per_sm = self.strategies["launch"].cooperative_blocks_per_sm()
-        grid = self.engine.persistent_grid(self.function(kernel), self.block, per_sm)
-        return min(grid, self.useful_grid())
+        launch = self.strategies["launch"]
+        grid = self.engine.persistent_grid(self.function(kernel), self.block,
+                                           launch.cooperative_blocks_per_sm())
+        cap = launch.cooperative_max_blocks()
+        return min(grid, self.useful_grid(), cap if cap > 0 else grid)
 
     def useful_grid(self) -> int:
         """Most blocks a fixed-grid launch can keep busy on this graph: a 32-thread group

@@ -473,6 +473,8 @@ class GpuEngine:
         stats["converged"] = ctx.done and not ctx.capped
         stats["overflows"] = ctx.overflows
         stats["polled_reads"] = ctx.polled_reads
+        if ctx.grid_used is not None:
+            stats["grid_blocks"] = ctx.grid_used
         stats["device_time_s"] = ctx.device_time_s()
         stats["kernel_time_s"] = stats["device_time_s"]
         stats["time_s"] = time.perf_counter() - t_start
