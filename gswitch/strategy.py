@@ -96,7 +96,7 @@ class IntRange:
     tuner tries, as a categorical choice; a study's value outside them stands for the
     nearest (on the log scale where ``log``). Any value of the range stays valid in a
     configuration. A strategy lists there the sizes its fast paths take (spatial
-    partitions of a multiple of 32 nodes) or the few that matter (a grid cap).
+    partitions of a multiple of 32 nodes).
     """
 
     low: int
@@ -688,12 +688,6 @@ class LaunchStrategy(Strategy):
     def cooperative_blocks_per_sm(self) -> int:
         """Most blocks per multiprocessor the grid of a cooperative kernel gets from
         ``ctx.cooperative_grid`` (0: as many as fit at the module's ``block_size``).
-        """
-        return 0
-
-    def cooperative_max_blocks(self) -> int:
-        """Most blocks in all the grid of a cooperative kernel gets from
-        ``ctx.cooperative_grid`` (0: no cap beyond the per-multiprocessor one).
         """
         return 0
 

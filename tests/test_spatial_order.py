@@ -162,6 +162,9 @@ def test_the_search_draws_partitions_of_a_multiple_of_32():
     assert moves(size, 256) == [512, 128, 2048, 32]
     assert moves(size, 4096) == [2048, 512]
     assert size.nearest_searched(100) == 128 and size.nearest_searched(90) == 64
+    # a configuration's own size enqueues as the nearest searched one
+    params = space.trial_params({"driving": "spatial", "driving.partition_size": 100})
+    assert 128 in params.values() and 100 not in params.values()
     assert gs.Config({"driving": "spatial", "driving.partition_size": 100})[
         "driving.partition_size"] == 100
 

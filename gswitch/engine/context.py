@@ -467,14 +467,11 @@ class LaunchContext:
         """Blocks for a cooperative launch of ``kernel``: all co-resident at the module's
         block size and at most the launch strategy's
         :meth:`~gswitch.strategy.LaunchStrategy.cooperative_blocks_per_sm` per
-        multiprocessor, else a refusal; never more than :meth:`useful_grid` nor the
-        strategy's :meth:`~gswitch.strategy.LaunchStrategy.cooperative_max_blocks`.
+        multiprocessor, else a refusal; never more than :meth:`useful_grid`.
         """
-        launch = self.strategies["launch"]
-        grid = self.engine.persistent_grid(self.function(kernel), self.block,
-                                           launch.cooperative_blocks_per_sm())
-        cap = launch.cooperative_max_blocks()
-        return min(grid, self.useful_grid(), cap if cap > 0 else grid)
+        per_sm = self.strategies["launch"].cooperative_blocks_per_sm()
+        grid = self.engine.persistent_grid(self.function(kernel), self.block, per_sm)
+        return min(grid, self.useful_grid())
 
     def useful_grid(self) -> int:
         """Most blocks a fixed-grid launch can keep busy on this graph: a 32-thread group

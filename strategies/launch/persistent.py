@@ -14,19 +14,19 @@ class PersistentLaunch(LaunchStrategy):
     from the occupancy API so that every block is resident (``blocks_per_sm`` caps it;
     0 = as many as fit); a configuration that cannot be co-resident is refused, never
     launched. The default is one block per multiprocessor: the grid barrier's cost
-    grows with the number of blocks, and the tuner may raise it for heavy steps.
-    ``max_blocks`` (0: no cap) caps the whole grid below one block per multiprocessor,
-    for traversals whose every step is a thin frontier (a road network's thousands of
-    levels of a few thousand nodes each), where fewer blocks make each barrier cheaper
-    and still cover the frontier.
+    grows with the number of blocks, and the tuner may raise it for heavy steps. Fewer
+    blocks than multiprocessors do not pay even where every step is a thin frontier:
+    on the 2048x2048 road grid (4,095 BFS levels of at most 2,048 nodes) a grid capped
+    at 64 blocks tied the uncapped one (12.5 against 12.6 ms) and 16 blocks took 20.7 ms;
+    SSSP by priority went from 40.6 to 55.5 ms at 64 blocks (H200, same run,
+    ``benchmarks/results/h200_s42_road_bfs_cap.log``, ``..._sssp_cap.log``).
     Removes the per-step launch and read-back, so it wins on high-diameter graphs with
     many tiny steps; a fixed grid can underuse the GPU on huge frontiers. The deadline
     is checked against the device clock every step.
     """
 
     name = "persistent"
-    params = {"blocks_per_sm": IntRange(0, 32, 1),
-              "max_blocks": IntRange(0, 1 << 16, 0, searched=(0, 16, 32, 64))}
+    params = {"blocks_per_sm": IntRange(0, 32, 1)}
     cooperative = True
     #: The first read of the control block comes once the whole loop ran on the device,
     #: so the engine reads small results back with it (one round trip instead of two).
@@ -36,9 +36,6 @@ class PersistentLaunch(LaunchStrategy):
 
     def cooperative_blocks_per_sm(self) -> int:
         return int(self.options["blocks_per_sm"])
-
-    def cooperative_max_blocks(self) -> int:
-        return int(self.options["max_blocks"])
 
     def drive(self, ctx) -> None:
         grid = ctx.cooperative_grid("gs_persistent_kernel")
