@@ -90,6 +90,19 @@ class SpatialDriving(DrivingStrategy):
     and scipy's 541 to 746 ms (2.1x to 2.9x). A shared-memory float min is one integer
     atomic there (no compare-and-swap loop), which took Bellman-Ford from 475 to 370 ms.
 
+    Partition shape matters as much as size. On the 2048x2048 road grid in row order a
+    partition is a band of rows that the wave crosses in a level or two (BFS, 1024-node
+    partitions, 256 threads: 2,049 steps, 399 ms). ``renumber=hilbert``
+    (:mod:`gswitch.locality`) makes partitions compact patches: 83 steps and 30.0 ms at
+    4096-node partitions and 1024 threads, against 12.1 ms for the tuned level-synchronous
+    configuration in the same run (H200,
+    ``benchmarks/results/h200_s42_road_bfs_hilbert.log``). It still loses there: the
+    wave reaches a patch on several sides at different times, and each arrival redoes
+    the nodes behind it (66M edges for the grid's 15M). SSSP likewise: 206 ms against
+    40.6 ms for priority driving. A block reads the active bits of up to ``block_size``
+    of its partitions at once (one ballot a warp), so a step with few active partitions
+    among thousands costs one read of the bitmap.
+
     The GPU phase passes the GPU suite (``tests/test_spatial.py`` and the all-pairs
     configurations of ``tests/test_gpu.py``), and the tuner's GPU search offers it.
     """
