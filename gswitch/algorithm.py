@@ -490,17 +490,16 @@ class AlgorithmSpec:
                 return r.field
         return None
 
-    def unsupported(self, axis: str, strategy: str) -> str | None:
+    def unsupported(self, axis: str, strategy: str, default: str | None) -> str | None:
         """Why this formulation cannot run with ``strategy`` on ``axis``, or ``None``.
 
-        A formulation run by array code (:attr:`direct`) takes no strategy: it accepts
+        ``default`` is the axis's default strategy (:data:`gswitch.config.DEFAULTS`). A
+        formulation run by array code (:attr:`direct`) takes no strategy: it accepts
         each axis at its default only, so a config that picks a strategy selects a
         formulation of operators and the tuner holds every axis for it.
         """
         if self.direct is not None:
-            from .config import DEFAULTS
-
-            if strategy == DEFAULTS.get(axis):
+            if strategy == default:
                 return None
             return (f"variant {self.variant} of {self.name} runs its own array code, not "
                     f"the operator engine, so it takes no {axis} strategy; leave {axis} "

@@ -17,9 +17,8 @@ if TYPE_CHECKING:
     import argparse
 
     from .algorithm import AlgorithmSpec
-    from .config import Config
     from .graph import Graph
-    from .strategy import Strategy
+    from .strategy import ConfigView, Strategy
 
 PROJECT_NAME = "gswitch"
 
@@ -110,7 +109,7 @@ def gswitch_add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 @hookspec(firstresult=True)
 def gswitch_resolve_config(algorithm: str, graph: Graph, mode: str, backend: str,
-                           options: dict) -> tuple[Config, str] | None:
+                           options: dict) -> tuple[ConfigView, str] | None:
     """The configuration ``gswitch run --config MODE`` runs with, for a ``MODE`` that is
     neither a file nor ``default`` (the tuner answers ``tuned`` and ``auto``).
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from ._hints import option
 from .algorithm import AlgorithmSpec
-from .config import Config
+from .config import DEFAULTS, Config
 from .errors import DeviceError, GswitchError, InvalidConfig, InvalidGraph, InvalidInput
 from .graph import Graph
 from .locality import (
@@ -118,7 +118,7 @@ def _refuses(spec: AlgorithmSpec, config: Config, given: Mapping[str, Any] | Non
     # a mapping names the axes the caller chose; the others take the formulation's
     # defaults, so only the chosen ones can rule a formulation out
     axes = AXES if given is None else [a for a in AXES if a in given]
-    return any(spec.unsupported(axis, config[axis]) for axis in axes)
+    return any(spec.unsupported(axis, config[axis], DEFAULTS.get(axis)) for axis in axes)
 
 
 def as_graph(graph: Any) -> Graph:
@@ -280,7 +280,7 @@ def with_variant_defaults(spec: AlgorithmSpec, values: Mapping[str, Any] | None,
 
 def _check_axes(spec: AlgorithmSpec, config: Config) -> str | None:
     for axis in AXES:
-        reason = spec.unsupported(axis, config[axis])
+        reason = spec.unsupported(axis, config[axis], DEFAULTS.get(axis))
         if reason:
             return f"{axis}={config[axis]}: {reason}"
     return None
@@ -310,7 +310,7 @@ def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
                 f"({', '.join(spec.step_totals)}) of the previous step, and this driving "
                 "has steps that run no operators; choose one whose every step does")
     for axis in AXES:
-        reason = spec.unsupported(axis, config[axis])
+        reason = spec.unsupported(axis, config[axis], DEFAULTS.get(axis))
         if reason:
             return f"{axis}={config[axis]}: {reason}"
         strategy = strategies[axis]

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -31,10 +31,10 @@ from .errors import InvalidConfig
 
 if TYPE_CHECKING:
     from .algorithm import AlgorithmSpec
-    from .config import Config
     from .graph import Graph
 
 __all__ = [
+    "ConfigView",
     "Buffer",
     "Phase",
     "StepMode",
@@ -50,6 +50,29 @@ __all__ = [
     "DirectionStrategy",
     "LaunchStrategy",
 ]
+
+
+class ConfigView(Protocol):
+    """What a strategy reads of a configuration: :class:`gswitch.config.Config` is one.
+
+    The contracts below name this view rather than the class, so that the strategy
+    contracts do not depend on the configuration, which validates its names against
+    the strategies the plugins register.
+    """
+
+    def __getitem__(self, key: str) -> Any: ...
+
+    def __contains__(self, key: object) -> bool: ...
+
+    def get(self, key: str, default: Any = None) -> Any: ...
+
+    def key(self) -> str: ...
+
+    def options(self, axis: str) -> dict[str, Any]: ...
+
+    def strategy(self, axis: str) -> Strategy: ...
+
+    def strategies(self) -> dict[str, Strategy]: ...
 
 
 #: Static shared memory one block may declare (48 KiB: more needs a dynamic allocation).
@@ -335,7 +358,7 @@ class Strategy:
         """Every declared parameter at its default."""
         return {k: p.default for k, p in cls.params.items()}
 
-    def check(self, algorithm: AlgorithmSpec, graph: Graph | None, config: Config,
+    def check(self, algorithm: AlgorithmSpec, graph: Graph | None, config: ConfigView,
               backend: str) -> str | None:
         """Return why this strategy cannot run the combination, or ``None``."""
         return None
@@ -344,22 +367,22 @@ class Strategy:
         """Compile-time ``#define`` lines for the fragment: one per compile-time parameter."""
         return {}
 
-    def runtime_args(self, graph: Graph, config: Config) -> dict[str, tuple[str, Any]]:
+    def runtime_args(self, graph: Graph, config: ConfigView) -> dict[str, tuple[str, Any]]:
         """Scalars for the parameter block: ``{name: (C type, value)}``.
 
         They reach the device as ``gs.<axis>_<name>``; changing one never recompiles.
         """
         return {}
 
-    def buffers(self, spec: AlgorithmSpec, graph: Graph, config: Config) -> list[Buffer]:
+    def buffers(self, spec: AlgorithmSpec, graph: Graph, config: ConfigView) -> list[Buffer]:
         """Device buffers this strategy needs for ``graph`` (see :class:`Buffer`)."""
         return []
 
-    def phases(self, spec: AlgorithmSpec, config: Config) -> list[Phase]:
+    def phases(self, spec: AlgorithmSpec, config: ConfigView) -> list[Phase]:
         """Phases this strategy adds to every step (see :class:`Phase`)."""
         return []
 
-    def shared_bytes(self, spec: AlgorithmSpec, config: Config) -> int:
+    def shared_bytes(self, spec: AlgorithmSpec, config: ConfigView) -> int:
         """Static shared memory its fragment declares per block (bytes, an upper bound)
         at ``config["block_size"]``.
 
@@ -429,7 +452,7 @@ class WorklistStrategy(Strategy):
     backends = ("gpu",)
     membership: ClassVar[bool] = False
 
-    def bounded(self, graph: Graph | None, config: Config | None,
+    def bounded(self, graph: Graph | None, config: ConfigView | None,
                 algorithm: AlgorithmSpec | None = None) -> bool:
         """Whether the worklist can never overflow on ``graph`` (no host growth needed).
 
@@ -478,7 +501,7 @@ class LoadBalanceStrategy(Strategy):
         """Threads the host-loop launch gives each active item."""
         return 1
 
-    def phases(self, spec: AlgorithmSpec, config: Config) -> list[Phase]:
+    def phases(self, spec: AlgorithmSpec, config: ConfigView) -> list[Phase]:
         """The push expansion, in steps that push."""
         return [Phase("expand", 20, "active", direction="push",
                       threads_per_item=self.threads_per_item(), runs_in="operators")]
@@ -571,7 +594,7 @@ class DrivingStrategy(Strategy):
         """
         return mode
 
-    def begin(self, graph: Graph, config: Config, key: PriorityKey | None) -> Any:
+    def begin(self, graph: Graph, config: ConfigView, key: PriorityKey | None) -> Any:
         """CPU engine: per-run state of a strategy that keeps nodes back.
 
         ``key(nodes)`` evaluates the algorithm's priority key at ``nodes``, and

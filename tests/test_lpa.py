@@ -14,6 +14,7 @@ from gswitch.algorithms.lpa import compare_most_frequent, expected_neighbours, u
 
 import gswitch as gs
 from gswitch.codegen import generate_source
+from gswitch.config import DEFAULTS
 from gswitch.engine.cpu_intrinsics import label_frequency
 from gswitch.plugins import get_registry
 from gswitch.staging import stage_config
@@ -159,7 +160,8 @@ def test_cpu_engine_strategies(variant, driving, direction):
     spec = get_registry().variants[NAME][variant]
     _, graph = _planted("random", 0)
     cfg = {"variant": variant, "driving": driving, "direction": direction}
-    if spec.unsupported("driving", driving) or spec.unsupported("direction", direction):
+    if spec.unsupported("driving", driving, DEFAULTS["driving"]) or spec.unsupported(
+            "direction", direction, DEFAULTS["direction"]):
         with pytest.raises(gs.InvalidConfig, match=f"variant {variant} of {NAME} supports"):
             gs.run(NAME, graph, backend="cpu", config=cfg)
         return

@@ -151,8 +151,8 @@ def test_neighbours_change_one_parameter_or_one_axis(algorithm):
                 spec = space.spec(cfg)
                 assert cfg["variant"] == n["variant"] != params["variant"]
                 for axis in AXES:
-                    assert spec.unsupported(axis, cfg[axis]) is None
-                    if spec.unsupported(axis, before[axis]) is None:
+                    assert spec.unsupported(axis, cfg[axis], DEFAULTS.get(axis)) is None
+                    if spec.unsupported(axis, before[axis], DEFAULTS.get(axis)) is None:
                         assert cfg[axis] == before[axis]
                 switched.add("variant")
                 continue
@@ -804,7 +804,8 @@ def test_space_samples_variants_and_never_an_unsupported_strategy_with_one():
         seen.add(cfg["variant"])
         spec = space.spec(cfg)
         assert spec is reg.variants["cc"][cfg["variant"]]
-        assert all(spec.unsupported(axis, cfg[axis]) is None for axis in AXES)
+        assert all(spec.unsupported(axis, cfg[axis], DEFAULTS.get(axis)) is None
+                   for axis in AXES)
         if cfg["variant"] in ("hook_compress", "afforest"):  # held: never study parameters
             assert "driving" not in trial.params and "direction" not in trial.params
         assert space.config(dict(trial.params)).to_dict() == cfg.to_dict()
@@ -873,7 +874,8 @@ def test_tune_searches_cc_variants_with_verified_trials(storage):
         if t.params.get("variant") in ("hook_compress", "afforest"):
             assert "driving" not in t.params and cfg["driving"] == "topology"
         spec = reg.variants["cc"][cfg["variant"]]
-        assert all(spec.unsupported(axis, cfg[axis]) is None for axis in AXES)
+        assert all(spec.unsupported(axis, cfg[axis], DEFAULTS.get(axis)) is None
+                   for axis in AXES)
         assert t.user_attrs["outcome"] == "ok"  # measured and verified, or the same config
         if not t.user_attrs.get("reused"):
             assert len(t.user_attrs["times_s"]) == 3

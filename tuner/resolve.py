@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gswitch.config import Config
+from gswitch.config import DEFAULTS, Config
 from gswitch.errors import GswitchError, InvalidInput
 
 from .space import TunerError, space_version
@@ -37,7 +37,8 @@ def _usable(entry: dict[str, Any], algorithm: str) -> Config | None:
     except GswitchError:
         return None
     # (variant=default runs whichever formulation supports the strategies: gswitch.run)
-    if cfg["variant"] != "default" and any(spec.unsupported(axis, cfg[axis]) for axis in AXES):
+    if cfg["variant"] != "default" and any(spec.unsupported(axis, cfg[axis], DEFAULTS.get(axis))
+                                         for axis in AXES):
         return None
     return cfg
 

@@ -605,7 +605,7 @@ class SearchSpace:
         own = self.variant_defaults.get(variant, {})
         for axis in AXES:
             current = values.get(axis, DEFAULTS.get(axis))
-            if current is None or not spec.unsupported(axis, current):
+            if current is None or not spec.unsupported(axis, current, DEFAULTS.get(axis)):
                 continue
             # array code (``direct``) supports the axis's default only
             allowed = spec.supports.get(axis) or (DEFAULTS[axis],)
@@ -761,7 +761,7 @@ def build_space(spec: AlgorithmSpec, graph: Graph, backend: str,
             mine = accepted[v][axis] = []
             for name in on_backend:
                 # array code runs no strategy: only the axis's default, unchecked
-                reason = vspec.unsupported(axis, name) or (
+                reason = vspec.unsupported(axis, name, DEFAULTS.get(axis)) or (
                     None if vspec.direct is not None
                     else _accepts(vspec, graph, axis, name, backend))
                 if reason:
@@ -803,7 +803,7 @@ def build_space(spec: AlgorithmSpec, graph: Graph, backend: str,
             for v in live:  # held at the variant's default, or at one it supports
                 vspec = family[v]
                 held = vspec.config_defaults.get(axis, DEFAULTS[axis])
-                if vspec.unsupported(axis, held):
+                if vspec.unsupported(axis, held, DEFAULTS[axis]):
                     held = vspec.supports[axis][0]
                 if held != DEFAULTS[axis]:
                     space.restricted.setdefault(v, {})[axis] = (held,)
