@@ -23,7 +23,12 @@ graph lives, since graphs are immutable):
     Any run of consecutive ids then covers a region of few hops across, whatever its
     length: on a mesh or a road network a partition of spatial driving is a
     diamond-shaped patch that a traversal's wave crosses in a few dozen levels,
-    where the bands of ``rcm`` and ``bfs`` are crossed in two or three.
+    where the bands of ``rcm`` and ``bfs`` are crossed in two or three. On the
+    2048x2048 road grid, 6% of the edges leave a run of 1,024 ids (97% under ``rcm``),
+    and spatial BFS takes 83 steps instead of 2,049 and 30 ms instead of 399 ms, still
+    2.5x the tuned level-synchronous BFS (H200,
+    ``benchmarks/results/h200_s42_road_bfs_hilbert.log``). Five breadth-first
+    searches build it: 6.8 s for 4M nodes on two CPU cores.
 ``none``
     The caller's ids (the default).
 """
