@@ -552,9 +552,12 @@ class DrivingStrategy(Strategy):
     axis = "driving"
     #: The kinds of step this strategy produces; the first is mode number 0.
     modes: ClassVar[tuple[StepMode, ...]] = ()
-    #: Activations may be kept back and pushed in a later step (steps then no longer
-    #: follow the order of activation: a level-synchronous algorithm is not).
-    defers: ClassVar[bool] = False
+    #: Each step applies the operators to the nodes the step before activated, no
+    #: sooner and no later (level-synchronous). False where nodes may be kept back for
+    #: a later step (priority buckets) or run ahead of their level inside a step
+    #: (iteration inside a partition, one barrier-free step): a pull that takes the
+    #: first hit as final is then not exact.
+    in_activation_order: ClassVar[bool] = True
     #: A block owns a partition of contiguous nodes and passes over it: where the edge
     #: operator allows it, codegen emits ``gs_edge_op_local`` and its helpers, which
     #: hold the partition's reduced fields in shared memory (:mod:`gswitch.codegen_stage`).
@@ -579,7 +582,7 @@ class DrivingStrategy(Strategy):
         """Every step is an operator step over the worklist's items, in activation
         order (no mode sweeps every node, nothing is kept back).
         """
-        return bool(cls.modes) and not cls.defers and all(
+        return bool(cls.modes) and cls.in_activation_order and all(
             m.items == "worklist" and m.operators for m in cls.modes)
 
     def initial_mode(self, n_active: int, n_nodes: int) -> str:

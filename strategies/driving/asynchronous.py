@@ -85,7 +85,7 @@ class AsyncDriving(DrivingStrategy):
     # not level-synchronous: a node may be pushed again after it was processed, so the
     # exemptions that rest on activation order (a queue a CUDA-graph replay cannot
     # grow, first hits in pull) do not apply
-    defers = True
+    in_activation_order = False
 
     def check(self, algorithm, graph, config, backend):
         if pulls(config):

@@ -83,7 +83,7 @@ class PriorityDriving(DrivingStrategy):
     }
     cuda_files = ("priority.cuh",)
     modes = (DATA, REFILL)
-    defers = True
+    in_activation_order = False
 
     def check(self, algorithm, graph, config, backend):
         if algorithm.priority is None:

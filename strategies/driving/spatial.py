@@ -116,7 +116,7 @@ class SpatialDriving(DrivingStrategy):
     }
     cuda_files = ("spatial.cuh",)
     modes = (SPATIAL,)
-    defers = True
+    in_activation_order = False
     stages_partitions = True
 
     def check(self, algorithm, graph, config, backend):
