@@ -91,7 +91,6 @@ def _degree(graph: Any) -> np.ndarray:
 
 
 def _bfs(graph: Any) -> np.ndarray:
-    import scipy.sparse as sp
     from scipy.sparse.csgraph import breadth_first_order, connected_components
 
     n = graph.n_nodes
@@ -109,42 +108,84 @@ def _bfs(graph: Any) -> np.ndarray:
     roots = first[np.argsort(-deg[first], kind="stable")]
     rank = np.empty(n_comp, dtype=np.int64)
     rank[comp[roots]] = np.arange(n_comp)
-    hub = sp.csr_array((np.ones(n_comp, dtype=np.int8), roots, [0, n_comp]), shape=(1, n))
-    joined = sp.vstack([sp.hstack([a, sp.csr_array((n, 1), dtype=np.int8)]),
-                        sp.hstack([hub, sp.csr_array((1, 1), dtype=np.int8)])]).tocsr()
-    visit = np.asarray(breadth_first_order(joined, n, directed=True,
+    visit = np.asarray(breadth_first_order(_joined(_padded(a), roots), n, directed=True,
                                            return_predecessors=False))[1:]
     return visit[np.argsort(rank[comp[visit]], kind="stable")].astype(np.int64)
 
 
-def _hops(a: Any, sources: np.ndarray) -> np.ndarray:
-    """Hop distance of every node from the nearest of ``sources`` (-1: unreachable)."""
-    from scipy.sparse.csgraph import dijkstra
+def _padded(a: Any) -> Any:
+    """``a`` (n x n) with an empty last column, for :func:`_joined`."""
+    import scipy.sparse as sp
 
-    d = dijkstra(a, directed=False, indices=sources, unweighted=True, min_only=True)
-    return np.where(np.isfinite(d), d, -1).astype(np.int64)
+    return sp.hstack([a, sp.csr_array((a.shape[0], 1), dtype=a.dtype)]).tocsr()
+
+
+def _joined(padded: Any, sources: np.ndarray) -> Any:
+    """The graph of ``padded`` (:func:`_padded`) with one more node, the last, joined to
+    each of ``sources``: a breadth-first search from it visits the components of
+    ``sources`` one level at a time, each from its own source.
+    """
+    import scipy.sparse as sp
+
+    n, k = padded.shape[0], sources.size
+    hub = sp.csr_array((np.ones(k, dtype=padded.dtype), sources, [0, k]), shape=(1, n + 1))
+    return sp.vstack([padded, hub], format="csr")
+
+
+def _hops(padded: Any, sources: np.ndarray) -> np.ndarray:
+    """Hop distance of every node of ``padded`` (:func:`_padded`) from the nearest of
+    ``sources`` (-1: unreachable).
+
+    One breadth-first search from a node joined to every source. Along its visit order
+    a node comes after its parent and the parents' positions never decrease, so each
+    level is the run of positions whose parents lie in the level before.
+    """
+    from scipy.sparse.csgraph import breadth_first_order
+
+    n = padded.shape[0]
+    sources = np.unique(np.asarray(sources, dtype=np.int64))
+    visit, pred = breadth_first_order(_joined(padded, sources), n, directed=True,
+                                      return_predecessors=True)
+    pos = np.empty(n + 1, dtype=np.int64)
+    pos[visit] = np.arange(visit.size)
+    parent = np.empty(visit.size, dtype=np.int64)
+    parent[0] = -1
+    parent[1:] = pos[pred[visit[1:]]]
+    starts = [1]  # where each level begins along the visit order
+    hi = 1 + sources.size
+    while hi > starts[-1]:
+        starts.append(hi)
+        hi = int(np.searchsorted(parent, hi, side="left"))
+    hops = np.full(n, -1, dtype=np.int64)
+    hops[visit[1:]] = np.searchsorted(np.asarray(starts), np.arange(1, visit.size),
+                                      side="right") - 1
+    return hops
 
 
 def _per_component(comp: np.ndarray, n_comp: int, score: np.ndarray) -> np.ndarray:
     """Each component's node of highest ``score`` (its lowest id among equals)."""
-    by = np.lexsort((np.arange(comp.size), -score, comp))
-    first = np.searchsorted(comp[by], np.arange(n_comp))
-    return by[first]
+    best = np.full(n_comp, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(best, comp, score)
+    tied = np.flatnonzero(score == best[comp])
+    first = np.full(n_comp, comp.size, dtype=np.int64)
+    np.minimum.at(first, comp[tied], tied)
+    return first
 
 
 def hilbert_index(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Position of each point ``(x, y)`` (non-negative integers) along the Hilbert curve
     that fills the smallest power-of-two square holding them.
     """
-    x = np.asarray(x, dtype=np.int64).copy()
-    y = np.asarray(y, dtype=np.int64).copy()
-    top = int(max(x.max(initial=0), y.max(initial=0)))
+    top = int(max(np.max(x, initial=0), np.max(y, initial=0)))
+    small = np.int32 if top < 2**31 else np.int64  # halves the traffic of each pass
+    x = np.array(x, dtype=small)
+    y = np.array(y, dtype=small)
     d = np.zeros(x.shape, dtype=np.int64)
     s = 1 << max(top.bit_length() - 1, 0)
     while s > 0:
         rx = (x & s) > 0
         ry = (y & s) > 0
-        d += s * s * ((3 * rx) ^ ry)
+        d += (s * s) * ((3 * rx) ^ ry).astype(np.int64)
         # rotate the quadrant so that the curve's next level starts where this one ends
         flip = ~ry & rx
         x = np.where(flip, s - 1 - x, x)
@@ -163,6 +204,7 @@ def _hilbert(graph: Any) -> np.ndarray:
     a = _structure(graph)
     n_comp, comp = connected_components(a, directed=False)
     comp = comp.astype(np.int64)
+    a = _padded(a)
     start = _per_component(comp, n_comp, np.zeros(comp.size, dtype=np.int64))
     # a peripheral node of each component, and the node farthest from it
     d_a = _hops(a, _per_component(comp, n_comp, _hops(a, start)))
@@ -171,7 +213,8 @@ def _hilbert(graph: Any) -> np.ndarray:
     # and from both ends (on a grid: the other pair of corners)
     middle = _per_component(comp, n_comp, -np.abs(d_a - d_c))
     d_b = _hops(a, _per_component(comp, n_comp, _hops(a, middle) + np.minimum(d_a, d_c)))
-    return np.lexsort((np.arange(comp.size), hilbert_index(d_a, d_b), comp)).astype(np.int64)
+    # lexsort is stable: equal positions keep the caller's order
+    return np.lexsort((hilbert_index(d_a, d_b), comp)).astype(np.int64)
 
 
 _BUILDERS = {"rcm": _rcm, "bfs": _bfs, "degree": _degree, "hilbert": _hilbert}
