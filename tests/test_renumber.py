@@ -189,6 +189,20 @@ def test_hilbert_order_makes_compact_partitions():
     assert np.count_nonzero(np.diff(order)) == np.unique(comp).size - 1
 
 
+@pytest.mark.parametrize("name", ["disconnected", "directed_dag", "star", "grid"])
+def test_hop_distances_are_scipys(name):
+    """The hop distances the hilbert order is built from equal scipy's unweighted
+    shortest paths from the nearest source, -1 where no source reaches."""
+    from scipy.sparse.csgraph import shortest_path
+
+    g = zoo_graph(name) if name != "grid" else grid2d(9, 13)
+    a = locality._structure(g)
+    sources = np.array([0, g.n_nodes - 1, g.n_nodes // 2])
+    want = shortest_path(a, unweighted=True, indices=sources).min(axis=0)
+    want = np.where(np.isfinite(want), want, -1).astype(np.int64)
+    assert np.array_equal(locality._hops(locality._padded(a), sources), want)
+
+
 def test_degree_order_puts_hubs_first():
     g = zoo_graph("star")
     perm = locality.order(g, "degree")
