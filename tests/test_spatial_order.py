@@ -157,6 +157,7 @@ def test_the_search_draws_partitions_of_a_multiple_of_32():
         cfg = space.suggest(trial)
         if cfg["driving"] == "spatial":
             drawn.add(cfg["driving.partition_size"])
+            full = dict(trial.params)
         study.tell(trial, 1.0)
     assert drawn and drawn <= set(size.searched) and len(drawn) >= 4
     assert moves(size, 256) == [512, 128, 2048, 32]
@@ -165,6 +166,13 @@ def test_the_search_draws_partitions_of_a_multiple_of_32():
     # a configuration's own size enqueues as the nearest searched one
     params = space.trial_params({"driving": "spatial", "driving.partition_size": 100})
     assert 128 in params.values() and 100 not in params.values()
+    # a move that paid is continued to the next searched size the same way, and stops
+    # at the end of the list
+    key = next(k for k, v in params.items() if v == 128)
+    assert space.continued({**full, key: 256}, {**full, key: 128})[key] == 512
+    assert space.continued({**full, key: 64}, {**full, key: 128})[key] == 32
+    assert space.continued({**full, key: 4096}, {**full, key: 2048}) is None
+    assert space.config({**full, key: 300})["driving.partition_size"] == 256
     assert gs.Config({"driving": "spatial", "driving.partition_size": 100})[
         "driving.partition_size"] == 100
 
