@@ -401,13 +401,8 @@ class SearchSpace:
                                     f"{', '.join(choices)}")
             return params[name]
 
-        def value(name: str, space: ParamSpace) -> Any:
-            if name not in params:
-                return space.default
-            got = params[name]  # a drawn integer stands for its nearest searched value
-            return space.nearest_searched(got) if isinstance(space, IntRange) else got
-
-        return self._assemble(choose, value)
+        return self._assemble(choose, lambda name, space: _searched(
+            space, params[name]) if name in params else space.default)
 
     def _assemble(self, choose: Callable[[str, tuple[str, ...]], str],
                   value: Callable[[str, ParamSpace], Any]) -> Config:
@@ -535,7 +530,7 @@ class SearchSpace:
         old, new = parent[key], params[key]
         if isinstance(old, bool) or isinstance(new, bool):
             return None
-        if isinstance(space, IntRange) and space.searched:  # the next searched value on
+        if isinstance(space, IntRange) and space.searched:  # the next searched value
             at = space.searched.index(space.nearest_searched(new))
             at += 1 if new > old else -1
             value = space.searched[at] if 0 <= at < len(space.searched) else new
