@@ -12,9 +12,12 @@ the default, the selector's pick and its portfolio are enqueued first as every s
 does), then ``--repeats`` calls in rotation of the selector's pick (a plain ``gs.run``
 with no config), the study's best and the default; every answer is checked against
 scipy. The targets: the geometric mean of selector / tuned within 1.25x, never above
-2x, and never slower than the CuPy peer. Usage::
+2x, and never slower than the CuPy peer (the frontier BFS, or for ``--alg sssp`` the
+frontier Bellman-Ford). SSSP runs on the same graphs with integer weights in [1, 64)
+drawn per stored edge (the road grids keep their own). Usage::
 
-    python benchmarks/bench_selector_tuned.py [--graphs 0-19|9,10,13-15] [--trials 40] [--tag NAME]
+    python benchmarks/bench_selector_tuned.py [--alg bfs|sssp] [--graphs 0-19|9,10,13-15]
+        [--trials 40] [--tag NAME]
     python benchmarks/bench_selector_tuned.py --table results/a.json results/b.json
 """
 
@@ -81,7 +84,28 @@ def _bipartite(n, m, exponent, seed):
     return bipartite_zipf(n, m, exponent=exponent, seed=seed)
 
 
-def measure(name: str, g, trials: int, repeats: int) -> dict:
+FIELD = {"bfs": "depth", "sssp": "dist"}
+
+
+def weighted(g, seed: int):
+    """``g`` with integer weights in [1, 64) (kept where it has some): a hash of the
+    edge's two ends, so both directions of an undirected edge weigh the same."""
+    if g.weighted:
+        return g
+    from gswitch.generators import WEIGHT_HIGH, WEIGHT_LOW
+
+    src, dst = g.edges()
+    lo = np.minimum(src, dst).astype(np.uint64)
+    hi = np.maximum(src, dst).astype(np.uint64)
+    h = (lo * np.uint64(0x9E3779B97F4A7C15) ^ hi * np.uint64(0xC2B2AE3D27D4EB4F)
+         ^ np.uint64(seed)) >> np.uint64(40)
+    w = (WEIGHT_LOW + h % np.uint64(WEIGHT_HIGH - WEIGHT_LOW)).astype(np.float32)
+    out = g.with_weights(w)
+    out.name = g.name
+    return out
+
+
+def measure(name: str, g, trials: int, repeats: int, alg: str = "bfs") -> dict:
     from bench_formulations import gpu_peers, primary_peer
     from gswitch.tuner import tune
 
@@ -90,14 +114,15 @@ def measure(name: str, g, trials: int, repeats: int) -> dict:
 
     src = int(np.argmax(g.out_degree))
     peer_args = argparse.Namespace(repeats=repeats, host_repeats=1, backend="gpu")
-    peers, refs = gpu_peers("bfs", g, src, peer_args)
+    peers, refs = gpu_peers(alg, g, src, peer_args)
+    ref = refs[FIELD[alg]]
     peer = primary_peer(peers, "gpu")
     t = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        res = tune("bfs", g, trials=trials, storage=f"sqlite:///{tmp}/study.db", source=src,
+        res = tune(alg, g, trials=trials, storage=f"sqlite:///{tmp}/study.db", source=src,
                    backend="gpu", name=f"sel-{name}")
     tune_s = time.perf_counter() - t
-    row = {"graph": name, "n_nodes": g.n_nodes, "n_edges": g.n_edges,
+    row = {"graph": name, "algorithm": alg, "n_nodes": g.n_nodes, "n_edges": g.n_edges,
            "directed": g.directed, "tune_s": tune_s, "trials": res.new_trials,
            "tuned_config": res.best_config, "peer": peer and peer["name"],
            "peer_ms": peer and peer["wall_ms"]}
@@ -109,11 +134,11 @@ def measure(name: str, g, trials: int, repeats: int) -> dict:
         k = r_ % len(names)
         for label in names[k:] + names[:k]:
             t = time.perf_counter()
-            r = gs.run("bfs", g, source=src, backend="gpu", config=runs[label])
+            r = gs.run(alg, g, source=src, backend="gpu", config=runs[label])
             wall = time.perf_counter() - t
-            bad = compare("bfs", r.fields["depth"], refs["depth"])
+            bad = compare(alg, r.fields[FIELD[alg]], ref)
             if bad:
-                raise AssertionError(f"{name}, {label}: wrong depths: {bad}")
+                raise AssertionError(f"{alg} on {name}, {label}: wrong answer: {bad}")
             if r_:
                 walls[label].append(wall * 1e3)
                 devs[label].append(r.stats["device_time_s"] * 1e3)
@@ -127,7 +152,7 @@ def measure(name: str, g, trials: int, repeats: int) -> dict:
     row["selector_over_tuned"] = s["wall_ms"] / tu["wall_ms"]
     row["selector_over_tuned_device"] = s["device_ms"] / tu["device_ms"]
     row["selector_over_peer"] = s["wall_ms"] / row["peer_ms"] if row["peer_ms"] else None
-    print(f"{name:24s} {g.n_nodes:>9,} nodes {g.n_edges:>11,} edges  selector "
+    print(f"{alg} {name:24s} {g.n_nodes:>9,} nodes {g.n_edges:>11,} edges  selector "
           f"{s['wall_ms']:9.3f} ms  tuned {tu['wall_ms']:9.3f} ms  default "
           f"{row['default']['wall_ms']:9.3f}  peer {row['peer_ms'] or 0:9.3f}  sel/tuned "
           f"{row['selector_over_tuned']:.2f}x (device {row['selector_over_tuned_device']:.2f}x)"
@@ -169,6 +194,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--graphs", default=f"0-{len(SPECS) - 1}",
                     help="indices and ranges, e.g. 0-9 or 9,10,13-15")
+    ap.add_argument("--alg", choices=sorted(FIELD), default="bfs")
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--tag", default="")
@@ -187,10 +213,12 @@ def main() -> None:
     for name, make in [SPECS[i] for i in _indices(args.graphs)]:
         g = make()
         g.name = name
-        rows.append(measure(name, g, args.trials, args.repeats))
-        write_json(f"bench_selector_tuned{'_' + args.tag if args.tag else ''}",
+        if args.alg == "sssp":
+            g = weighted(g, seed=len(rows) + 100)
+        rows.append(measure(name, g, args.trials, args.repeats, args.alg))
+        write_json(f"bench_selector_tuned_{args.alg}{'_' + args.tag if args.tag else ''}",
                    {"device": GpuEngine.instance().device_name, "trials": args.trials,
-                    "rows": rows})
+                    "algorithm": args.alg, "rows": rows})
     print(table(rows))
 
 
