@@ -27,7 +27,7 @@ from pathlib import Path
 
 from bench_formulations import GRAPHS, gpu_graph, graph_for
 
-from gswitch.selector import MODEL_PATH, graph_features, model_version, train
+from gswitch.selector import FEATURES, MODEL_PATH, graph_features, model_version, train
 
 
 def _kind_of(name: str) -> str | None:
@@ -42,12 +42,19 @@ def features_for(rows: list[dict], scale: int, cache: Path | None = None
                  ) -> dict[tuple[str, str], dict]:
     """Features per (algorithm, graph): recorded in the rows, else kept in ``cache``
     from an earlier rebuild, else of the graph rebuilt here (then added to ``cache``).
+    Features recorded before a feature of :data:`~gswitch.selector.FEATURES` existed
+    count as missing, so the graph is rebuilt for all of them.
     """
-    out = {(r["algorithm"], r["graph"]): r["features"] for r in rows if r.get("features")}
+    def whole(f: dict | None) -> bool:
+        return bool(f) and all(k in f for k in FEATURES)
+
+    out = {(r["algorithm"], r["graph"]): r["features"] for r in rows
+           if whole(r.get("features"))}
     kept = json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
     for key, f in kept.items():
         alg, _, name = key.partition(":")
-        out.setdefault((alg, name), f)
+        if whole(f):
+            out.setdefault((alg, name), f)
     missing = sorted({(r["algorithm"], r["graph"]) for r in rows} - set(out))
     bases: dict[tuple[str, bool], object] = {}
     for alg, name in missing:

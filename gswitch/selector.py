@@ -33,15 +33,18 @@ from .arrayops import sorted_unique
 __all__ = ["FEATURES", "EXTRA_FEATURES", "MODEL_PATH", "Pick", "SelectorWarning", "explain",
            "graph_features", "load_model", "model_version", "select", "train"]
 
-#: The features a pick depends on, in the model's order.
-FEATURES = ("n_nodes", "n_edges", "degree_mean", "degree_max_over_mean", "degree_cv")
+#: The features a pick depends on, in the model's order. ``reach_hops``: breadth-first
+#: levels from a node until :data:`REACH_NODES` nodes are reached (median of two
+#: samples): a diameter estimate, 1 to 4 on power-law and random graphs of mean degree
+#: 8 or more, 5 to 10 on sparse random graphs, tens on meshes and road networks. It is
+#: what tells a sparse random graph (short paths) from a mesh of the same degrees.
+FEATURES = ("n_nodes", "n_edges", "degree_mean", "degree_max_over_mean", "degree_cv",
+            "reach_hops")
 #: Features computed and shown (``gswitch explain``) but not yet weighed: the shipped
 #: model's training graphs do not vary them enough to weigh them (see :data:`WEIGHTS`).
-#: ``reach_hops``: breadth-first levels from a node until :data:`REACH_NODES` nodes are
-#: reached (median of two samples; a diameter estimate: about 1 to 3 on power-law and
-#: random graphs, tens on meshes); ``weight_cv`` and ``weight_max_over_mean``: the spread
-#: of the edge weights (zero without weights), from at most 65,536 sampled weights.
-EXTRA_FEATURES = ("reach_hops", "weight_cv", "weight_max_over_mean")
+#: ``weight_cv`` and ``weight_max_over_mean``: the spread of the edge weights (zero
+#: without weights), from at most 65,536 sampled weights.
+EXTRA_FEATURES = ("weight_cv", "weight_max_over_mean")
 #: Nodes a ``reach_hops`` sample reaches before it counts its levels.
 REACH_NODES = 2048
 #: The model shipped with the package.
@@ -159,20 +162,22 @@ def _weight_spread(weights: np.ndarray | None) -> dict[str, float]:
     return {"weight_cv": float(w.std() / mean), "weight_max_over_mean": float(w.max() / mean)}
 
 
-#: Weight of each feature in the distance: the shape of the degree distribution decides
-#: which strategies win; size only breaks ties (a 4K-node RMAT graph is an RMAT graph).
+#: Weight of each feature in the distance: the shape of the degree distribution and the
+#: diameter decide which strategies win; size only breaks ties (a 4K-node RMAT graph is
+#: an RMAT graph).
 WEIGHTS = {"n_nodes": 0.1, "n_edges": 0.1, "degree_mean": 1.0, "degree_max_over_mean": 1.0,
-           "degree_cv": 1.0}
+           "degree_cv": 1.0, "reach_hops": 1.0}
 
 
-def feature_distance(a: dict[str, float], b: dict[str, float]) -> float:
-    """Weighted Euclidean distance on ``log2(1 + x)`` of each feature (twice as large is
-    as far as half as large; the skew's thousands do not drown the mean degree), with
-    :data:`WEIGHTS`.
+def feature_distance(a: dict[str, float], b: dict[str, float],
+                     features: tuple[str, ...] | list[str] = FEATURES) -> float:
+    """Weighted Euclidean distance on ``log2(1 + x)`` of each of ``features`` (twice as
+    large is as far as half as large; the skew's thousands do not drown the mean
+    degree), with :data:`WEIGHTS`.
     """
     return math.sqrt(sum((WEIGHTS[k] * (math.log2(1.0 + max(a.get(k, 0.0), 0.0))
                                         - math.log2(1.0 + max(b.get(k, 0.0), 0.0)))) ** 2
-                         for k in FEATURES))
+                         for k in features))
 
 
 def model_version(algorithms: Any = None) -> str:
@@ -263,8 +268,11 @@ def select(algorithm: str, graph: Any, path: str | Path | None = None) -> Pick |
     if not entry["training"]:
         return None
     feats = graph_features(graph)
-    ranked = sorted(((t["graph"], feature_distance(feats, t["features"]), int(t["best"]))
-                     for t in entry["training"]), key=lambda x: x[1])
+    # a model weighs the features it was trained with (one from before a feature was
+    # added has none of its values)
+    used = [k for k in model.get("features", FEATURES) if k in WEIGHTS]
+    ranked = sorted(((t["graph"], feature_distance(feats, t["features"], used),
+                      int(t["best"])) for t in entry["training"]), key=lambda x: x[1])
     name, dist, best = ranked[0]
     return Pick(algorithm, dict(entry["portfolio"][best]), feats, name, dist, tuple(ranked))
 

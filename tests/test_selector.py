@@ -70,6 +70,40 @@ def test_picks_follow_the_nearest_training_graph(tmp_path):
     assert "degree_max_over_mean" in text and json.dumps(B, sort_keys=True) in text
 
 
+def test_the_diameter_tells_a_sparse_random_graph_from_a_mesh():
+    """A sparse random graph has the degrees of a road grid and the short paths of a
+    random graph: the shipped model sends it to the random graph's configuration, and
+    meshes (grids, roads) still to the road's."""
+    from gswitch.generators import uniform_random
+
+    sparse = uniform_random(1 << 14, 1 << 15, seed=3).symmetrize()
+    for alg in ("bfs", "sssp"):
+        pick = selector.select(alg, sparse)
+        assert pick.nearest.startswith("uniform"), pick.neighbours
+        assert pick.features["reach_hops"] < 10
+        for mesh in (grid2d(128, 128), road(100, 100, seed=1)):
+            assert selector.select(alg, mesh).nearest.startswith("road")
+
+
+def test_a_model_weighs_only_the_features_it_was_trained_with(tmp_path):
+    """A model written before a feature was added (its list and its training graphs
+    lack it) picks by the features it has, as it did when written."""
+    path, model = _model(tmp_path)
+    old = [k for k in model["features"] if k != "reach_hops"]
+    model["features"] = old
+    for t in model["algorithms"]["bfs"]["training"]:
+        t["features"].pop("reach_hops")
+    path.write_text(json.dumps(model))
+    g = road(40, 40)
+    pick = selector.select("bfs", g, path)
+    want = min(selector.feature_distance(pick.features, t["features"], old)
+               for t in model["algorithms"]["bfs"]["training"])
+    assert pick.nearest == "mesh" and pick.distance == pytest.approx(want)
+    assert pick.distance != pytest.approx(min(
+        selector.feature_distance(pick.features, t["features"])
+        for t in model["algorithms"]["bfs"]["training"]))
+
+
 def test_features_are_cached_on_the_graph():
     g = rmat(10, 8, seed=2)
     f = selector.graph_features(g)
