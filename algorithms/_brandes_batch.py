@@ -27,9 +27,12 @@ def fits(graph: Any, backend: str) -> bool:
 
 
 def hop_lengths(graph: Any) -> bool:
-    """Whether every edge of ``graph`` is one hop long: no weights, or every weight 1
-    (batched Brandes counts hops, so only then is it the weighted answer).
+    """Whether every edge of ``graph`` that betweenness reads is one hop long: no
+    weights, or every weight 1 on its simple graph (batched Brandes counts hops, so only
+    then is it the weighted answer). Self loops lie on no shortest path and a parallel
+    edge counts at its lightest, so their weights do not matter.
     """
+    graph = graph.simple()
     w = graph.weights
     if w is None or graph.n_edges == 0:
         return True

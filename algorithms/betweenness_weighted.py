@@ -41,19 +41,26 @@ def positive_weights_problem(graph: gs.Graph) -> str | None:
 
 
 def _networkx_passes(graph: gs.Graph, sources):
-    """The Dijkstra passes of networkx (``S, P, sigma``) per source on the simple graph, with
-    the weights the engine reads (float32, 1 when unweighted), and the DiGraph.
+    """The Dijkstra passes of networkx (``S, P, sigma``) per source, with the weights the
+    engine reads (float32, 1 when unweighted), the DiGraph and the simple graph (whose
+    CSR order the edge values follow). The DiGraph is built from the graph's own edges
+    here, not from :meth:`Graph.simple`: self loops dropped, and of parallel edges the
+    lightest, as networkx reads a multigraph.
     """
     import networkx as nx
     from networkx.algorithms.centrality.betweenness import _single_source_dijkstra_path_basic
 
-    simple = graph.simple()
-    src, dst = simple.edges()
-    w = (np.ones(simple.n_edges) if simple.weights is None
-         else np.asarray(simple.weights, dtype=np.float64))
+    src, dst = graph.edges()
+    w = (np.ones(graph.n_edges) if graph.weights is None
+         else np.asarray(graph.weights, dtype=np.float64))
+    lightest: dict[tuple[int, int], float] = {}
+    for a, b, x in zip(src.tolist(), dst.tolist(), w.tolist()):
+        if a != b and x < lightest.get((a, b), float("inf")):
+            lightest[(a, b)] = x
     g = nx.DiGraph()
     g.add_nodes_from(range(graph.n_nodes))
-    g.add_weighted_edges_from(zip(src.tolist(), dst.tolist(), w.tolist()))
+    g.add_weighted_edges_from((a, b, x) for (a, b), x in lightest.items())
+    simple = graph.simple()
     ids = range(graph.n_nodes) if sources is None else np.flatnonzero(sources).tolist()
     return g, simple, ((s, _single_source_dijkstra_path_basic(g, s, "weight")) for s in ids)
 
@@ -330,10 +337,10 @@ def _brandes(edge_output: bool) -> type:
 
 
 _NOTES = """
-    Per source, on the simple graph (self loops and parallel edges dropped; the first
-    weight of parallel edges kept), an edge ``u -> v`` lies on a shortest path when
-    ``dist[u] + w == dist[v]`` (float64 sums of the float32 weights, the same test on
-    both engines and in the host step):
+    Per source, on the simple graph (self loops dropped; parallel edges merged into one
+    of the lightest weight, as networkx reads a multigraph), an edge ``u -> v`` lies on
+    a shortest path when ``dist[u] + w == dist[v]`` (float64 sums of the float32
+    weights, the same test on both engines and in the host step):
 
     1. ``forward``: distances from the source (Bellman-Ford relaxation, any strategy);
     2. ``longest`` (directed graphs): each reached node's hop level, the most edges of a

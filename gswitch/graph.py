@@ -676,11 +676,14 @@ class Graph:
         return self._min_weight
 
     def simple(self) -> Graph:
-        """The graph without self loops and parallel edges (the first weight of each
-        kept), built once; itself when it has neither.
+        """The graph without self loops and parallel edges, built once; itself when it
+        has neither. Parallel edges merge into one of the lightest weight: the edge a
+        shortest path takes (as SSSP and networkx's weighted functions read a
+        multigraph), and the same in both directions of an undirected edge listed twice
+        with different weights.
         """
         if self._simple is None:
-            g = self.remove_self_loops().deduplicate("drop")
+            g = self.remove_self_loops().deduplicate("min")
             same = g.n_edges == self.n_edges
             self._simple = _SAME if same else g
             if not same:

@@ -63,6 +63,11 @@ GRAPHS = {"ties": _ties(), "floats": _floats(), "unweighted_rmat": rmat(6, 4, se
           "disconnected": zoo_graph("disconnected"), "self_loops": _with_loops(),
           "duplicates": gs.Graph.from_edges([0, 0, 1, 2, 2, 3, 0], [1, 1, 2, 3, 3, 0, 2],
                                             [2.0, 1.0, 1.0, 1.0, 3.0, 1.0, 2.0]),
+          # an undirected edge listed both ways with different weights: the lightest
+          # counts, the same in both directions
+          "undirected_pairs": gs.Graph.from_edges([0, 2, 1, 3, 4, 3], [2, 0, 0, 1, 2, 4],
+                                                  [5.0, 1.0, 2.0, 1.0, 4.0, 1.0],
+                                                  directed=False),
           "dag": _dag(), "empty": zoo_graph("empty"),
           "single": zoo_graph("single"), "single_loop": zoo_graph("single_loop")}
 
@@ -288,3 +293,15 @@ def test_gpu_unweighted_edge_betweenness_runs_batched(renumber):
     assert r.stats["variant"] == "batched"
     got = r.fields["edge_betweenness"]
     assert compare("edge_betweenness", got, reference("edge_betweenness", g)) is None
+
+
+def test_a_weighted_self_loop_or_heavier_parallel_edge_keeps_hop_lengths():
+    """Weights that no shortest path reads (a self loop's, a parallel edge heavier than a
+    unit one) leave the graph at hop lengths: the default runs, batched is accepted,
+    and the answer is networkx's."""
+    g = gs.Graph.from_edges([0, 0, 1, 1, 2], [0, 1, 2, 2, 3], [4.0, 1.0, 1.0, 3.0, 1.0])
+    want = reference("edge_betweenness", g)
+    for config in (None, {"variant": "batched"}):
+        r = gs.run("edge_betweenness", g, backend="cpu", config=config)
+        assert r.stats["variant"] == "batched"
+        assert compare("edge_betweenness", r.fields["edge_betweenness"], want) is None

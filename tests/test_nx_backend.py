@@ -297,6 +297,34 @@ def test_negative_weights_fall_back(gswitch_first):
         nx.single_source_bellman_ford_path_length(G, 0, backend="gswitch")
 
 
+def test_calls_gswitch_cannot_answer_still_get_networkx_answers(gswitch_first):
+    """With gswitch first, a plain networkx script keeps working where gswitch cannot
+    answer: negative weights in the all-pairs lengths (refused at the call, not at the
+    first item), the damping factor 1 and a directed graph's transitivity."""
+    from gswitch.nxbackend._pagerank import MAX_ALPHA
+    from gswitch.plugins import get_registry
+
+    D = nx.DiGraph((u, v) for u, v in nx.gnm_random_graph(BIG // 3, BIG, seed=9,
+                                                         directed=True).edges() if u < v)
+    nx.set_edge_attributes(D, 1.0, "weight")
+    u, v = next(iter(D.edges()))
+    D[u][v]["weight"] = -0.5
+    assert dict(nx.all_pairs_dijkstra_path_length(D)) == \
+        dict(nx.all_pairs_dijkstra_path_length(D, backend="networkx"))
+    with pytest.raises(NotImplementedError):  # at the call: networkx can take over
+        nx.all_pairs_dijkstra_path_length(D, backend="gswitch")
+    P = nx.gnm_random_graph(BIG // 3, BIG, seed=10)
+    reason = BackendInterface.can_run("pagerank", (P,), {"alpha": 1.0})
+    assert isinstance(reason, str) and "alpha" in reason
+    assert nx.pagerank(P, alpha=1.0) == pytest.approx(nx.pagerank(P, alpha=1.0,
+                                                                  backend="networkx"))
+    alpha = get_registry().variants["pagerank"]["power_pull"].params["alpha"]
+    assert MAX_ALPHA == pytest.approx(alpha.high)
+    T = nx.gnm_random_graph(BIG // 3, BIG, seed=11, directed=True)
+    assert isinstance(BackendInterface.can_run("transitivity", (T,), {}), str)
+    assert nx.transitivity(T) == pytest.approx(nx.transitivity(T, backend="networkx"))
+
+
 def test_non_numeric_weight_is_one_clear_line():
     """A weight that is not a number names the edge, the attribute and the value."""
     G = nx.Graph()

@@ -41,10 +41,15 @@ def hop_batches(graph: Any, ids: np.ndarray) -> Iterator[tuple[np.ndarray, np.nd
 def all_pairs_dijkstra_path_length(G: NxGraph, cutoff: float | None = None,
                                    weight: Any = "weight") -> Iterator[tuple[Hashable, dict]]:
     """Networkx's ``all_pairs_dijkstra_path_length``: ``(node, lengths)`` lazily, one
-    SSSP per node (the backend's ``single_source_dijkstra_path_length``).
+    SSSP per node (the backend's ``single_source_dijkstra_path_length``). Weights that
+    gswitch's SSSP refuses (negative ones) are refused here at the call, not at the
+    first item, so that networkx can still run the call itself.
     """
-    for node in G.nodes:
-        yield node, single_source_dijkstra_path_length(G, node, cutoff=cutoff, weight=weight)
+    w = G.weighted_by(weight)
+    if w is not None and w.size and not (w >= 0).all():
+        raise NotImplementedError("gswitch's SSSP needs non-negative edge weights")
+    return ((node, single_source_dijkstra_path_length(G, node, cutoff=cutoff, weight=weight))
+            for node in G.nodes)
 
 
 def _dense(G: NxGraph, weight: str | None) -> np.ndarray:

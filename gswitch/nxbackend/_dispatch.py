@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._pagerank import FLOAT32_L1_FLOOR
+from ._pagerank import FLOAT32_L1_FLOOR, MAX_ALPHA
 
 __all__ = ["can_run", "should_run", "SMALL_GRAPH"]
 
@@ -82,10 +82,20 @@ def _pagerank(args: Mapping[str, Any]) -> str | bool:
     ok = _callable_weight(args)
     if ok is not True:
         return ok
+    alpha = args.get("alpha")
+    if isinstance(alpha, (int, float)) and not 0.0 <= alpha <= MAX_ALPHA:
+        return (f"pagerank with alpha={alpha:g}: gswitch's damping factor is in "
+                f"[0, {MAX_ALPHA:g}]")
     n = len(args["G"])
     if n and n * args["tol"] < FLOAT32_L1_FLOOR:
         return (f"len(G) * tol = {n * args['tol']:.3g} is below what gswitch's float32 ranks "
                 f"resolve ({FLOAT32_L1_FLOOR:g})")
+    return True
+
+
+def _transitivity(args: Mapping[str, Any]) -> str | bool:
+    if args["G"].is_directed():
+        return "transitivity of a directed graph is networkx's"
     return True
 
 
@@ -144,6 +154,7 @@ _CHECKS: dict[str, Callable[[Mapping[str, Any]], str | bool]] = {
     "core_number": _core_number,
     "clustering": _clustering,
     "average_clustering": _clustering,
+    "transitivity": _transitivity,
     "bfs_edges": _bfs_edges,
     "bfs_tree": _bfs_edges,
     "single_source_dijkstra_path_length": _callable_weight,

@@ -25,6 +25,9 @@ __all__ = ["pagerank", "FLOAT32_L1_FLOOR"]
 
 #: Smallest ``n * tol`` the float32 ranks can resolve as an L1 change between steps.
 FLOAT32_L1_FLOOR = 1e-6
+#: The largest damping factor gswitch's PageRank takes (its ``alpha`` parameter's upper
+#: bound); ``can_run`` leaves larger ones to networkx.
+MAX_ALPHA = 0.999
 
 
 def _stochastic(G: NxGraph, weight: str, w: np.ndarray) -> Graph:
