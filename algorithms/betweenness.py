@@ -254,7 +254,7 @@ class Betweenness:
     picked = gs.NodeField("int32", output=False, doc="1 at the sources",
                           init=gs.per_node_input("sources", default=1, prepare=source_mask,
                                                  derive=sampled_sources,
-                                                 doc="source node ids"))
+                                                 doc="source node ids", names="list"))
     filed = gs.NodeField("int32", init=0, output=False,
                          doc="backward: 1 once filed in the far set by level")
     ready = gs.NodeField("int32", init=0, output=False,
@@ -403,7 +403,7 @@ class BatchedBetweenness:
     picked = gs.NodeField("int32", output=False, doc="1 at the sources",
                           init=gs.per_node_input("sources", default=1, prepare=source_mask,
                                                  derive=sampled_sources,
-                                                 doc="source node ids"))
+                                                 doc="source node ids", names="list"))
     endpoints = gs.Param("int32", 0, low=0, high=1, doc="1: count the path ends")
     k = gs.Param("int32", 0, low=0, high=2**31 - 1,
                  doc="sources drawn at random (0: every node, exact)")

@@ -165,7 +165,7 @@ def _brandes(edge_output: bool) -> type:
         picked = gs.NodeField("int32", output=False, doc="1 at the sources",
                               init=gs.per_node_input("sources", default=1,
                                                      prepare=source_mask,
-                                                     doc="source node ids"))
+                                                     doc="source node ids", names="list"))
         preds = gs.NodeField("int32", init=0, output=False,
                              doc="shortest-path predecessors")
         arrived = gs.NodeField("int32", init=0, output=False,
@@ -432,7 +432,7 @@ EdgeBetweenness.doc = _doc(
     "Edge betweenness centrality (weights as lengths; 1 on an unweighted graph).",
     _EDGE_RETURNS, "")
 
-_SOURCES = dict(prepare=source_mask, doc="source node ids")
+_SOURCES = dict(prepare=source_mask, doc="source node ids", names="list")
 
 _WHY_DAG = """
     Why array code and not the operator language (the escape hatch of ``direct=`` on

@@ -149,7 +149,7 @@ class MultiSourceBFS:
 
     reach = gs.NodeField("uint64", output=False, doc="sources that reached the node",
                          init=gs.per_node_input("sources", default=0, prepare=source_bits,
-                                                doc="source node ids (at most 64)"))
+                                                doc="source node ids (at most 64)", names="list"))
     seen = gs.NodeField("uint64", init=0, doc="sources the node has taken in")
     locals().update(_hop_planes())
     start = gs.all_nodes()

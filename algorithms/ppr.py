@@ -16,6 +16,8 @@ def personalization_vector(values, params) -> np.ndarray:
     it), or non-negative weights with a positive sum (normalised).
     """
     n = int(params["n_nodes"])
+    if isinstance(values, str) and values.strip().isdigit():  # --param personalization=3
+        values = int(values)
     if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
         if not 0 <= int(values) < n:
             raise InvalidInput(f"personalization node {int(values)} is out of range: the "
@@ -27,7 +29,8 @@ def personalization_vector(values, params) -> np.ndarray:
         w = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
         raise InvalidInput("personalization must be a node id or one non-negative weight "
-                           f"per node; got {type(values).__name__}") from None
+                           "per node (on the command line: --param personalization=ID); "
+                           f"got {values!r}"[:200]) from None
     if w.shape != (n,):
         raise InvalidInput(f"personalization must hold one weight per node ({n}); got "
                            f"shape {w.shape}")
@@ -126,7 +129,7 @@ class PersonalizedPowerPull:
         "float32", output=False, doc="where jumps land (sums to 1)",
         init=gs.per_node_input("personalization", default=lambda p: 1.0 / max(
             p["n_nodes"], 1), prepare=personalization_vector,
-            doc="a node id or one weight per node"))
+            doc="a node id or one weight per node", names="one"))
     contrib = gs.NodeField("float32", init=0.0, output=False,
                            doc="rank / out-degree, as of the previous step")
     acc = gs.NodeField("float64", init=0.0, output=False, doc="sum over in-edges")
@@ -215,7 +218,7 @@ class PersonalizedResidualPush:
         "float64", output=False, doc="mass not yet pushed",
         init=gs.per_node_input("personalization", prepare=_residual_start,
                                default=lambda p: (1.0 - p["alpha"]) / max(p["n_nodes"], 1),
-                               doc="a node id or one weight per node"))
+                               doc="a node id or one weight per node", names="one"))
     send = gs.NodeField("float32", init=0.0, output=False, doc="share pushed per edge")
     start = gs.all_nodes()
 

@@ -252,13 +252,43 @@ def _save(path: str, result) -> None:
 
 
 # ---------------------------------------------------------------------------- run
-def _parse_params(items: list[str]) -> dict[str, Any]:
+def _parse_params(items: list[str], algorithm: str | None = None,
+                  source: Any = None) -> dict[str, Any]:
+    """``--param NAME=VALUE`` items as a mapping. With ``algorithm``, an input that lists
+    nodes (``per_node_input(..., names="list")``: msbfs's and betweenness's sources) is
+    read from ``ID,ID,...``; one the algorithm cannot run without (its default is no
+    node) is required, and ``--source`` on such an algorithm names the flag to use.
+    """
     out: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise InvalidInput(f"--param expects NAME=VALUE, got {item!r}")
         out[key.strip()] = value.strip()
+    if algorithm is None:
+        return out
+    from .plugins import get_registry
+
+    try:
+        spec = get_registry().algorithm(algorithm)
+    except InvalidInput:
+        return out  # the run names the unknown algorithm in its own line
+    for key, (_field, given) in spec.inputs.items():
+        if given.names != "list":
+            continue
+        flag = f"--param {key}=ID,ID,..."
+        if source is not None and spec.start.kind == "all":
+            raise InvalidInput(f"{algorithm} takes no --source; give its {given.doc or key} "
+                               f"as {flag}")
+        if key in out:
+            try:
+                out[key] = [int(x) for x in str(out[key]).split(",") if x.strip()]
+            except ValueError:
+                raise InvalidInput(f"--param {key}={out[key]}: give node ids separated by "
+                                   f"commas ({flag})") from None
+        elif isinstance(given.default, (int, float)) and given.default == 0 \
+                and given.derive is None:
+            raise InvalidInput(f"{algorithm} needs its {given.doc or key}: {flag}")
     return out
 
 
@@ -428,7 +458,7 @@ def _run_inputs(args: argparse.Namespace, before_load: Callable[[], None] | None
         tuned, where = answer
         config = tuned.replace(**sets)
         print(f"config {tuned_mode}: {where}", file=sys.stderr)
-    params = _parse_params(args.params)
+    params = _parse_params(args.params, args.algorithm, args.source)
     # no file and no --set: the selector's pick on the GPU (gswitch.run), else the default
     chosen_config: Any = config
     if not sets and not tuned_mode and (not args.config or default_mode):

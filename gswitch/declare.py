@@ -89,10 +89,14 @@ class Input:
     #: when nothing); called before ``prepare`` and before a renumbering, so derived
     #: values are in the caller's node ids like given ones
     derive: Any = None
+    #: whether the argument may name nodes: ``"list"`` (a list of node ids),
+    #: ``"one"`` (one node id, beside the per-node values) or ``None``. On a networkx
+    #: graph the runner reads such ids as node names.
+    names: str | None = None
 
 
 def per_node_input(name: str, default: Any = 0, *, prepare: Any = None,
-                   doc: str = "", derive: Any = None) -> Input:
+                   doc: str = "", derive: Any = None, names: str | None = None) -> Input:
     """A field initialised from a run argument ``name`` (one value per node).
 
     Parameters
@@ -112,6 +116,10 @@ def per_node_input(name: str, default: Any = 0, *, prepare: Any = None,
         (``None`` when nothing) and the run's parameters, or ``None`` for ``default``
         (betweenness draws ``k`` sources from its ``k`` and ``seed`` parameters). It may
         refuse a combination with :class:`~gswitch.errors.InvalidInput`.
+    names : {"list", "one"}, optional
+        The argument may name nodes instead of giving a value per node: a list of node
+        ids (``"list"``: sources, say) or one node id (``"one"``: a personalisation's
+        node). On a networkx graph the runner maps node names to ids first.
 
     Returns
     -------
@@ -126,7 +134,9 @@ def per_node_input(name: str, default: Any = 0, *, prepare: Any = None,
     'teleport'
 
     """
-    return Input(name, default, prepare, doc, derive)
+    if names not in (None, "list", "one"):
+        raise ValueError(f"per_node_input names must be 'list', 'one' or None; got {names!r}")
+    return Input(name, default, prepare, doc, derive, names)
 
 
 @dataclass

@@ -171,10 +171,18 @@ def _is_networkx(obj: Any) -> bool:
 
 
 def _source_ids(graph: Graph, source: Any, labelled: bool) -> Any:
-    """Map networkx node names given as ``source`` to node ids."""
+    """Map networkx node names given as ``source`` to node ids. A tuple that names a
+    node (networkx graphs of grid coordinates) is that node, not a list of sources.
+    """
     if not labelled or graph.node_labels is None:
         return source
     index = {name: i for i, name in enumerate(graph.node_labels)}
+    try:
+        one = source in index
+    except TypeError:  # unhashable: a list of names
+        one = False
+    if one:
+        return index[source]
     names = source if isinstance(source, (list, tuple)) else [source]
     missing = [x for x in names if x not in index]
     if missing:
@@ -182,6 +190,29 @@ def _source_ids(graph: Graph, source: Any, labelled: bool) -> Any:
                            "give a node name as it appears in graph.nodes")
     ids = [index[x] for x in names]
     return ids if isinstance(source, (list, tuple)) else ids[0]
+
+
+def named_inputs(spec: AlgorithmSpec, graph: Graph, params: Mapping[str, Any],
+                 labelled: bool) -> Mapping[str, Any]:
+    """``params`` with the per-node inputs that name nodes (``per_node_input(...,
+    names=...)``: a list of sources, a personalisation's node) mapped from networkx node
+    names to ids, where the caller gave a networkx graph.
+    """
+    if not labelled or graph.node_labels is None:
+        return params
+    out = dict(params)
+    for key, (_field, given) in spec.inputs.items():
+        value = params.get(key)
+        if value is None or given.names is None:
+            continue
+        if given.names == "list" and isinstance(value, (list, tuple, set, frozenset)):
+            out[key] = _source_ids(graph, list(value), True)
+        elif given.names == "one" and not isinstance(value, (list, np.ndarray, dict)):
+            try:
+                out[key] = _source_ids(graph, value, True)
+            except (InvalidInput, TypeError):
+                pass  # not a node name: the algorithm's own check reads it
+    return out
 
 
 def prepare(spec: AlgorithmSpec, graph: Any, source: Any
@@ -719,6 +750,7 @@ def run(algorithm: str | AlgorithmSpec, graph: Graph | Any, *, source: Any = Non
                            f"backend='gpu' (this run's backend is {backend!r}); use "
                            "arrays='numpy' on the CPU")
     sources = prepare_sources(spec, caller_graph, source, plan.labelled)
+    params = named_inputs(spec, caller_graph, params, plan.labelled)
     resolved = spec.resolve_params(params, caller_graph.n_nodes)
     if perm is not None:
         sources, resolved = _renumber_inputs(

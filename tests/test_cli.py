@@ -98,6 +98,46 @@ def test_bad_input_one_line(capsys, argv, needle):
     assert needle in err
 
 
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["run", "msbfs", "--generate", "road:8x8"], "msbfs needs its source node ids"),
+    (["run", "msbfs", "--generate", "road:8x8", "--source", "0"],
+     "give its source node ids (at most 64) as --param sources=ID,ID,..."),
+    (["run", "msbfs", "--generate", "road:8x8", "--param", "sources=0,x"],
+     "--param sources=0,x: give node ids separated by commas"),
+    (["tune", "msbfs", "--generate", "road:8x8", "--trials", "1", "--backend", "cpu"],
+     "msbfs needs its source node ids"),
+])
+def test_node_list_inputs_from_the_command_line(capsys, argv, needle):
+    """Inputs that list nodes (msbfs's sources) come as --param NAME=ID,ID,...; a run
+    that cannot do without them, or gives --source instead, is refused in one line."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err
+
+
+def test_sources_and_personalization_by_param(capsys, tmp_path):
+    """--param sources=0,9 runs msbfs from those nodes and --param personalization=3
+    personalises PageRank on node 3, as the Python calls do."""
+    from gswitch.algorithms.msbfs import decode
+
+    import gswitch as gs
+    from gswitch.generators import parse_generator_spec
+
+    g = parse_generator_spec("road:8x8")
+    out = {}
+    for argv, alg, kw in ((["--param", "sources=0,9"], "msbfs", {"sources": [0, 9]}),
+                          (["--param", "personalization=3"], "personalized_pagerank",
+                           {"personalization": 3})):
+        path = tmp_path / f"{alg}.npz"
+        assert main(["run", alg, "--generate", "road:8x8", "--backend", "cpu",
+                     "--output", str(path), *argv]) == 0
+        out[alg] = dict(np.load(path, allow_pickle=False))
+        want = gs.run(alg, g, backend="cpu", **kw).fields
+        assert all(np.array_equal(out[alg][k], want[k]) for k in want)
+    hops = decode(out["msbfs"], 2)
+    assert hops[0, 0] == 0 and hops[1, 9] == 0
+
+
 def test_negative_sssp_weight_file(capsys, tmp_path):
     """A negative SSSP weight in a DIMACS file is refused with the edge named."""
     p = tmp_path / "neg.gr"

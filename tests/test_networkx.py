@@ -69,6 +69,36 @@ def test_run_on_networkx_unknown_source():
         gs.run("bfs", nx.path_graph(3), source="nope")
 
 
+def test_a_tuple_source_names_one_node():
+    """On a graph of tuple-named nodes (grid coordinates), a tuple source is that node;
+    a list of tuples is several."""
+    G = nx.grid_2d_graph(3, 4)
+    want = nx.single_source_shortest_path_length(G, (1, 2))
+    ids = {name: i for i, name in enumerate(G.nodes)}
+    depth = gs.run("bfs", G, source=(1, 2), backend="cpu").fields["depth"]
+    assert {v: int(depth[ids[v]]) for v in G} == want
+    from gswitch.algorithms.msbfs import decode
+
+    fields = gs.run("msbfs", G, sources=[(0, 0), (2, 3)], backend="cpu").fields
+    for row, name in zip(decode(fields, 2), [(0, 0), (2, 3)]):
+        hops = nx.single_source_shortest_path_length(G, name)
+        assert {v: int(row[ids[v]]) for v in G} == hops
+
+
+def test_personalization_and_sources_name_networkx_nodes():
+    """Per-node inputs that name nodes take networkx names: a personalisation's node,
+    betweenness sources."""
+    G = nx.relabel_nodes(nx.karate_club_graph(), {i: f"n{i}" for i in range(34)})
+    rank = gs.run("personalized_pagerank", G, personalization="n3", backend="cpu",
+                  tolerance=1e-9).fields["rank"]
+    want = nx.pagerank(G, personalization={"n3": 1}, weight=None, tol=1e-12)
+    assert np.allclose(rank, [want[v] for v in G], atol=1e-5)
+    got = gs.run("betweenness", G, sources=["n0", "n5"], backend="cpu").fields["betweenness"]
+    ids = gs.run("betweenness", nx.convert_node_labels_to_integers(G), sources=[0, 5],
+                 backend="cpu").fields["betweenness"]
+    assert np.allclose(got, ids) and got.any()
+
+
 def test_run_on_scipy_matrix():
     """gs.run takes a square scipy.sparse matrix (entry (i, j) is i -> j)."""
     m = sp.csr_array(([1.0, 1.0, 1.0], ([0, 1, 2], [1, 2, 3])), shape=(4, 4))

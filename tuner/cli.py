@@ -189,7 +189,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         variant = _variant_spec(args.algorithm, str(sets["variant"])).variant
     options = dict(trials=args.trials, timeout_s=args.timeout, storage=args.storage,
                    sampler=args.sampler, seed=args.seed, backend=args.backend,
-                   source=args.source, params=_parse_params(args.params),
+                   source=args.source,
+                   params=_parse_params(args.params, args.algorithm, args.source),
                    warmup=args.warmup, repeats=args.repeats,
                    prune_factor=args.prune_factor, trial_timeout_s=args.trial_timeout,
                    warm_start=args.warm_start, refine=args.refine,
