@@ -7,6 +7,7 @@ import weakref
 import numpy as np
 
 import gswitch as gs
+from gswitch._hints import option
 from gswitch.verify import exact
 
 _REFERENCE = "networkx.core_number"
@@ -49,9 +50,8 @@ def _simple_graph_problem(graph: gs.Graph) -> str | None:
     loops = np.flatnonzero(src == dst)
     if loops.size:
         return (f"core numbers are not defined for graphs with self-loops (networkx raises "
-                f"NetworkXNotImplemented too); node {int(src[loops[0]])} has one. Remove "
-                "them first: graph.remove_self_loops(), or self_loops='drop' when building "
-                "the graph")
+                f"NetworkXNotImplemented too); node {int(src[loops[0]])} has one. "
+                f"Remove them first: {option('drop_loops')}")
     same_row = src[1:] == src[:-1]
     if bool((same_row & (dst[1:] < dst[:-1])).any()):  # rows not sorted: sort the pairs
         key = np.sort(src.astype(np.int64) * max(graph.n_nodes, 1) + dst)
@@ -63,8 +63,8 @@ def _simple_graph_problem(graph: gs.Graph) -> str | None:
         pair = (int(src[dup[0]]), int(dst[dup[0]])) if dup.size else None
     if pair is not None:
         return (f"core numbers are not defined for multigraphs (networkx refuses them too); "
-                f"edge {pair[0]} - {pair[1]} is repeated. Merge parallel edges first: "
-                "graph.deduplicate(), or duplicates='drop' when building the graph")
+                f"edge {pair[0]} - {pair[1]} is repeated. "
+                f"Merge parallel edges first: {option('merge_duplicates')}")
     return None
 
 

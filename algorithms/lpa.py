@@ -6,6 +6,7 @@ import numpy as np
 
 import gswitch as gs
 from gswitch import expr as ex
+from gswitch._hints import option
 from gswitch.verify import canonical_labels, exact
 
 _REFERENCE = "networkx.community.label_propagation_communities"
@@ -104,8 +105,7 @@ def parallel_edge_problem(graph: gs.Graph) -> str | None:
         return None
     u, v = divmod(int(key[dup[0]]), graph.n_nodes)
     return (f"label propagation counts each neighbour once, but edge {u} - {v} is "
-            "repeated. Merge parallel edges first: graph.deduplicate(), or "
-            "duplicates='drop' when building the graph")
+            f"repeated. Merge parallel edges first: {option('merge_duplicates')}")
 
 
 # ---------------------------------------------------------------------- semi_synchronous

@@ -29,6 +29,10 @@ _SPELLINGS: dict[str, tuple[str, str]] = {
     "backend_gpu": ("backend='gpu'", "--backend gpu"),
     "device": ("device=", "--device "),
     "no_device": ("drop device", "drop --device"),
+    "drop_loops": ("graph.remove_self_loops(), or self_loops='drop' when building the graph",
+                   "--simple (drops self loops and merges parallel edges)"),
+    "merge_duplicates": ("graph.deduplicate(), or duplicates='drop' when building the graph",
+                         "--simple (drops self loops and merges parallel edges)"),
 }
 
 

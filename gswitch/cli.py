@@ -59,6 +59,10 @@ def _add_graph_args(p: argparse.ArgumentParser, positional: bool = True) -> None
                    help="ignore the weights in the file")
     p.add_argument("--renumber", action="store_true",
                    help="edge lists: number the ids that occur 0..k-1 (for sparse or huge ids)")
+    p.add_argument("--simple", action="store_true",
+                   help="drop self loops and merge parallel edges (at the lightest weight) "
+                   "after loading or generating: what core numbers and label propagation "
+                   "need")
 
 
 def _add_run_args(p: argparse.ArgumentParser) -> None:
@@ -192,11 +196,12 @@ def _load(args: argparse.Namespace):
         graph = parse_generator_spec(args.generate)
         if args.undirected and graph.directed:
             graph = graph.symmetrize()
-        return graph
-    if not path:
+    elif not path:
         raise InvalidInput("no graph given: pass a graph file or --generate SPEC (e.g. rmat:12)")
-    return load_graph(path, fmt=args.fmt, directed=False if args.undirected else None,
-                      weighted=not args.no_weights, renumber=args.renumber)
+    else:
+        graph = load_graph(path, fmt=args.fmt, directed=False if args.undirected else None,
+                           weighted=not args.no_weights, renumber=args.renumber)
+    return graph.simple() if getattr(args, "simple", False) else graph
 
 
 # ---------------------------------------------------------------------------- output files
@@ -389,7 +394,8 @@ def _naming_set(message: str, sets: dict[str, Any]) -> str:
     """``message`` led by the ``--set KEY=VALUE`` it is about, when one is."""
     if "--set" in message:
         return message
-    for key, value in sets.items():
+    # the most specific key first: driving.threshold before driving
+    for key, value in sorted(sets.items(), key=lambda kv: -len(kv[0])):
         if key in message or repr(str(value)) in message:
             return f"--set {key}={_number(value)}: {message}"
     return message
@@ -537,7 +543,7 @@ def _run_argv(args: argparse.Namespace) -> list[str]:
                 value = str(Path(str(value)).resolve())
             out += [flag, str(value)]
     for flag, given in (("--undirected", args.undirected), ("--no-weights", args.no_weights),
-                        ("--renumber", args.renumber)):
+                        ("--renumber", args.renumber), ("--simple", args.simple)):
         if given:
             out.append(flag)
     for item in args.sets:

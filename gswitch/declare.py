@@ -351,12 +351,29 @@ class Param:
     name: str = ""
 
     def validate(self, value: Any) -> Any:
-        """Return ``value`` converted to the parameter type, or raise :class:`InvalidInput`."""
+        """Return ``value`` converted to the parameter type, or raise :class:`InvalidInput`.
+
+        An integer parameter takes integers and integral numbers (``3``, ``3.0``,
+        ``"3"``), not ``2.5``.
+        """
+        integer = not self.dtype.startswith("float")
         try:
-            v = float(value) if self.dtype.startswith("float") else int(value)
-        except (TypeError, ValueError):
+            if not integer:
+                v = float(value)
+            else:
+                try:
+                    v = int(value) if not isinstance(value, (float, np.floating)) else None
+                except (TypeError, ValueError):
+                    v = None
+                if v is None:  # "3.0", 3.0: integral numbers only
+                    f = float(value)
+                    if not f.is_integer():
+                        raise ValueError
+                    v = int(f)
+        except (TypeError, ValueError, OverflowError):
             raise InvalidInput(
-                f"parameter {self.name} must be a number, got {value!r}"
+                f"parameter {self.name} must be {'an integer' if integer else 'a number'}, "
+                f"got {value!r}"
             ) from None
         if isinstance(v, float) and math.isnan(v):
             raise InvalidInput(f"parameter {self.name} must not be NaN")

@@ -120,6 +120,17 @@ def test_bad_parameter_and_source():
         gs.run("bfs", g, source=0, backend="cpu", alpha=0.1)
 
 
+@pytest.mark.parametrize("value", [2.5, "1.5", "x", np.float32(2.5)])
+def test_an_integer_parameter_refuses_fractions(value):
+    """An integer parameter takes integral numbers (3, 3.0, "3") and says "an integer"
+    for anything else, instead of truncating 2.5 to 2."""
+    g = zoo_graph("grid")
+    with pytest.raises(gs.InvalidInput, match="max_iterations must be an integer"):
+        gs.run("pagerank", g, backend="cpu", max_iterations=value)
+    for ok in (3, 3.0, "3"):
+        assert gs.run("pagerank", g, backend="cpu", max_iterations=ok).iterations <= 3
+
+
 def test_multiple_sources():
     """BFS from several sources gives the minimum over single-source runs."""
     g = zoo_graph("grid")

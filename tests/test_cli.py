@@ -106,6 +106,12 @@ def test_bad_input_one_line(capsys, argv, needle):
      "--param sources=0,x: give node ids separated by commas"),
     (["tune", "msbfs", "--generate", "road:8x8", "--trials", "1", "--backend", "cpu"],
      "msbfs needs its source node ids"),
+    (["run", "core_number", "--generate", "rmat:7", "--backend", "cpu"],
+     "Remove them first: --simple"),
+    (["run", "bfs", "--generate", "rmat:5", "--source", "0", "--set", "driving=temporal",
+      "--set", "driving.threshold=abc"], "--set driving.threshold=abc: driving.threshold"),
+    (["tune", "bfs", "--generate", "rmat:5", "--set", "driving=topology"],
+     "got driving=topology"),
 ])
 def test_node_list_inputs_from_the_command_line(capsys, argv, needle):
     """Inputs that list nodes (msbfs's sources) come as --param NAME=ID,ID,...; a run
@@ -113,6 +119,24 @@ def test_node_list_inputs_from_the_command_line(capsys, argv, needle):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and needle in err
+
+
+def test_simple_drops_self_loops_and_merges_parallel_edges(tmp_path):
+    """--simple makes a generated graph with self loops a simple graph: core numbers
+    run, and equal networkx's on that simple graph."""
+    import networkx as nx
+
+    from gswitch.generators import parse_generator_spec
+
+    out = tmp_path / "core.npy"
+    assert main(["run", "core_number", "--generate", "rmat:7", "--simple", "--backend",
+                 "cpu", "--output", str(out)]) == 0
+    g = parse_generator_spec("rmat:7").symmetrize()
+    G = nx.Graph()
+    G.add_nodes_from(range(g.n_nodes))
+    G.add_edges_from((int(a), int(b)) for a, b in zip(*g.edges()) if a != b)
+    want = nx.core_number(G)
+    assert np.load(out, allow_pickle=False).tolist() == [want[v] for v in range(g.n_nodes)]
 
 
 def test_sources_and_personalization_by_param(capsys, tmp_path):

@@ -182,7 +182,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     sets = parse_set_options(args.sets)
     others = sorted(set(sets) - {"variant"})
     if others:
-        raise InvalidInput(f"gswitch tune --set takes variant=NAME only, got {others[0]}=; "
+        raise InvalidInput(f"gswitch tune --set takes variant=NAME only, got "
+                           f"{others[0]}={sets[others[0]]}; "
                            "the tuner searches the strategies and their parameters")
     variant = None
     if "variant" in sets:
