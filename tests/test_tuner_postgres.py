@@ -175,6 +175,18 @@ def test_unreachable_server_is_one_line_without_the_password(capsys):
     assert "cannot open storage 'postgresql://alice:***@127.0.0.1:" in lines[0]
 
 
+@pytest.mark.parametrize("password", ["Xq7@Zw9", "k3y@4@Zz9"])
+def test_a_bare_at_in_the_password_is_refused_before_any_driver(password):
+    """A driver splits at the first '@' and would print the rest of the password as the
+    host; the URL is refused first, with the fix, and no part of the password shows."""
+    url = f"postgresql://alice:{password}@127.0.0.1:1/db"
+    with pytest.raises(InvalidInput) as info:
+        open_storage(url)
+    message = str(info.value)
+    assert "%40" in message and "postgresql://alice:***@127.0.0.1:1/db" in message
+    assert all(part not in message for part in password.split("@") if len(part) > 1)
+
+
 def test_missing_psycopg_is_one_line_with_the_fix(monkeypatch):
     """Without psycopg (or psycopg2) a plain postgresql:// URL says what to install."""
     import importlib.util

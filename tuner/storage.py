@@ -97,9 +97,19 @@ def _scrub(text: str, url: str) -> str:
 
     password = _password(url)
     if password:
-        for secret in {password, unquote(password)}:
+        for secret in sorted({password, unquote(password)}, key=len, reverse=True):
             text = text.replace(secret, "***")
     return text.replace(url, redact_url(url))
+
+
+def _check_userinfo(url: str) -> None:
+    """Refuse a password with a bare ``@``: drivers split the URL at its first ``@`` and
+    would report the rest of the password as the host name in their errors.
+    """
+    password = _password(url)
+    if password and "@" in password:
+        raise InvalidInput(f"the password of storage {redact_url(url)!r} contains '@'; "
+                           "percent-encode it as %40 (and ':' as %3A, '/' as %2F)")
 
 
 def _with_driver(url: str, scheme: str) -> str:
@@ -210,6 +220,7 @@ def open_storage(url: str | None = None, *, create: bool | None = None) -> Any:
     if create is None:
         create = not url and not os.environ.get(STORAGE_ENV)
     url = url or default_storage_url()
+    _check_userinfo(url)
     journal = _journal_path(url)
     if journal is not None:
         _folder(url, journal, create)
