@@ -92,6 +92,13 @@ def _as_weights(values: Any) -> np.ndarray:
     if nan.any():
         raise InvalidGraph(f"weights[{int(np.flatnonzero(nan)[0])}] is NaN; weights must be "
                            "numbers (drop the edge or give it a weight)")
+    big = float(np.finfo(np.float32).max)
+    if w.size and not (np.abs(w) <= big).all():
+        over = np.flatnonzero(np.isfinite(w) & (np.abs(w) > big))
+        if over.size:  # stored as float32, it would become infinite
+            e = int(over[0])
+            raise InvalidGraph(f"weights[{e}] = {float(w[e]):g} does not fit float32, whose "
+                               f"largest value is {big:.3g}; scale the weights down")
     return w
 
 

@@ -725,3 +725,32 @@ def test_a_format_registers_in_one_place(tmp_path, monkeypatch):
         formats.register(formats.Format("other", "other", (".mtx",), (), load))
     with pytest.raises(GraphFormatError, match="writing METIS is not supported"):
         save_graph(g, tmp_path / "g.graph")
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("g.txt", "0 1 2\n1 2 3\n"),
+    ("g.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 2\n2 3 3\n"),
+    ("g.txt.gz", "0 1 2\n1 2 3\n"),
+])
+def test_a_utf8_byte_order_mark_is_not_data(tmp_path, name, text):
+    """Files saved by editors that write a byte order mark load like files without."""
+    data = b"\xef\xbb\xbf" + text.encode()
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    g = load_graph(path)
+    assert g.edges()[0].tolist() == [0, 1] and g.edges()[1].tolist() == [1, 2]
+    assert g.weights.tolist() == [2.0, 3.0]
+
+
+def test_a_weight_past_float32_is_refused_in_one_line(tmp_path):
+    """Weights are stored as float32: one that would become infinite is refused, from a
+    file and from Python; an infinite weight given as such stays infinite."""
+    path = tmp_path / "w.txt"
+    path.write_text("0 1 1\n1 2 1e39\n")
+    with pytest.raises(GraphFormatError, match=r"1e\+39 does not fit float32"):
+        load_graph(path)
+    from gswitch.errors import InvalidGraph
+
+    with pytest.raises(InvalidGraph, match=r"weights\[0\] = 1e\+40 does not fit float32"):
+        Graph.from_edges([0], [1], [1e40])
+    assert np.isinf(Graph.from_edges([0], [1], [np.inf]).weights).all()

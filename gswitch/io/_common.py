@@ -83,6 +83,9 @@ def _refuse_memory(path: Path, exc: MemoryRefused) -> GraphFormatError:
     return _fail(path, str(exc))
 
 
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
 class _GraphFile:
     """Open a graph file for binary reading, gunzipping it when it starts with gzip's magic."""
 
@@ -108,6 +111,15 @@ class _GraphFile:
         else:
             self._raw.seek(0)
             self._stream = self._raw
+        # a UTF-8 byte order mark (editors on Windows write one) is not data
+        try:
+            bom = self._stream.read(len(_UTF8_BOM)) == _UTF8_BOM
+        except (EOFError, gzip.BadGzipFile, zlib.error):
+            bom = False  # corrupt gzip data: the read proper says so
+        if not bom:
+            self._raw.seek(0)
+            if self._stream is not self._raw:
+                self._stream = gzip.GzipFile(fileobj=self._raw, mode="rb")
         return self._stream
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
