@@ -119,6 +119,7 @@ class _GraphFile:
         if not bom:
             self._raw.seek(0)
             if self._stream is not self._raw:
+                self._stream.close()  # leaves the raw file open
                 self._stream = gzip.GzipFile(fileobj=self._raw, mode="rb")
         return self._stream
 
