@@ -230,7 +230,10 @@ def _check_output(path: str, suffixes: Sequence[str] = (".npy", ".npz"),
     return target
 
 
-def _save(path: str, result) -> None:
+def _save(path: str, result) -> list[str]:
+    """Write ``result``'s fields to ``path`` (``.npy``: its first field only; ``.npz``:
+    all) through a temporary file renamed when complete; the fields a ``.npy`` left out.
+    """
     target = _check_output(path)
     parent = target.parent if str(target.parent) else Path(".")
     try:
@@ -249,6 +252,7 @@ def _save(path: str, result) -> None:
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes it private; keep the usual mode
         os.replace(tmp, target)
+        return list(result.fields)[1:] if target.suffix.lower() == ".npy" else []
     except OSError as exc:
         raise InvalidInput(f"cannot write --output {path}: {exc.strerror or exc}") from None
     finally:
@@ -497,8 +501,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    if args.output:
-        _save(args.output, result)
+    left_out = _save(args.output, result) if args.output else []
+    if left_out:
+        print(f"note: {args.output} holds {next(iter(result.fields))} only; "
+              f"{', '.join(left_out)} need an .npz file", file=sys.stderr)
     summary = result.summary()
     summary["graph"] = {"name": graph.name, "n_nodes": graph.n_nodes, "n_edges": graph.n_edges}
     summary["result"] = _summarise(result.algorithm, result.fields)

@@ -541,3 +541,15 @@ def test_batched_betweenness_with_a_strategy_is_one_line(capsys):
                  "--set", "variant=batched", "--set", "driving=topology"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "variant batched of betweenness" in err
+
+
+def test_npy_output_names_the_fields_it_leaves_out(capsys, tmp_path):
+    """A .npy file holds one field: a result of several says which need an .npz."""
+    out = tmp_path / "forest.npy"
+    assert main(["run", "minimum_spanning_forest", "--generate", "road:8x8", "--backend",
+                 "cpu", "--output", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "need an .npz file" in err and "tree_u" in err
+    assert main(["run", "bfs", "--generate", "road:8x8", "--source", "0", "--backend", "cpu",
+                 "--output", str(tmp_path / "depth.npy")]) == 0
+    assert "npz" not in capsys.readouterr().err
