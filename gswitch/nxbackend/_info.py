@@ -23,7 +23,8 @@ _CC = ("Components come from gswitch's connected components; components and the 
 _SCC = ("Components come from gswitch's ``scc`` (trimming, then colouring by the smallest "
         "id that reaches a node and a backward search from each colour's root, or "
         "forward-backward searches). Directed graphs only, as in networkx; components are "
-        "yielded in a reverse topological order of the condensation, as networkx's are.")
+        "yielded in a reverse topological order of the condensation, as networkx's are "
+        "(where several orders are valid, not always networkx's one).")
 
 _MSF = ("The forest comes from gswitch's ``minimum_spanning_forest`` (Boruvka: each "
         "component's lightest leaving edge by indirect ``min`` into its root, hooking and "
