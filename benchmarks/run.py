@@ -56,6 +56,10 @@ BENCHES: dict[str, Bench] = {
     "selector": Bench("bench_selector.py", "gpu",
                       "selector pick vs default on graphs outside its training set",
                       "plain-CuPy peers, the default configuration"),
+    "selector-tuned": Bench("bench_selector_tuned.py", "gpu",
+                            "selector pick vs a 40-trial tuned study on 20 unseen graphs of "
+                            "1M to 4M nodes, BFS or SSSP (--alg)",
+                            "plain-CuPy frontier BFS / Bellman-Ford, the default, the study"),
     "tuner": Bench("bench_tuner.py", "cpu|gpu", "trials to the best, tuned vs default",
                    "the default configuration"),
     "loaders": Bench("bench_loaders.py", "cpu", "graph file loading per format",
