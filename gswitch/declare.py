@@ -358,18 +358,7 @@ class Param:
         """
         integer = not self.dtype.startswith("float")
         try:
-            if not integer:
-                v = float(value)
-            else:
-                try:
-                    v = int(value) if not isinstance(value, (float, np.floating)) else None
-                except (TypeError, ValueError):
-                    v = None
-                if v is None:  # "3.0", 3.0: integral numbers only
-                    f = float(value)
-                    if not f.is_integer():
-                        raise ValueError
-                    v = int(f)
+            v = _integral(value) if integer else float(value)
         except (TypeError, ValueError, OverflowError):
             raise InvalidInput(
                 f"parameter {self.name} must be {'an integer' if integer else 'a number'}, "
@@ -382,6 +371,18 @@ class Param:
                 f"parameter {self.name} must be in [{self.low}, {self.high}], got {value!r}"
             )
         return v
+
+
+def _integral(value: Any) -> int:
+    """``value`` as an int where it is one (``3``, ``3.0``, ``"3"``, ``"3.0"``), else
+    :class:`ValueError`: a fraction is not truncated.
+    """
+    if not isinstance(value, (float, np.floating, str)):
+        return int(value)
+    f = float(value)
+    if not f.is_integer():
+        raise ValueError(f"{value!r} is not an integer")
+    return int(f)
 
 
 @dataclass
