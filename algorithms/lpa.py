@@ -208,7 +208,8 @@ _DATA = {"driving": "data", "direction": "push"}
 @gs.algorithm(name="label_propagation", symmetric=True, reference=_REFERENCE,
               variant="semi_synchronous", expected=expected_communities,
               compare=compare_communities, check_graph=parallel_edge_problem,
-              supports={"driving": ("data",), "direction": ("push",)}, defaults=_DATA)
+              supports={"driving": ("data",), "direction": ("push",), "renumber": ("none",)},
+              defaults=_DATA)
 class SemiSynchronous:
     """Communities by semi-synchronous label propagation (Cordasco and Gargano).
 
@@ -255,7 +256,9 @@ class SemiSynchronous:
 
     Work is one pass over the edges for the colouring and one per round of classes,
     plus the sort the CPU engine's intrinsic makes of the rows it reads. The answer is
-    deterministic and is networkx's.
+    deterministic and is networkx's. The colouring order and the Prec-Max rule break
+    ties by node id, so a renumbered copy of the graph would find other communities:
+    this formulation supports ``renumber=none`` only (the tuner holds it there).
 
     References
     ----------

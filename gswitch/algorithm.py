@@ -907,6 +907,9 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         The strategies this formulation is correct with, per axis (e.g.
         ``{"driving": ("topology",)}`` for a formulation whose fixpoint needs every
         node every step); an axis not named allows all. The tuner never samples others.
+        A global key may be named too: ``{"renumber": ("none",)}`` for a formulation
+        whose answer breaks ties by node id (a renumbered run is refused, and the tuner
+        holds the key at its one value).
     node_after_edges : bool
         Run the node operator after the edge expansion of each step instead of before
         it: a pull-gather into an accumulator, then a node update that reads it

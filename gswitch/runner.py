@@ -11,7 +11,7 @@ import numpy as np
 
 from ._hints import option
 from .algorithm import AlgorithmSpec
-from .config import DEFAULTS, Config
+from .config import DEFAULTS, GLOBAL_KEYS, Config
 from .errors import DeviceError, GswitchError, InvalidConfig, InvalidGraph, InvalidInput
 from .graph import Graph
 from .locality import (
@@ -320,6 +320,9 @@ def _check_axes(spec: AlgorithmSpec, config: Config) -> str | None:
 def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
                       backend: str) -> str | None:
     """First reason any chosen strategy gives against the combination, or ``None``."""
+    reason = _check_globals(spec, config)
+    if reason:
+        return reason
     if spec.direct is not None:  # array code: only the axes' defaults (no strategy runs)
         return _check_axes(spec, config)
     if spec.stages:
@@ -350,6 +353,20 @@ def check_combination(spec: AlgorithmSpec, graph: Graph | None, config: Config,
             return f"{axis}={config[axis]}: {reason}"
     if backend == "gpu":
         return _shared_memory_reason(spec, config, strategies)
+    return None
+
+
+def _check_globals(spec: AlgorithmSpec, config: Config) -> str | None:
+    """Why a global key of ``config`` (``renumber``) is one the formulation's
+    ``supports`` leaves out, or ``None``.
+    """
+    for key, allowed in spec.supports.items():
+        if key in AXES or key not in GLOBAL_KEYS:
+            continue
+        value = str(config.get(key, GLOBAL_KEYS[key].default))
+        if value not in allowed:
+            return (f"{key}={value}: variant {spec.variant} of {spec.name} supports {key} "
+                    f"{', '.join(allowed)} only")
     return None
 
 
@@ -538,6 +555,9 @@ def _build_plan(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend
             cfg = with_variant_defaults(spec, config, backend)
     elif by_default and spec.check_graph is not None:
         caller_graph = prepare_graph(spec, graph)
+    reason = _check_globals(spec, cfg)  # before a renumbered copy is built for nothing
+    if reason:
+        raise InvalidConfig(f"invalid strategy combination for {spec.name}: {reason}")
     graph, perm, renumber_s = renumbered(caller_graph, str(cfg.get("renumber", "none")))
     if perm is not None and not spec.edge_fields:
         from .codegen import uses_common_neighbours

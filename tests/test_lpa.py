@@ -238,3 +238,32 @@ def test_every_stage_compiles(launch, nvcc):
             gen = generate_source(st, stage_config(st, cfg), weighted=False)
             ok, out = compile_source(gen.source, nvcc=nvcc)
             assert ok, f"{spec.label} {st.stage_name} {launch}:\n{out[-3000:]}"
+
+
+def test_semi_synchronous_keeps_the_caller_ids_the_asynchronous_may_renumber():
+    """Semi-synchronous label propagation breaks ties by node id, so a renumbered copy
+    would find other communities: it supports renumber=none only, refused in one line
+    before any copy is built, and the tuner holds it there; the asynchronous variant,
+    checked by its invariant, renumbers freely."""
+    import optuna
+    from gswitch.tuner import build_space
+
+    g = gs.Graph.from_edges(*zip(*nx.karate_club_graph().edges()), directed=False)
+    for method in ("rcm", "degree", "hilbert"):
+        with pytest.raises(gs.InvalidConfig, match=f"renumber={method}: variant "
+                           "semi_synchronous of label_propagation supports renumber none"):
+            gs.run(NAME, g, backend="cpu", config={"renumber": method})
+        r = gs.run(NAME, g, backend="cpu", config={"variant": "asynchronous",
+                                                   "renumber": method})
+        assert compare_most_frequent(r.fields["label"], expected_neighbours(g)) is None
+    space = build_space(get_registry().algorithm(NAME), g, "cpu")
+    assert "renumber" not in space.globals_of("semi_synchronous")
+    assert "renumber" in space.globals_of("asynchronous")
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=2))
+    seen = set()
+    for _ in range(40):
+        cfg = space.suggest(study.ask())
+        seen.add((cfg["variant"], cfg["renumber"]))
+        if cfg["variant"] == "semi_synchronous":
+            assert cfg["renumber"] == "none"
+    assert any(v == "asynchronous" and m != "none" for v, m in seen)

@@ -285,11 +285,20 @@ class SearchSpace:
 
     def globals_of(self, variant: str) -> dict[str, ParamSpace]:
         """The searched global keys under ``variant``: only those both engines honour
-        under a variant run by array code (the others are the engine's launch mechanics).
+        under a variant run by array code (the others are the engine's launch mechanics),
+        and none that the variant's ``supports`` holds at one value (``renumber`` for a
+        formulation whose answer breaks ties by node id).
         """
-        if variant not in self.direct:
-            return self.global_params
-        return {k: v for k, v in self.global_params.items() if k in BOTH_ENGINES_GLOBAL_KEYS}
+        keys = self.global_params if variant not in self.direct else {
+            k: v for k, v in self.global_params.items() if k in BOTH_ENGINES_GLOBAL_KEYS}
+        held = self._held_globals(variant)
+        return {k: v for k, v in keys.items() if k not in held} if held else keys
+
+    def _held_globals(self, variant: str) -> dict[str, Any]:
+        """Global keys ``variant`` supports at one value only, with that value."""
+        spec = self.spec({"variant": variant})
+        return {k: allowed[0] for k, allowed in spec.supports.items()
+                if k in GLOBAL_KEYS and len(allowed) == 1}
 
     def spec(self, config: Config | dict[str, Any]) -> AlgorithmSpec:
         """The formulation ``config``'s ``variant`` runs."""
@@ -417,6 +426,7 @@ class SearchSpace:
                 values[f"{axis}.{pname}"] = value(_param_name(axis, values[axis], pname), space)
         for key, space in self.globals_of(variant).items():
             values[key] = value(key, space)
+        values.update(self._held_globals(variant))
         values.update(self._unchosen_defaults(variant, values))
         return Config(values)
 
