@@ -86,8 +86,10 @@ class Boruvka:
         another (NaN for one node per connected component): the forest's edges, one per
         node but one per component. Their sum is the forest's weight.
     tree_u, tree_v : ndarray of int32
-        That edge's ends (smaller id first), -1 where ``tree_w`` is NaN.
-        :func:`forest_edges` lists the ``(u, v, w)`` triples.
+        That edge's ends, -1 where ``tree_w`` is NaN: the smaller id first in the ids
+        the run used, so under ``renumber=`` (whose ends come back in the caller's ids)
+        a pair may come in either order. :func:`forest_edges` lists the ``(u, v, w)``
+        triples with ``u < v``.
 
     Notes
     -----
@@ -185,11 +187,14 @@ class Boruvka:
 
 
 def forest_edges(result: gs.Result) -> list[tuple[int, int, float]]:
-    """The ``(u, v, weight)`` edges of a ``minimum_spanning_forest`` result, ``u < v``."""
+    """The ``(u, v, weight)`` edges of a ``minimum_spanning_forest`` result, ``u < v``
+    (also for a renumbered run, whose pairs come back in the caller's ids).
+    """
     w = np.asarray(result.fields["tree_w"], dtype=np.float64)
     keep = ~np.isnan(w)
-    u = np.asarray(result.fields["tree_u"])[keep]
-    v = np.asarray(result.fields["tree_v"])[keep]
+    a = np.asarray(result.fields["tree_u"])[keep]
+    b = np.asarray(result.fields["tree_v"])[keep]
+    u, v = np.minimum(a, b), np.maximum(a, b)
     return list(zip(u.tolist(), v.tolist(), w[keep].tolist()))
 
 

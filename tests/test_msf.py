@@ -94,6 +94,20 @@ def test_weight_equals_scipy(graph_name):
     assert got == pytest.approx(want, rel=1e-5)
 
 
+@pytest.mark.parametrize("method", ["rcm", "hilbert"])
+def test_renumbered_forests_list_each_edge_smaller_end_first(method):
+    """A renumbered run's forest is a spanning forest of the caller's graph with
+    scipy's weight, and forest_edges lists each edge smaller end first, although the
+    pairs come back from the renumbered ids."""
+    graph = GENERATED["road"]()
+    r = gs.run(NAME, graph, backend="cpu", config={"renumber": method})
+    edges = forest_edges(r)
+    assert edges and all(u < v for u, v, _ in edges)
+    _check_forest(graph, r)
+    want = minimum_spanning_tree(graph.to_scipy()).sum()
+    assert sum(w for _, _, w in edges) == pytest.approx(want, rel=1e-5)
+
+
 def test_distinct_weights_give_networkxs_edges():
     """With distinct weights the forest is unique: the same edges as networkx."""
     import networkx as nx
