@@ -403,7 +403,8 @@ def _async_adopt(n, p):
                         "partitions)",
               expected=expected_neighbours, compare=compare_most_frequent,
               node_after_edges=True, check_graph=parallel_edge_problem,
-              supports={"driving": ("data",), "direction": ("push",)}, defaults=_DATA)
+              supports={"driving": ("data",), "direction": ("push",), "renumber": ("none",)},
+              defaults=_DATA)
 class Asynchronous:
     """Communities by seeded label propagation with random tie breaks (Raghavan et al.).
 
@@ -412,7 +413,8 @@ class Asynchronous:
     seed : int
         Seed of the update order and the tie breaks, ``0 .. 2**32 - 1`` (default 0).
         The labels are a function of the graph and the seed under every engine and
-        strategy.
+        strategy. The keys hash the node ids, so a renumbered copy would draw other
+        labels: this formulation supports ``renumber=none`` only.
 
     Returns
     -------

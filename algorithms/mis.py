@@ -73,7 +73,7 @@ def _priority(n, p):
 @gs.algorithm(name="maximal_independent_set", symmetric=True, reference=_REFERENCE,
               expected=expected_neighbours, compare=compare_independent_maximal,
               finalize_on_device=True,
-              supports={"driving": ("data", "topology", "temporal")},
+              supports={"driving": ("data", "topology", "temporal"), "renumber": ("none",)},
               defaults={"driving": "data", "direction": "push"})
 class Luby:
     """A maximal independent set by Luby's algorithm (random priorities, in rounds).
@@ -83,6 +83,8 @@ class Luby:
     seed : int
         Seed of the node priorities, ``0 .. 2**32 - 1`` (default 0). The set is a
         function of the graph and the seed, the same under every engine and strategy.
+        The priorities hash the node ids, so a renumbered copy would draw another set:
+        this formulation supports ``renumber=none`` only.
 
     Returns
     -------

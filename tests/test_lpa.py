@@ -240,30 +240,25 @@ def test_every_stage_compiles(launch, nvcc):
             assert ok, f"{spec.label} {st.stage_name} {launch}:\n{out[-3000:]}"
 
 
-def test_semi_synchronous_keeps_the_caller_ids_the_asynchronous_may_renumber():
-    """Semi-synchronous label propagation breaks ties by node id, so a renumbered copy
-    would find other communities: it supports renumber=none only, refused in one line
-    before any copy is built, and the tuner holds it there; the asynchronous variant,
-    checked by its invariant, renumbers freely."""
+def test_label_propagation_keeps_the_caller_ids():
+    """Both formulations break ties by node id (the semi-synchronous one by networkx's
+    order and Prec-Max rule, the asynchronous one by keys hashed from the ids and the
+    seed), so a renumbered copy would find other communities: they support
+    renumber=none only, refused in one line before any copy is built, and the tuner
+    holds it there."""
     import optuna
     from gswitch.tuner import build_space
 
     g = gs.Graph.from_edges(*zip(*nx.karate_club_graph().edges()), directed=False)
-    for method in ("rcm", "degree", "hilbert"):
-        with pytest.raises(gs.InvalidConfig, match=f"renumber={method}: variant "
-                           "semi_synchronous of label_propagation supports renumber none"):
-            gs.run(NAME, g, backend="cpu", config={"renumber": method})
-        r = gs.run(NAME, g, backend="cpu", config={"variant": "asynchronous",
-                                                   "renumber": method})
-        assert compare_most_frequent(r.fields["label"], expected_neighbours(g)) is None
+    for variant in VARIANTS:
+        for method in ("rcm", "degree", "hilbert"):
+            with pytest.raises(gs.InvalidConfig, match=f"renumber={method}: variant "
+                               f"{variant} of label_propagation supports renumber none"):
+                gs.run(NAME, g, backend="cpu", config={"variant": variant,
+                                                       "renumber": method})
     space = build_space(get_registry().algorithm(NAME), g, "cpu")
-    assert "renumber" not in space.globals_of("semi_synchronous")
-    assert "renumber" in space.globals_of("asynchronous")
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=2))
-    seen = set()
-    for _ in range(40):
-        cfg = space.suggest(study.ask())
-        seen.add((cfg["variant"], cfg["renumber"]))
-        if cfg["variant"] == "semi_synchronous":
-            assert cfg["renumber"] == "none"
-    assert any(v == "asynchronous" and m != "none" for v, m in seen)
+    for variant in VARIANTS:
+        assert "renumber" not in space.globals_of(variant)
+    for _ in range(20):
+        assert space.suggest(study.ask())["renumber"] == "none"
