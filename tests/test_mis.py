@@ -195,3 +195,11 @@ def test_only_a_nodes_own_decide_puts_it_in_the_next_step():
     spec = get_registry().algorithm("maximal_independent_set")
     assert spec.edge.reductions and not any(r.activates for r in spec.edge.reductions)
     assert any(r.activates for r in spec.node.reductions)
+
+
+def test_a_renumbered_run_is_refused_so_the_seed_keeps_its_set():
+    """The priorities hash node ids: a renumbered copy would draw another set for the
+    same seed, so the formulation supports renumber=none only."""
+    g = zoo_graph("grid")
+    with pytest.raises(gs.InvalidConfig, match="supports renumber none only"):
+        gs.run(NAME, g, backend="cpu", config={"renumber": "rcm"})
