@@ -10,7 +10,28 @@ GPU part (``--backend gpu``), graphs at ``--scale`` S (default 22): RMAT-S (edge
 grid of side 2048 * 2^((S-22)/2) (``generators.road``: integer weights, 10% of the grid
 edges dropped), a star with 2^(S-2) leaves and a bipartite user-item graph of 2^(S-2)
 nodes and about 2^(S+2) undirected edges whose item (hub) side has Zipf-distributed
-degrees (:func:`bipartite_zipf`; hubs of 1e5 to 1e6 edges at S=22). Peers, in CuPy:
+degrees (:func:`bipartite_zipf`; hubs of 1e5 to 1e6 edges at S=22): the default
+``--graphs``, the shipped selector's training corpus. More kinds, for a wider corpus
+(``configs/selector_corpus.md``; seeds 41 to 46, which no evaluation graph uses):
+
+- ``rmat_low`` / ``rmat_high``: RMAT-S, edge factor 16, at a flatter (a=0.45, b=c=0.22)
+  and a steeper (a=0.65, b=c=0.15) skew, directed like ``rmat``;
+- ``uniform_sparse``: uniform random 2^S, edge factor 2 (directed, mean degree 2);
+- ``grid``: the plain 4-neighbour grid (``generators.grid2d``) of the road grid's side;
+- ``chain``: ``generators.clique_chain`` of 32-node cliques, 2^S nodes (about 2^(S-4)
+  BFS levels: keep S small, the CuPy peers take about a millisecond a level);
+- ``metis``: ``mdual`` (a finite-element mesh: 258,569 nodes, 1.03M stored edges) from
+  Debian's ``libmetis-doc`` (:mod:`gswitch.testing.datasets`), with weights hashed from
+  each edge's ends; one size, no scale. It is read from the package's install or the
+  dataset cache (``$GSWITCH_DATA_DIR/metis``, set by ``--data-dir DIR``) and never
+  downloaded here: on a machine without a network the caller carries the three
+  ``.graph`` files as ``DIR/metis/``.
+
+``--graphs KIND:SCALE`` gives one kind its own scale (``--graphs rmat_low:19,grid:19,
+metis``); a kind named alone takes ``--scale``. Each graph's name
+(:func:`graph_name`: ``rmat-19-16-lowskew``, ``grid-724x724``, ``clique-chain-1024x32``,
+``metis-mdual``, ...) says its kind and size (:func:`parse_graph_name`), so
+``train_selector.py`` can rebuild it. Peers, in CuPy:
 
 - PageRank: power iteration with a cuSPARSE SpMV of the transposed, out-degree-normalised
   adjacency in float32 and in float64 (alpha 0.85, dangling mass spread uniformly, stop
@@ -48,15 +69,17 @@ summary says whether the default configuration is within 2x of the best one time
 Usage::
 
     python benchmarks/bench_formulations.py --backend gpu [--scale 22] [--repeats 5]
-        [--graphs rmat,uniform,road,star,bipartite] [--algs pagerank,cc,sssp,bfs]
+        [--graphs rmat,uniform,road,star,bipartite|KIND:SCALE,...] [--data-dir DIR]
+        [--algs pagerank,cc,sssp,bfs]
         [--variants cc=label_propagation,hook_compress,afforest
                     sssp=bellman_ford,delta_stepping pagerank=residual_push,power_pull]
-        [--configs extra.json] [--pr-tolerance 1e-7 ...] [--out-prefix run]
+        [--configs extra.json [more.json ...]] [--pr-tolerance 1e-7 ...] [--out-prefix run]
     python benchmarks/bench_formulations.py --backend cpu [--grid 512]
     python benchmarks/bench_formulations.py --backend cpu --quick   # tiny sizes
     python benchmarks/bench_formulations.py --self-check            # peers, with NumPy
 
-``--configs`` names a JSON mapping algorithm -> list of config dicts. ``--variants
+``--configs`` names JSON files mapping algorithm -> list of config dicts (several files:
+their lists merged, each configuration once). ``--variants
 cc=`` times no CC variant. Writes ``benchmarks/results/<prefix>_formulations_<backend>.json``
 (and a copy under ``$OUT`` when set) and prints a table.
 """
@@ -81,11 +104,31 @@ from _common import median_time, require_gpu
 from bench_engine import cupy_frontier_bfs
 
 import gswitch as gs
-from gswitch.generators import WEIGHT_HIGH, WEIGHT_LOW, rmat, road, star, uniform_random
+from gswitch.generators import (
+    WEIGHT_HIGH,
+    WEIGHT_LOW,
+    clique_chain,
+    grid2d,
+    rmat,
+    road,
+    star,
+    uniform_random,
+)
 from gswitch.testing.reference import compare, reference
 
 ALGS = ("pagerank", "cc", "sssp", "bfs")
+#: The shipped model's training kinds, and the default ``--graphs``.
 GRAPHS = ("rmat", "uniform", "road", "star", "bipartite")
+#: Kinds added for a wider training corpus (``configs/selector_corpus.md``).
+CORPUS_GRAPHS = ("rmat_low", "rmat_high", "uniform_sparse", "grid", "chain", "metis")
+#: Every kind ``--graphs`` takes.
+KINDS = GRAPHS + CORPUS_GRAPHS
+#: Smallest scale of a GPU-part graph (a chain needs one whole clique).
+MIN_SCALE = 5
+#: ``chain``: cliques of 2^5 = 32 nodes.
+CHAIN_LOG2_CLIQUE = 5
+#: ``metis``: the largest of Debian libmetis-doc's example graphs.
+METIS_GRAPH = "mdual"
 FIELD = {"bfs": "depth", "sssp": "dist", "cc": "comp", "pagerank": "rank"}
 DEFAULT_VARIANTS = {"cc": ["label_propagation", "hook_compress", "afforest"],
                     "sssp": ["bellman_ford", "delta_stepping"],
@@ -124,20 +167,109 @@ def bipartite_zipf(n_nodes: int = 1 << 20, n_edges: int = 1 << 24, *, hub_share:
                                name=f"bipartite-zipf-{n_nodes}")
 
 
+def hashed_weights(g: gs.Graph, seed: int) -> gs.Graph:
+    """``g`` with integer weights in [1, 64) (kept where it has some): a hash of the
+    edge's two ends, so both directions of an undirected edge weigh the same."""
+    if g.weighted:
+        return g
+    src, dst = g.edges()
+    lo = np.minimum(src, dst).astype(np.uint64)
+    hi = np.maximum(src, dst).astype(np.uint64)
+    h = (lo * np.uint64(0x9E3779B97F4A7C15) ^ hi * np.uint64(0xC2B2AE3D27D4EB4F)
+         ^ np.uint64(seed)) >> np.uint64(40)
+    w = (WEIGHT_LOW + h % np.uint64(WEIGHT_HIGH - WEIGHT_LOW)).astype(np.float32)
+    return g.with_weights(w)
+
+
+def _side(scale: int) -> int:
+    """Side of the square grids: 2048 at scale 22, sqrt(2)x per scale."""
+    return max(8, round(2048 * 2 ** ((scale - 22) / 2)))
+
+
+def graph_name(kind: str, scale: int) -> str:
+    """The name :func:`gpu_graph` gives ``kind`` at ``scale``: the key of its rows, and of
+    the training graph in the selector's model (:func:`parse_graph_name` reads it back).
+    """
+    if scale < MIN_SCALE:
+        raise ValueError(f"graph scale must be >= {MIN_SCALE}, got {scale}")
+    side, clique = _side(scale), 1 << CHAIN_LOG2_CLIQUE
+    names = {"rmat": f"rmat-{scale}-16", "uniform": f"uniform-{1 << scale}-{16 << scale}",
+             "road": f"road-{side}x{side}", "star": f"star-{(1 << (scale - 2)) + 1}",
+             "bipartite": f"bipartite-zipf-{1 << (scale - 2)}",
+             "rmat_low": f"rmat-{scale}-16-lowskew", "rmat_high": f"rmat-{scale}-16-highskew",
+             "uniform_sparse": f"uniform-{1 << scale}-{2 << scale}",
+             "grid": f"grid-{side}x{side}",
+             "chain": f"clique-chain-{(1 << scale) // clique}x{clique}",
+             "metis": f"metis-{METIS_GRAPH}"}
+    if kind not in names:
+        raise ValueError(f"unknown graph kind {kind!r}; choose one of {', '.join(KINDS)}")
+    return names[kind]
+
+
+def parse_graph_name(name: str) -> tuple[str, int] | None:
+    """``(kind, scale)`` of a :func:`gpu_graph` name, or ``None`` for a name none of the
+    kinds gives at scales :data:`MIN_SCALE` to 30 (``metis`` has one size: its scale is
+    :data:`MIN_SCALE` and means nothing).
+    """
+    for kind in KINDS:
+        for scale in range(MIN_SCALE, 31):
+            if graph_name(kind, scale) == name:
+                return kind, scale
+    return None
+
+
 def gpu_graph(kind: str, scale: int, weighted: bool) -> gs.Graph:
-    """One GPU-part graph at ``scale`` (22: the full sizes of the module docstring)."""
+    """One GPU-part graph at ``scale`` (22: the full sizes of the module docstring),
+    named by :func:`graph_name`. ``weighted``: integer weights in [1, 64), which the
+    road grid always has.
+    """
     if kind == "rmat":
-        return rmat(scale, 16, seed=1, weighted=weighted)
-    if kind == "uniform":
-        return uniform_random(1 << scale, 16 << scale, seed=2, weighted=weighted)
-    if kind == "road":
-        side = max(8, round(2048 * 2 ** ((scale - 22) / 2)))
-        return road(side, side, seed=3)
-    if kind == "star":
-        return star((1 << (scale - 2)) + 1, weighted=weighted, seed=5)
-    if kind == "bipartite":
-        return bipartite_zipf(1 << (scale - 2), 1 << (scale + 2), weighted=weighted)
-    raise ValueError(kind)
+        g = rmat(scale, 16, seed=1, weighted=weighted)
+    elif kind == "uniform":
+        g = uniform_random(1 << scale, 16 << scale, seed=2, weighted=weighted)
+    elif kind == "road":
+        g = road(_side(scale), _side(scale), seed=3)
+    elif kind == "star":
+        g = star((1 << (scale - 2)) + 1, weighted=weighted, seed=5)
+    elif kind == "bipartite":
+        g = bipartite_zipf(1 << (scale - 2), 1 << (scale + 2), weighted=weighted)
+    elif kind == "rmat_low":
+        g = rmat(scale, 16, 0.45, 0.22, 0.22, seed=41, weighted=weighted)
+    elif kind == "rmat_high":
+        g = rmat(scale, 16, 0.65, 0.15, 0.15, seed=42, weighted=weighted)
+    elif kind == "uniform_sparse":
+        g = uniform_random(1 << scale, 2 << scale, seed=43, weighted=weighted)
+    elif kind == "grid":
+        g = grid2d(_side(scale), _side(scale), weighted=weighted, seed=44)
+    elif kind == "chain":
+        clique = 1 << CHAIN_LOG2_CLIQUE
+        g = clique_chain((1 << scale) // clique, clique, weighted=weighted, seed=45)
+    elif kind == "metis":
+        g = metis_graph()
+        g = hashed_weights(g, seed=46) if weighted else g
+    else:
+        raise ValueError(f"unknown graph kind {kind!r}; choose one of {', '.join(KINDS)}")
+    g.name = graph_name(kind, scale)
+    return g
+
+
+def metis_graph() -> gs.Graph:
+    """:data:`METIS_GRAPH` from Debian's ``libmetis-doc``, installed or in the dataset
+    cache (``$GSWITCH_DATA_DIR/metis``, which ``--data-dir`` sets); never downloaded here,
+    so a machine without a network fails at once with what to carry.
+    """
+    from gswitch.io import load_graph
+    from gswitch.testing.datasets import DatasetUnavailable, metis_graph_path
+
+    try:
+        path = metis_graph_path(METIS_GRAPH, download=False)
+    except DatasetUnavailable as exc:
+        raise SystemExit(
+            f"bench_formulations: graph kind metis: {exc}. Fetch the graphs where there is "
+            "a network (python -c 'from gswitch.testing.datasets import metis_graph_dir; "
+            "print(metis_graph_dir())'), carry that folder as DIR/metis and pass "
+            "--data-dir DIR") from None
+    return load_graph(path)
 
 
 def graph_for(alg: str, base: gs.Graph, weighted: gs.Graph | None) -> gs.Graph:
@@ -593,10 +725,10 @@ def print_summary(summary: list[dict]) -> None:
 def gpu_part(args) -> list[dict]:
     require_gpu("bench_formulations.py")
     rows = []
-    for kind in args.graphs:
-        print(f"\n== {kind} (scale {args.scale})", flush=True)
-        base = gpu_graph(kind, args.scale, weighted=False)
-        weighted = (gpu_graph(kind, args.scale, weighted=True)
+    for kind, scale in args.graphs:
+        print(f"\n== {kind} (scale {scale})", flush=True)
+        base = gpu_graph(kind, scale, weighted=False)
+        weighted = (gpu_graph(kind, scale, weighted=True)
                     if "sssp" in args.algs and not base.weighted else None)
         for alg in args.algs:
             g = graph_for(alg, base, weighted)
@@ -651,9 +783,11 @@ def write_results(args, rows: list[dict], summary: list[dict]) -> list[Path]:
 
 
 def settings(args) -> dict:
-    keep = ("backend", "scale", "grid", "repeats", "host_repeats", "graphs", "algs",
-            "variants", "extra", "pr_tolerance", "quick")
-    return {k: getattr(args, k) for k in keep}
+    keep = ("backend", "scale", "grid", "repeats", "host_repeats", "algs", "variants",
+            "extra", "pr_tolerance", "quick")
+    return {**{k: getattr(args, k) for k in keep},
+            "graphs": [f"{kind}:{scale}" for kind, scale in args.graphs],
+            "configs": [str(p) for p in args.configs]}
 
 
 # ------------------------------------------------------------------ self-check
@@ -697,6 +831,39 @@ def parse_variants(items: list[str] | None) -> dict[str, list[str]]:
     return out
 
 
+def parse_graphs(text: str, scale: int) -> list[tuple[str, int]]:
+    """``--graphs``: ``KIND[:SCALE],...`` as ``(kind, scale)`` pairs, ``scale`` where a
+    kind names none (``metis`` has one size and takes no scale).
+    """
+    out = []
+    for item in (x for x in text.split(",") if x):
+        kind, sep, own = item.partition(":")
+        if kind not in KINDS:
+            raise argparse.ArgumentTypeError(
+                f"--graphs: unknown kind {kind!r}; choose from {', '.join(KINDS)}")
+        if sep and (not own.isdigit() or kind == "metis"):
+            raise argparse.ArgumentTypeError(
+                f"--graphs takes KIND or KIND:SCALE (an integer; metis takes none), got {item!r}")
+        s = int(own) if sep else scale
+        if not MIN_SCALE <= s <= 30:
+            raise argparse.ArgumentTypeError(
+                f"--graphs: the scale of {kind} must be in {MIN_SCALE}..30, got {s}")
+        out.append((kind, s))
+    return out
+
+
+def read_configs(paths: list[Path]) -> dict[str, list[dict]]:
+    """``--configs``: the files' candidate lists merged per algorithm, in order, a
+    configuration named by two files kept once.
+    """
+    out: dict[str, list[dict]] = {}
+    for path in paths:
+        for alg, configs in json.loads(path.read_text()).items():
+            have = out.setdefault(alg, [])
+            have += [c for c in configs if c not in have]
+    return out
+
+
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--backend", choices=("gpu", "cpu"), default="gpu")
@@ -705,12 +872,17 @@ def parse_args(argv=None):
     ap.add_argument("--quick", action="store_true", help="tiny sizes, 2 repeats")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--host-repeats", type=int, default=1, help="GPU part: scipy Dijkstra runs")
-    ap.add_argument("--graphs", default=",".join(GRAPHS), help="GPU part: subset of " +
-                    ",".join(GRAPHS))
+    ap.add_argument("--graphs", default=",".join(GRAPHS),
+                    help="GPU part: KIND[:SCALE],... (a kind without a scale takes --scale) "
+                    "with KIND one of " + ",".join(KINDS))
+    ap.add_argument("--data-dir", type=Path,
+                    help="the dataset cache holding metis/{4elt,copter2,mdual}.graph "
+                    "(sets GSWITCH_DATA_DIR; the metis kind is never downloaded here)")
     ap.add_argument("--algs", default=",".join(ALGS), help="subset of " + ",".join(ALGS))
     ap.add_argument("--variants", nargs="*", metavar="ALG=V1,V2",
                     help="variants to time per algorithm (default: all named in the issue)")
-    ap.add_argument("--configs", type=Path, help="JSON: algorithm -> list of config dicts")
+    ap.add_argument("--configs", type=Path, nargs="+", default=[],
+                    help="JSON files: algorithm -> list of config dicts (merged)")
     ap.add_argument("--pr-tolerance", type=float, nargs="+", default=[1e-7],
                     help="gswitch PageRank tolerance= values")
     ap.add_argument("--out-prefix", default="run")
@@ -721,13 +893,19 @@ def parse_args(argv=None):
         args.variants = parse_variants(args.variants)
     except argparse.ArgumentTypeError as exc:
         ap.error(str(exc))
-    args.extra = json.loads(args.configs.read_text()) if args.configs else {}
-    args.graphs = [x for x in args.graphs.split(",") if x]
+    args.extra = read_configs(args.configs)
     args.algs = [x for x in args.algs.split(",") if x]
-    if not set(args.graphs) <= set(GRAPHS) or not set(args.algs) <= set(ALGS):
-        ap.error(f"--graphs: subset of {GRAPHS}; --algs: subset of {ALGS}")
+    if not set(args.algs) <= set(ALGS):
+        ap.error(f"--algs: subset of {ALGS}")
+    try:
+        args.graphs = parse_graphs(args.graphs, args.scale)
+    except argparse.ArgumentTypeError as exc:
+        ap.error(str(exc))
     if args.quick:
         args.scale, args.grid, args.repeats = min(args.scale, 10), min(args.grid, 48), 2
+        args.graphs = [(kind, min(scale, 10)) for kind, scale in args.graphs]
+    if args.data_dir is not None:
+        os.environ["GSWITCH_DATA_DIR"] = str(args.data_dir.resolve())
     return args
 
 

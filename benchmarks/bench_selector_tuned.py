@@ -19,6 +19,21 @@ drawn per stored edge (the road grids keep their own). Usage::
     python benchmarks/bench_selector_tuned.py [--alg bfs|sssp] [--graphs 0-19|9,10,13-15]
         [--trials 40] [--tag NAME]
     python benchmarks/bench_selector_tuned.py --table results/a.json results/b.json
+    python benchmarks/bench_selector_tuned.py --recheck results/a.json [...] [--tag NAME]
+    python benchmarks/bench_selector_tuned.py --picks [results/a.json ...] [--alg bfs]
+        [--graphs 9,10]
+
+``--recheck`` times each row of saved result files again without a study: its graph
+rebuilt from :data:`SPECS` by name (SSSP: the weights of that run), the selector's pick
+now, the row's ``tuned_config`` and the default in rotation, next to the CuPy peer, every
+answer checked; each row says whether the pick is the one recorded (``pick``). After a
+retrain it shows what the new model changed, at the cost of the timed calls alone;
+``--graphs`` keeps the rows of those graphs.
+``--picks`` needs no GPU: for each graph and algorithm it prints the configuration
+source line a plain GPU ``gs.run`` would record (``stats["config_source"]``, resolved on
+the host as the run resolves it) and, against saved files, ``same`` or ``changed`` next
+to the pick recorded there (``selector_config``, compared on the keys both name).
+Building the twenty graphs takes minutes on a small host: ``--graphs`` takes a subset.
 """
 
 from __future__ import annotations
@@ -85,48 +100,48 @@ def _bipartite(n, m, exponent, seed):
 
 
 FIELD = {"bfs": "depth", "sssp": "dist"}
+#: Weights of the ``i``-th graph of a run (``--alg sssp``) hash with seed ``WEIGHT_SEED + i``.
+WEIGHT_SEED = 100
 
 
-def weighted(g, seed: int):
-    """``g`` with integer weights in [1, 64) (kept where it has some): a hash of the
-    edge's two ends, so both directions of an undirected edge weigh the same."""
-    if g.weighted:
-        return g
-    from gswitch.generators import WEIGHT_HIGH, WEIGHT_LOW
+def build(name: str, alg: str, weight_seed: int | None = None):
+    """The graph of :data:`SPECS` called ``name``; for SSSP with integer weights in
+    [1, 64) hashed from each edge's ends with ``weight_seed`` (the road grids keep their
+    own).
+    """
+    makers = dict(SPECS)
+    if name not in makers:
+        raise SystemExit(f"bench_selector_tuned: no graph {name!r} in SPECS; known: "
+                         f"{', '.join(makers)}")
+    g = makers[name]()
+    g.name = name
+    if alg == "sssp":
+        from bench_formulations import hashed_weights
 
-    src, dst = g.edges()
-    lo = np.minimum(src, dst).astype(np.uint64)
-    hi = np.maximum(src, dst).astype(np.uint64)
-    h = (lo * np.uint64(0x9E3779B97F4A7C15) ^ hi * np.uint64(0xC2B2AE3D27D4EB4F)
-         ^ np.uint64(seed)) >> np.uint64(40)
-    w = (WEIGHT_LOW + h % np.uint64(WEIGHT_HIGH - WEIGHT_LOW)).astype(np.float32)
-    out = g.with_weights(w)
-    out.name = g.name
-    return out
+        g = hashed_weights(g, weight_seed)
+    return g
 
 
-def measure(name: str, g, trials: int, repeats: int, alg: str = "bfs") -> dict:
+def peer_and_reference(alg: str, g, src: int, repeats: int) -> tuple[dict | None, object]:
+    """The CuPy peer's row (frontier BFS or Bellman-Ford, ``None`` when it failed) and
+    the reference answer every call is checked against."""
     from bench_formulations import gpu_peers, primary_peer
-    from gswitch.tuner import tune
 
+    peer_args = argparse.Namespace(repeats=repeats, host_repeats=1, backend="gpu")
+    peers, refs = gpu_peers(alg, g, src, peer_args)
+    return primary_peer(peers, "gpu"), refs[FIELD[alg]]
+
+
+def time_in_rotation(alg: str, name: str, g, src: int, ref, runs: dict, repeats: int) -> dict:
+    """``repeats`` calls (after one untimed round) of each configuration of ``runs``
+    (label -> config; ``None``: the selector's pick, a plain ``gs.run`` with no config),
+    in rotation, every answer checked against ``ref``: per label the median wall and
+    device milliseconds, and the pick's ``selector_source`` and ``selector_config``.
+    """
     import gswitch as gs
     from gswitch.testing.reference import compare
 
-    src = int(np.argmax(g.out_degree))
-    peer_args = argparse.Namespace(repeats=repeats, host_repeats=1, backend="gpu")
-    peers, refs = gpu_peers(alg, g, src, peer_args)
-    ref = refs[FIELD[alg]]
-    peer = primary_peer(peers, "gpu")
-    t = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        res = tune(alg, g, trials=trials, storage=f"sqlite:///{tmp}/study.db", source=src,
-                   backend="gpu", name=f"sel-{name}")
-    tune_s = time.perf_counter() - t
-    row = {"graph": name, "algorithm": alg, "n_nodes": g.n_nodes, "n_edges": g.n_edges,
-           "directed": g.directed, "tune_s": tune_s, "trials": res.new_trials,
-           "tuned_config": res.best_config, "peer": peer and peer["name"],
-           "peer_ms": peer and peer["wall_ms"]}
-    runs = {"selector": None, "tuned": res.best_config, "default": "default"}
+    out: dict = {}
     walls: dict[str, list[float]] = {k: [] for k in runs}
     devs: dict[str, list[float]] = {k: [] for k in runs}
     names = list(runs)
@@ -142,22 +157,127 @@ def measure(name: str, g, trials: int, repeats: int, alg: str = "bfs") -> dict:
             if r_:
                 walls[label].append(wall * 1e3)
                 devs[label].append(r.stats["device_time_s"] * 1e3)
-            if label == "selector":
-                row["selector_source"] = r.stats.get("config_source")
-                row["selector_config"] = r.config.to_dict()
+            if runs[label] is None:
+                out["selector_source"] = r.stats.get("config_source")
+                out["selector_config"] = r.config.to_dict()
     for label in names:
-        row[label] = {"wall_ms": statistics.median(walls[label]),
+        out[label] = {"wall_ms": statistics.median(walls[label]),
                       "device_ms": statistics.median(devs[label])}
+    return out
+
+
+def measure(name: str, g, trials: int, repeats: int, alg: str = "bfs",
+            tuned_config: dict | None = None) -> dict:
+    """One row: the CuPy peer, a fresh ``trials``-trial study of ``g`` (its own SQLite
+    file, so no other graph's study warms it), then the selector's pick, the study's best
+    and the default in rotation (:func:`time_in_rotation`), with their ratios. Given a
+    ``tuned_config`` (``--recheck``), no study runs and that configuration stands for
+    its best.
+    """
+    src = int(np.argmax(g.out_degree))
+    peer, ref = peer_and_reference(alg, g, src, repeats)
+    row = {"graph": name, "algorithm": alg, "n_nodes": g.n_nodes, "n_edges": g.n_edges,
+           "directed": g.directed}
+    if tuned_config is None:
+        from gswitch.tuner import tune
+
+        t = time.perf_counter()
+        with tempfile.TemporaryDirectory() as tmp:
+            res = tune(alg, g, trials=trials, storage=f"sqlite:///{tmp}/study.db",
+                       source=src, backend="gpu", name=f"sel-{name}")
+        tuned_config = res.best_config
+        row.update(tune_s=time.perf_counter() - t, trials=res.new_trials)
+    row.update(tuned_config=tuned_config, peer=peer and peer["name"],
+               peer_ms=peer and peer["wall_ms"])
+    row.update(time_in_rotation(alg, name, g, src, ref, {
+        "selector": None, "tuned": tuned_config, "default": "default"}, repeats))
     s, tu = row["selector"], row["tuned"]
     row["selector_over_tuned"] = s["wall_ms"] / tu["wall_ms"]
     row["selector_over_tuned_device"] = s["device_ms"] / tu["device_ms"]
     row["selector_over_peer"] = s["wall_ms"] / row["peer_ms"] if row["peer_ms"] else None
+    tune_note = f"  tune {row['tune_s']:.0f} s" if "tune_s" in row else ""
     print(f"{alg} {name:24s} {g.n_nodes:>9,} nodes {g.n_edges:>11,} edges  selector "
           f"{s['wall_ms']:9.3f} ms  tuned {tu['wall_ms']:9.3f} ms  default "
           f"{row['default']['wall_ms']:9.3f}  peer {row['peer_ms'] or 0:9.3f}  sel/tuned "
           f"{row['selector_over_tuned']:.2f}x (device {row['selector_over_tuned_device']:.2f}x)"
-          f"  sel/peer {row['selector_over_peer'] or 0:.2f}x  tune {tune_s:.0f} s", flush=True)
+          f"  sel/peer {row['selector_over_peer'] or 0:.2f}x{tune_note}", flush=True)
     return row
+
+
+def saved_rows(paths: list[str]) -> list[tuple[str, int, dict]]:
+    """``(algorithm, weight seed, row)`` of each row of saved result files. Files written
+    before rows named their algorithm are BFS runs; before rows kept their weight seed,
+    the ``i``-th row of a file had ``WEIGHT_SEED + i`` (one run, one file)."""
+    out = []
+    for path in paths:
+        data = json.loads(Path(path).read_text())
+        for i, row in enumerate(data["rows"]):
+            alg = row.get("algorithm") or data.get("algorithm") or "bfs"
+            out.append((alg, row.get("weight_seed", WEIGHT_SEED + i), row))
+    return out
+
+
+def recheck(paths: list[str], repeats: int, graphs: set[str]) -> list[dict]:
+    """Each saved row of a graph in ``graphs`` again, without a study: the selector's
+    pick now, the row's ``tuned_config`` and the default in rotation, next to the peer;
+    the row's earlier pick (``recorded``) and whether the pick changed."""
+    rows = []
+    for alg, seed, old in saved_rows(paths):
+        if old["graph"] not in graphs:
+            continue
+        g = build(old["graph"], alg, seed)
+        row = measure(old["graph"], g, 0, repeats, alg, tuned_config=old["tuned_config"])
+        if alg == "sssp":
+            row["weight_seed"] = seed
+        row["recorded"] = {k: old.get(k) for k in ("selector_source", "selector_config",
+                                                   "selector_over_tuned")}
+        row["pick"] = pick_status(row["selector_config"], old.get("selector_config"))
+        print(f"    pick {row['pick']} (was: {old.get('selector_source')}; "
+              f"selector/tuned was {old.get('selector_over_tuned') or 0:.2f}x)", flush=True)
+        rows.append(row)
+    return rows
+
+
+def pick_status(now: dict, recorded: dict | None) -> str:
+    """``same`` or ``changed``: the two configurations compared on the keys both name (a
+    row saved before an axis gained a parameter lacks that key), or ``not recorded``."""
+    if not recorded:
+        return "not recorded"
+    shared = set(now) & set(recorded)
+    return "same" if all(now[k] == recorded[k] for k in shared) else "changed"
+
+
+def selector_pick(alg: str, g) -> tuple[dict, str]:
+    """The configuration a plain GPU ``gs.run(alg, g)`` takes and its
+    ``stats["config_source"]`` line, resolved as the run resolves them, on the host."""
+    from gswitch.runner import _plan_call
+
+    plan = _plan_call(alg, g, None, "gpu")
+    return plan.config.to_dict(), plan.note
+
+
+def picks(indices: list[int], algs: list[str], paths: list[str]) -> list[dict]:
+    """Print, for each graph and algorithm, the selector's pick and, where a saved file
+    holds that row, whether it is the pick recorded there; no GPU needed. SSSP graphs
+    get the weights of their index (the selector weighs no weight feature)."""
+    from bench_formulations import hashed_weights
+
+    recorded = {(alg, row["graph"]): row for alg, _seed, row in saved_rows(paths)}
+    out = []
+    for i in indices:
+        name = SPECS[i][0]
+        g = build(name, "bfs")
+        for alg in algs:
+            config, note = selector_pick(
+                alg, hashed_weights(g, WEIGHT_SEED + i) if alg == "sssp" else g)
+            old = recorded.get((alg, name))
+            status = pick_status(config, old and old.get("selector_config"))
+            print(f"{alg:4s} {name:24s} {status:12s} {note}", flush=True)
+            if status == "changed":
+                print(f"{'':30s} was: {old.get('selector_source')}", flush=True)
+            out.append({"graph": name, "algorithm": alg, "selector_source": note,
+                        "selector_config": config, "pick": status})
+    return out
 
 
 def table(rows: list[dict]) -> str:
@@ -194,31 +314,50 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--graphs", default=f"0-{len(SPECS) - 1}",
                     help="indices and ranges, e.g. 0-9 or 9,10,13-15")
-    ap.add_argument("--alg", choices=sorted(FIELD), default="bfs")
+    ap.add_argument("--alg", choices=sorted(FIELD),
+                    help="algorithm (default: bfs; --picks: both)")
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--tag", default="")
     ap.add_argument("--table", nargs="+", help="print the table of these JSON files")
+    ap.add_argument("--recheck", nargs="+", metavar="FILE",
+                    help="time each row of these result files again, without a study")
+    ap.add_argument("--picks", nargs="*", metavar="FILE",
+                    help="print the selector's picks (no GPU), compared with these files'")
     args = ap.parse_args()
     if args.table:
         rows = [r for f in args.table for r in json.loads(Path(f).read_text())["rows"]]
         print(table(rows))
+        return
+    if args.picks is not None:
+        picks(_indices(args.graphs), [args.alg] if args.alg else sorted(FIELD), args.picks)
         return
     from _common import require_gpu
 
     require_gpu("bench_selector_tuned.py")
     from gswitch.engine.gpu import GpuEngine
 
+    tag = "_" + args.tag if args.tag else ""
+    if args.recheck:
+        rows = recheck(args.recheck, args.repeats,
+                       {SPECS[i][0] for i in _indices(args.graphs)})
+        write_json(f"bench_selector_tuned_recheck{tag}",
+                   {"device": GpuEngine.instance().device_name, "rechecked": args.recheck,
+                    "rows": rows})
+        for alg in sorted({r["algorithm"] for r in rows}):
+            print(f"\n{alg}:\n" + table([r for r in rows if r["algorithm"] == alg]))
+        return
+    alg = args.alg or "bfs"
     rows = []
-    for name, make in [SPECS[i] for i in _indices(args.graphs)]:
-        g = make()
-        g.name = name
-        if args.alg == "sssp":
-            g = weighted(g, seed=len(rows) + 100)
-        rows.append(measure(name, g, args.trials, args.repeats, args.alg))
-        write_json(f"bench_selector_tuned_{args.alg}{'_' + args.tag if args.tag else ''}",
+    for name, _make in [SPECS[i] for i in _indices(args.graphs)]:
+        seed = WEIGHT_SEED + len(rows)  # saved_rows relies on it for rows without a seed
+        g = build(name, alg, seed)
+        rows.append(measure(name, g, args.trials, args.repeats, alg))
+        if alg == "sssp":
+            rows[-1]["weight_seed"] = seed
+        write_json(f"bench_selector_tuned_{alg}{tag}",
                    {"device": GpuEngine.instance().device_name, "trials": args.trials,
-                    "algorithm": args.alg, "rows": rows})
+                    "algorithm": alg, "rows": rows})
     print(table(rows))
 
 

@@ -5,17 +5,28 @@ answer verified, peers in the same run), takes each training graph's fastest can
 that is no slower than the peer, and writes ``gswitch/models/selector.json``: per
 algorithm a portfolio of at most eight configurations and the training graphs'
 features pointing at their winners (:func:`gswitch.selector.train`). Rows written before
-the runs recorded features get them from the graphs rebuilt here (``--scale``, the
-generators and seeds of ``bench_formulations.py``). One command retrains::
+the runs recorded features get them from the graphs rebuilt here: each graph's name says
+its kind and scale (``bench_formulations.parse_graph_name``), and
+``bench_formulations.gpu_graph`` builds it with the generators and seeds of the run.
+One command retrains from any number of runs::
 
     python benchmarks/train_selector.py benchmarks/results/h100_s24chooseA_formulations_gpu.json \\
         benchmarks/results/h100_s24chooseB_formulations_gpu.json \\
-        benchmarks/results/h100_s24road_formulations_gpu.json
+        benchmarks/results/h100_s24road_formulations_gpu.json [more runs ...]
 
-Training corpus of the shipped model: RMAT-22 (edge factor 16), uniform random 2^22
-(edge factor 16), the 2048x2048 road-like grid, a star of 2^20 leaves and a Zipf
-user-item bipartite graph of 2^20 nodes (``bench_formulations.py`` documents each), on
-an H100. A larger corpus is more runs of ``bench_formulations.py --graphs ...``.
+Training corpus of the shipped model (those three runs, on an H100): RMAT-22 (edge
+factor 16), uniform random 2^22 (edge factor 16), the 2048x2048 road-like grid, a star of
+2^20 leaves and a Zipf user-item bipartite graph of 2^20 nodes.
+
+The wider corpus (``configs/selector_corpus.md`` gives its GPU commands; its runs are
+retrained together with the three above) adds, at 2^19 nodes unless said: RMAT at a
+flatter and a steeper skew (``rmat_low``, ``rmat_high``), uniform random of edge factor 2
+(``uniform_sparse``), RMAT, uniform random of edge factor 16, a star of 2^17 leaves and a
+bipartite graph of 2^17 nodes (four of the five kinds above at another size), the plain
+724x724 grid, a chain of 256 cliques of 32 nodes (8,192 nodes, 510 BFS levels) and the
+METIS example mesh ``mdual`` of Debian's ``libmetis-doc`` (258,569 nodes). None has the
+size and seed of a graph of ``bench_selector_tuned.py`` or ``bench_selector.py``, which
+evaluate the model.
 """
 
 from __future__ import annotations
@@ -25,25 +36,17 @@ import json
 import sys
 from pathlib import Path
 
-from bench_formulations import GRAPHS, gpu_graph, graph_for
+from bench_formulations import gpu_graph, graph_for, parse_graph_name
 
 from gswitch.selector import FEATURES, MODEL_PATH, graph_features, model_version, train
 
 
-def _kind_of(name: str) -> str | None:
-    for kind, prefix in (("rmat", "rmat-"), ("uniform", "uniform-"), ("road", "road-"),
-                         ("star", "star-"), ("bipartite", "bipartite-")):
-        if name.startswith(prefix):
-            return kind
-    return None
-
-
-def features_for(rows: list[dict], scale: int, cache: Path | None = None
-                 ) -> dict[tuple[str, str], dict]:
+def features_for(rows: list[dict], cache: Path | None = None) -> dict[tuple[str, str], dict]:
     """Features per (algorithm, graph): recorded in the rows, else kept in ``cache``
-    from an earlier rebuild, else of the graph rebuilt here (then added to ``cache``).
-    Features recorded before a feature of :data:`~gswitch.selector.FEATURES` existed
-    count as missing, so the graph is rebuilt for all of them.
+    from an earlier rebuild, else of the graph rebuilt here from its name (then added
+    to ``cache``). Features recorded before a feature of
+    :data:`~gswitch.selector.FEATURES` existed count as missing, so the graph is rebuilt
+    for all of them.
     """
     def whole(f: dict | None) -> bool:
         return bool(f) and all(k in f for k in FEATURES)
@@ -58,15 +61,17 @@ def features_for(rows: list[dict], scale: int, cache: Path | None = None
     missing = sorted({(r["algorithm"], r["graph"]) for r in rows} - set(out))
     bases: dict[tuple[str, bool], object] = {}
     for alg, name in missing:
-        kind = _kind_of(name)
-        if kind is None or kind not in GRAPHS:
+        found = parse_graph_name(name)
+        if found is None:
             raise SystemExit(f"train_selector: cannot rebuild graph {name!r}; rerun "
                              "bench_formulations.py, which records features")
+        kind, scale = found
         weighted = alg == "sssp"
-        if (kind, weighted) not in bases:
-            print(f"rebuilding {kind} (weighted={weighted}) for its features", flush=True)
-            bases[(kind, weighted)] = gpu_graph(kind, scale, weighted=weighted)
-        base = bases[(kind, weighted)]
+        if (name, weighted) not in bases:
+            print(f"rebuilding {name} ({kind}, scale {scale}, weighted={weighted}) for its "
+                  "features", flush=True)
+            bases[(name, weighted)] = gpu_graph(kind, scale, weighted=weighted)
+        base = bases[(name, weighted)]
         g = graph_for(alg, base, base if weighted else None)
         out[(alg, name)] = graph_features(g)
         kept[f"{alg}:{name}"] = out[(alg, name)]
@@ -78,7 +83,6 @@ def features_for(rows: list[dict], scale: int, cache: Path | None = None
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", type=Path, nargs="+", help="bench_formulations JSON files")
-    ap.add_argument("--scale", type=int, default=22, help="scale the runs used (rebuilds)")
     ap.add_argument("--algs", default="bfs,sssp",
                     help="algorithms to model (PageRank's and CC's defaults are within a "
                     "few percent of their best on every training graph)")
@@ -95,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += json.loads(path.read_text())["rows"]
     algs = [a for a in args.algs.split(",") if a]
     rows = [r for r in rows if r["algorithm"] in algs]
-    feats = features_for(rows, args.scale, args.features_cache)
+    feats = features_for(rows, args.features_cache)
     model = {"algorithms": {}}
     for alg in algs:
         mine = [r for r in rows if r["algorithm"] == alg]
