@@ -110,7 +110,8 @@ class MultiSourceBFS:
     Parameters
     ----------
     sources : array of int
-        Up to 64 distinct source node ids (a run argument); source ``j`` owns bit ``j``.
+        Up to 64 distinct source node ids (a run argument, required); source ``j`` owns
+        bit ``j``.
 
     Returns
     -------
@@ -119,6 +120,12 @@ class MultiSourceBFS:
     hop0 .. hop30 : ndarray of uint64
         Bit ``j`` of ``hop<i>`` is bit ``i`` of source ``j``'s hop distance to the node;
         :func:`decode` turns them into a ``(k, n)`` matrix, ``-1`` where unreached.
+
+    Raises
+    ------
+    InvalidInput
+        Without ``sources`` (the run would start from no node), with more than 64, a
+        repeat or an id out of range.
 
     Notes
     -----

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import expr as ex
+from ._hints import under_cli
 from .declare import (
     INF,
     MAX_STEP_TOTALS,
@@ -525,8 +526,8 @@ class AlgorithmSpec:
         (:func:`per_node_input`) given with the run becomes an array of one number per
         node, prepared by its ``prepare``.
         """
-        inputs, defaults, derived = self._declared()
-        if not given and not derived:  # the defaults, validated once
+        inputs, defaults, per_call = self._declared()
+        if not given and not per_call:  # the defaults, validated once
             return {**defaults, "n_nodes": n_nodes}
         given = given or {}
         unknown = [k for k in given if k not in self.params and k not in inputs]
@@ -544,16 +545,20 @@ class AlgorithmSpec:
             value = given.get(name)
             if spec.derive is not None:
                 value = spec.derive(value, out)
+            if value is None and spec.required:
+                flag = f"--param {name}=ID,ID,..." if under_cli() else f"{name}=[ID, ...]"
+                raise InvalidInput(f"{self.name} needs its {spec.doc or name}: pass {flag} "
+                                   "(without them no node starts and the result is empty)")
             if value is not None:
                 out[name] = self._input_values(name, spec, value, out, n_nodes,
                                                self.fields[field_name].dtype)
         return out
 
     def _declared(self) -> tuple[dict[str, tuple[str, Input]], dict[str, Any], bool]:
-        """:attr:`inputs`, every parameter's validated default and whether an input
-        derives its values from the parameters, found once for the ``params`` and
-        ``fields`` this spec holds (a small graph's call would otherwise validate them
-        again every time).
+        """:attr:`inputs`, every parameter's validated default and whether an input needs
+        a look on every call (it derives its values from the parameters, or a run cannot
+        do without it), found once for the ``params`` and ``fields`` this spec holds (a
+        small graph's call would otherwise validate them again every time).
         """
         key = (id(self.params), id(self.fields))
         hit = _DECLARED.get(id(self))
@@ -562,8 +567,9 @@ class AlgorithmSpec:
                 _DECLARED.clear()
             defaults = {name: p.validate(p.default) for name, p in self.params.items()}
             inputs = self.inputs
-            derived = any(spec.derive is not None for _f, spec in inputs.values())
-            hit = _DECLARED[id(self)] = (self, key, inputs, defaults, derived)
+            per_call = any(spec.derive is not None or spec.required
+                           for _f, spec in inputs.values())
+            hit = _DECLARED[id(self)] = (self, key, inputs, defaults, per_call)
         return hit[2], hit[3], hit[4]
 
     def _input_values(self, name: str, spec: Input, value: Any, params: dict[str, Any],

@@ -295,8 +295,7 @@ def _parse_params(items: list[str], algorithm: str | None = None,
             except ValueError:
                 raise InvalidInput(f"--param {key}={out[key]}: give node ids separated by "
                                    f"commas ({flag})") from None
-        elif isinstance(given.default, (int, float)) and given.default == 0 \
-                and given.derive is None:
+        elif given.required:
             raise InvalidInput(f"{algorithm} needs its {given.doc or key}: {flag}")
     return out
 

@@ -94,6 +94,17 @@ class Input:
     #: graph the runner reads such ids as node names.
     names: str | None = None
 
+    @property
+    def required(self) -> bool:
+        """Whether a run cannot do without the argument: it lists nodes (``names="list"``),
+        every node's default is 0 (none listed) and nothing derives the list, so a run
+        without it would start from no node and return nothing (msbfs's ``sources``).
+        :meth:`AlgorithmSpec.resolve_params` and the command line refuse such a run.
+        """
+        return self.names == "list" and self.derive is None \
+            and isinstance(self.default, (int, float)) and not isinstance(self.default, bool) \
+            and self.default == 0
+
 
 def per_node_input(name: str, default: Any = 0, *, prepare: Any = None,
                    doc: str = "", derive: Any = None, names: str | None = None) -> Input:

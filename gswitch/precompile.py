@@ -195,7 +195,10 @@ def warm_engine(algorithms: Iterable[str], portfolio: bool = True) -> None:
     engine.stream.synchronize()
     medium = rmat(18, 4, seed=1, weighted=True)
     for name in algorithms:
-        kwargs = {"source": 0} if reg.algorithm(name).start.kind == "source" else {}
+        spec = reg.algorithm(name)
+        kwargs: dict[str, Any] = {"source": 0} if spec.start.kind == "source" else {}
+        # a run cannot do without these (msbfs's sources): node 0 of either graph
+        kwargs.update({key: [0] for key, (_f, given) in spec.inputs.items() if given.required})
         configs: list[Any] = [None]
         configs += [values for _, values in _configs(name, portfolio, None)[1:]]
         graphs = (tiny, medium) if name in _MEDIUM_ALGORITHMS else (tiny,)

@@ -363,6 +363,18 @@ class Strategy:
         """Return why this strategy cannot run the combination, or ``None``."""
         return None
 
+    @classmethod
+    def held_params(cls, algorithm: AlgorithmSpec) -> dict[str, Any]:
+        """Parameters this strategy runs ``algorithm`` with at one value only, each with
+        that value (default: none).
+
+        :meth:`check` refuses any other value of them for ``algorithm``; the tuner holds
+        them at this value for it rather than drawing them. Declare here what a
+        declaration of the algorithm fixes (a bucket width, say), not what depends on
+        the graph.
+        """
+        return {}
+
     def defines(self) -> dict[str, str]:
         """Compile-time ``#define`` lines for the fragment: one per compile-time parameter."""
         return {}
@@ -654,6 +666,15 @@ class DrivingStrategy(Strategy):
 
     def atomic_free(self) -> bool:
         """Whether topology sweeps may use the non-atomic form of monotone reductions."""
+        return False
+
+    def pushes_only(self) -> bool:
+        """Whether this strategy, with its options, expands active nodes along their
+        out-edges only (default: no).
+
+        Where it does, :meth:`check` refuses every direction strategy that may pull
+        (:attr:`DirectionStrategy.may_pull`), and the tuner draws none with it.
+        """
         return False
 
 

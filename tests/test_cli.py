@@ -270,6 +270,22 @@ def test_memory_hostile_files_one_line(capsys, tmp_path, monkeypatch, name):
         assert "--renumber" in err and "renumber=True" not in err
 
 
+@pytest.mark.parametrize("command", [["info", "{p}"],
+                                     ["run", "bfs", "{p}", "--source", "0", "--backend", "cpu"],
+                                     ["convert", "{p}", "{tmp}/out.mtx"]])
+def test_a_gz_name_on_plain_text_is_one_line(capsys, tmp_path, command):
+    """A plain-text edge list named .gz is refused with exit status 2 and one line naming
+    the file and the fix, not read as text."""
+    p = tmp_path / "edges.txt.gz"
+    p.write_text("0 1\n1 2\n")
+    assert main([a.format(p=p, tmp=tmp_path) for a in command]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("gswitch: error:")
+    assert f"{p}: not gzip data, though the name ends in .gz" in err
+    assert "rename it without .gz" in err and "recompress it with gzip" in err
+
+
 @pytest.mark.parametrize("spec", ["uniform:1000000000:10", "grid:100000x100000", "rmat:30",
                                   "path:2000000000"])
 def test_memory_hostile_generators_one_line(capsys, monkeypatch, spec):

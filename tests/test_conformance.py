@@ -59,6 +59,22 @@ def test_wrong_base_is_caught():
     assert any("LaunchStrategy" in p for p in strategy_problems(Odd))
 
 
+def test_a_declared_refusal_check_does_not_make_is_caught(monkeypatch):
+    """held_params and pushes_only keep configurations out of the tuner's search, so a
+    strategy whose check() accepts what they declare refused is reported."""
+    reg = get_registry()
+    priority = reg.strategies["driving"]["priority"]
+    spec = reg.algorithm("core_number", "peel_buckets")
+    assert priority.held_params(spec) == {"width_scale": 1.0}
+    monkeypatch.setattr(priority, "check", lambda self, *args: None)
+    assert any("held_params() holds width_scale at 1.0 for core_number[peel_buckets]" in p
+               for p in strategy_problems(priority))
+    asynchronous = reg.strategies["driving"]["async"]
+    assert asynchronous({}).pushes_only()
+    monkeypatch.setattr(asynchronous, "check", lambda self, *args: None)
+    assert any("pushes_only()" in p for p in strategy_problems(asynchronous))
+
+
 GPU_STRATEGIES = [c for c in REGISTERED if "gpu" in c.backends]
 
 

@@ -471,6 +471,40 @@ def test_corrupt_gzip(tmp_path):
         load_graph(p)
 
 
+@pytest.mark.parametrize(("name", "data", "shown"), [
+    ("g.txt.gz", b"0 1 5\n1 0 6\n", "it starts with '0 1 5'"),
+    ("g.mtx.gz", b"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 1\n",
+     "it starts with '%%MatrixMarket matrix co...'"),
+    ("g.gr.GZ", b"p sp 2 1\na 1 2 1\n", "it starts with 'p sp 2 1'"),
+    ("g.graph.gz", b"", "it is empty"),
+    ("g.txt.gz", b"\x00\x01\x02", "it starts with <3 bytes of binary data>"),
+])
+def test_a_gz_name_on_data_that_is_not_gzip_is_refused(tmp_path, name, data, shown):
+    """A file named .gz that does not hold gzip data is refused in one line that names
+    the file, says what is wrong and how to fix it, instead of being read as it is."""
+    p = tmp_path / name
+    p.write_bytes(data)
+    with pytest.raises(GraphFormatError) as err:
+        load_graph(p)
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith(f"{p}: not gzip data, though the name ends in .gz")
+    assert shown in msg and "rename it without .gz" in msg and "recompress it with gzip" in msg
+    p.write_bytes(gzip.compress(data))  # the same content compressed is what the name says
+    if data.startswith(b"0 1"):
+        assert load_graph(p).n_edges == 2
+
+
+def test_an_npz_cache_named_gz_is_refused(tmp_path):
+    """An npz cache is never gzip-compressed: a .npz.gz name is refused, not read as npz."""
+    from gswitch.generators import grid2d
+
+    p = save_graph(grid2d(3, 3), tmp_path / "g.npz")
+    renamed = p.rename(tmp_path / "g.npz.gz")
+    with pytest.raises(GraphFormatError, match=r"g\.npz\.gz: an npz cache is not "
+                       r"gzip-compressed; drop the \.gz"):
+        load_graph(renamed)
+
+
 def test_name_option(tmp_path):
     """name= overrides the file-stem default."""
     p = write(tmp_path / "road.txt.gz", "0 1\n", gz=True)

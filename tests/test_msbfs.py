@@ -111,6 +111,27 @@ def test_dense_matrix_is_estimated_first(monkeypatch):
         distances(g, backend="cpu")
 
 
+def test_a_run_without_sources_is_refused_in_one_line():
+    """gs.run("msbfs", g) without sources would start from no node and return empty sets:
+    it is refused in one line naming sources= (--param sources= under the command line,
+    which refuses it before the run), and so is a study of it."""
+    from gswitch.tuner import tune
+
+    from gswitch._hints import cli_names
+
+    g = gs.Graph.from_edges([0, 1], [1, 2])
+    want = r"^msbfs needs its source node ids \(at most 64\): pass sources=\[ID, \.\.\.\] "
+    for config in (None, {"driving": "topology"}):
+        with pytest.raises(gs.InvalidInput, match=want) as err:
+            gs.run("msbfs", g, backend="cpu", config=config)
+        assert "\n" not in str(err.value) and "--param" not in str(err.value)
+    with cli_names(), pytest.raises(gs.InvalidInput, match=r"pass --param sources=ID,ID"):
+        gs.run("msbfs", g, backend="cpu")
+    with pytest.raises(gs.InvalidInput, match=want):
+        tune("msbfs", g, trials=1, backend="cpu")
+    assert gs.run("msbfs", g, sources=[1], backend="cpu").fields["seen"].tolist() == [0, 1, 1]
+
+
 def test_one_run_takes_at_most_64_distinct_sources():
     """gs.run itself refuses 65 sources or a repeat and points at distances()."""
     g = uniform_random(100, 200, seed=1)

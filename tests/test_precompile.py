@@ -62,6 +62,40 @@ def test_unknown_algorithm_and_no_gpu():
             compile_modules(planned_modules(["bfs"], portfolio=False))
 
 
+def test_the_warm_up_gives_every_run_what_it_cannot_do_without(monkeypatch):
+    """gswitch compile's warm-up runs every registered algorithm, msbfs too: each run gets
+    a source where it starts from one and the inputs it requires (msbfs's sources), so
+    none is refused (checked without a GPU: the engine and the runs are stand-ins that
+    resolve the parameters as gs.run does)."""
+    import contextlib
+
+    import gswitch.engine.gpu
+    import gswitch.generators
+    import gswitch.runner
+    from gswitch.precompile import warm_engine
+
+    class Engine:
+        stream = type("Stream", (contextlib.nullcontext,), {"synchronize": lambda self: None})()
+
+        def resident(self, graph):
+            return type("Resident", (), {"reverse_arrays": lambda self, on_device: None})()
+
+    ran = []
+
+    def run(name, graph, backend, config=None, arrays="numpy", source=None, **params):
+        spec = get_registry().algorithm(name)
+        assert (source is not None) == (spec.start.kind == "source"), name
+        spec.resolve_params(params, graph.n_nodes)
+        ran.append(name)
+
+    monkeypatch.setattr(gswitch.engine.gpu.GpuEngine, "instance", classmethod(lambda c: Engine()))
+    monkeypatch.setattr(gswitch.generators, "rmat", lambda *a, **k: gs.Graph.from_edges(
+        [0, 1], [1, 0], [1.0, 1.0]))
+    monkeypatch.setattr(gswitch.runner, "run", run)
+    warm_engine(sorted(get_registry().algorithms), portfolio=False)
+    assert "msbfs" in ran and set(ran) == set(get_registry().algorithms)
+
+
 def test_cli_lists_and_refuses_cleanly(capsys):
     assert main(["compile", "--portfolio", "--list"]) == 0
     out = capsys.readouterr().out.strip().splitlines()

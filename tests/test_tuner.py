@@ -128,7 +128,8 @@ def test_moves_are_small_and_large_steps_inside_the_space(space, value, expected
 def test_neighbours_change_one_parameter_or_one_axis(algorithm):
     """Every neighbour of a sampled configuration is a valid trial of the space that moves
     one parameter, switches one axis with the new strategy's parameters at defaults, or
-    switches the variant keeping every strategy the new variant supports.
+    switches the variant keeping every strategy the new variant supports (a move that
+    makes the driving strategy push only, or no longer, also drops or draws direction).
     """
     g = parse_generator_spec(GRAPH)
     space = build_space(get_registry().algorithm(algorithm), g, "gpu")
@@ -145,6 +146,12 @@ def test_neighbours_change_one_parameter_or_one_axis(algorithm):
         switched = set()
         for n in found:
             changed = {k for k in set(n) | set(params) if n.get(k) != params.get(k)}
+            if space.config(n).strategy("driving").pushes_only() != \
+                    before.strategy("driving").pushes_only():
+                # the move decides whether direction is drawn (a driving strategy that
+                # pushes only holds it at push): its study parameter comes or goes
+                changed -= {k for k in changed
+                            if k.split("|")[0] == "direction" and (k in n) != (k in params)}
             if "variant" in changed:
                 variant_moves += 1
                 cfg = space.config(n)
@@ -173,7 +180,9 @@ def test_neighbours_change_one_parameter_or_one_axis(algorithm):
             assert all(cfg[a.split("|")[0]] == v for a, v in n.items() if a.split("|")[0]
                        in space.axes)
         assert switched >= set(space.axes) - set(AXES) - {"variant"}
-        assert {a for a in space.axes if space.axis_choices(a, before["variant"])[0]} \
+        pushes_only = before.strategy("driving").pushes_only()
+        assert {a for a in space.axes
+                if space.axis_choices(a, before["variant"], pushes_only)[0]} \
             <= switched | {"variant"}
     assert variant_moves == (10 if algorithm == "pagerank" else 0)
 
@@ -188,6 +197,59 @@ def test_space_config_reads_study_parameters():
         cfg = space.suggest(trial)
         assert space.config(dict(trial.params)).to_dict() == cfg.to_dict()
         study.tell(trial, 1.0)
+
+
+def _declared_refusal(space, cfg):
+    """What a draw breaks of the strategies' declared refusals: a pulling direction with
+    a driving strategy that pushes only, or a parameter off the value a strategy holds it
+    at for the formulation; ``None`` when neither.
+    """
+    if cfg.strategy("driving").pushes_only() and cfg.strategy("direction").may_pull:
+        return f"driving={cfg['driving']} with direction={cfg['direction']}"
+    for axis in AXES:
+        for pname, value in space.held_params(cfg["variant"], axis, cfg[axis]).items():
+            if cfg[f"{axis}.{pname}"] != value:
+                return f"{axis}.{pname}={cfg[f'{axis}.{pname}']}"
+    return None
+
+
+@pytest.mark.parametrize("algorithm,backend", [
+    ("core_number", "cpu"), ("bfs", "cpu"), ("sssp", "cpu"), ("betweenness", "cpu"),
+    ("edge_betweenness", "cpu"), ("bfs", "gpu"), ("sssp", "gpu"), ("core_number", "gpu")])
+def test_space_draws_nothing_a_strategy_declares_it_refuses(algorithm, backend):
+    """No draw, and no neighbour of one, pairs a driving strategy that pushes only
+    (spatial, async, unrolling) with a direction that may pull, or moves a parameter a
+    strategy holds for the formulation (core_number[peel_buckets] and the backward stage
+    of betweenness[per_source] fix the bucket width: driving.width_scale 1); so
+    check_combination never refuses one for those reasons, and a held parameter is not a
+    study parameter there."""
+    from gswitch.runner import check_combination
+
+    g = parse_generator_spec("road:9x11,seed=3")
+    spec = get_registry().algorithm(algorithm)
+    space = build_space(spec, g, backend)
+    assert "driving" in space.axes and "direction" in space.axes
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1))
+    drawn = {"pushes_only": 0, "held": 0}
+    for _ in range(150):
+        trial = study.ask()
+        cfg = space.suggest(trial)
+        assert _declared_refusal(space, cfg) is None, dict(cfg)
+        reason = check_combination(space.spec(cfg), g.symmetrize() if spec.symmetric else g,
+                                   cfg, backend) or ""
+        assert "set direction=push" not in reason and "width_scale" not in reason, reason
+        assert space.config(dict(trial.params)).to_dict() == cfg.to_dict()
+        drawn["pushes_only"] += cfg.strategy("driving").pushes_only()
+        held = space.held_params(cfg["variant"], "driving", cfg["driving"])
+        drawn["held"] += bool(held)
+        assert not any(k.startswith(f"driving.{cfg['driving']}.") and k.endswith(f".{p}")
+                       for k in trial.params for p in held)
+        for params in space.neighbours(dict(trial.params)):
+            assert _declared_refusal(space, space.config(params)) is None, params
+        study.tell(trial, 1.0)
+    # the strategies are drawn, with push and at the held width
+    assert drawn["held" if algorithm in ("core_number", "betweenness")
+                 else "pushes_only"] > 0, drawn
 
 
 def test_space_version_changes_when_a_plugin_is_installed(misbehaving):

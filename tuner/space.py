@@ -20,6 +20,14 @@ study parameter keeps one fixed distribution and a strategy a variant does not s
 is never sampled with it; where a variant allows one strategy of the axis, the axis is
 held there and not sampled at all. Configuration keys the space does not choose take the
 variant's own defaults (``AlgorithmSpec.config_defaults``), as :func:`gswitch.run` does.
+
+Two strategy declarations keep out what ``check()`` would always refuse. A strategy's
+``held_params(spec)`` names parameters it runs a formulation with at one value only: they
+are held there and not sampled under that variant. A driving strategy whose
+``pushes_only()`` is true (with the parameters drawn for it) is drawn with directions that
+never pull (``may_pull`` false) only: the direction is held when one is left, else sampled
+as ``<axis parameter>|pushes_only`` over those. So every study parameter still keeps one
+fixed distribution; what was drawn before and is now held is simply not drawn.
 """
 
 from __future__ import annotations
@@ -112,6 +120,13 @@ def _param_name(axis: str, strategy: str, param: str) -> str:
 def _axis_param(axis: str, variant: str) -> str:
     """Study parameter of an axis whose choices ``variant`` restricts."""
     return f"{axis}|{variant}"
+
+
+def _pushing_param(param: str) -> str:
+    """Study parameter of a direction drawn from ``param``'s choices that never pull (a
+    driving strategy that pushes only chose it).
+    """
+    return f"{param}|pushes_only"
 
 
 def variant_spec(spec: AlgorithmSpec, variant: str) -> AlgorithmSpec:
@@ -266,22 +281,89 @@ class SearchSpace:
             return self.axes["variant"]
         return (self.fixed.get("variant", self.default_variant),)
 
-    def axis_choices(self, axis: str, variant: str) -> tuple[str | None, tuple[str, ...]]:
+    def axis_choices(self, axis: str, variant: str, pushes_only: bool = False
+                     ) -> tuple[str | None, tuple[str, ...]]:
         """The study parameter that picks ``axis``'s strategy under ``variant`` (``None``
-        when the axis is held) and the strategies it picks from.
+        when the axis is held) and the strategies it picks from; with ``pushes_only``
+        (the chosen driving strategy expands along out-edges only), the directions
+        among them that never pull, where there are some.
         """
         narrowed = self.restricted.get(variant, {}).get(axis)
         if narrowed is not None:
-            return (_axis_param(axis, variant) if len(narrowed) > 1 else None), narrowed
-        if axis in self.axes:
-            return axis, self.axes[axis]
-        return None, (self.fixed[axis],)
+            param, choices = (_axis_param(axis, variant) if len(narrowed) > 1 else None), \
+                narrowed
+        elif axis in self.axes:
+            param, choices = axis, self.axes[axis]
+        else:
+            param, choices = None, (self.fixed[axis],)
+        if pushes_only and axis == "direction" and param is not None:
+            reg = get_registry()
+            pushing = tuple(c for c in choices if not reg.strategy(axis, c).may_pull)
+            if pushing and pushing != choices:
+                return (_pushing_param(param) if len(pushing) > 1 else None), pushing
+        return param, choices
+
+    def _pushes_only(self, variant: str, values: dict[str, Any]) -> bool:
+        """Whether the driving strategy that config ``values`` pick, with its parameters
+        there (else the variant's defaults, else the declared ones), pushes only.
+        """
+        cls = get_registry().strategies["driving"].get(values.get("driving"))
+        if cls is None:  # none chosen yet, or a name the registry lacks
+            return False
+        name = cls.name
+        own = self.variant_defaults.get(variant, {})
+        options = {}
+        for pname in cls.params:
+            key = f"driving.{pname}"
+            if key in values:
+                options[pname] = values[key]
+            elif key in own and own.get("driving", name) == name:
+                options[pname] = own[key]
+        return cls(options).pushes_only()
+
+    def _config_values(self, variant: str, axis: str, name: str,
+                       params: dict[str, Any]) -> dict[str, Any]:
+        """The config values of strategy ``name`` on ``axis`` and its parameters that
+        study parameters ``params`` give (the held ones at their value).
+        """
+        out: dict[str, Any] = {axis: name}
+        for pname, space in self.strategy_params(variant, axis, name).items():
+            key = _param_name(axis, name, pname)
+            if key in params:
+                out[f"{axis}.{pname}"] = _searched(space, params[key])
+        out.update({f"{axis}.{p}": v for p, v in self.held_params(variant, axis, name).items()})
+        return out
 
     def strategy_params(self, variant: str, axis: str, name: str) -> dict[str, ParamSpace]:
         """The searched parameters of strategy ``name`` on ``axis`` under ``variant``
-        (none under a variant run by array code: no strategy runs).
+        (none under a variant run by array code: no strategy runs), less those the
+        strategy holds for the variant (:meth:`held_params`).
         """
-        return {} if variant in self.direct else self.params.get((axis, name), {})
+        if variant in self.direct:
+            return {}
+        params = self.params.get((axis, name), {})
+        held = self.held_params(variant, axis, name) if params else {}
+        return {p: s for p, s in params.items() if p not in held} if held else params
+
+    def held_params(self, variant: str, axis: str, name: str) -> dict[str, Any]:
+        """Parameters of strategy ``name`` on ``axis`` that it runs ``variant`` with at
+        one value only (its ``held_params``), with that value: for a staged formulation,
+        those of each stage that runs the strategy with the run's parameters (a stage
+        that forces another strategy drops them).
+        """
+        spec = self.specs.get(variant)
+        if spec is None or variant in self.direct:
+            return {}
+        from gswitch.algorithm import AlgorithmSpec
+
+        checked = [st for st in spec.stages if isinstance(st, AlgorithmSpec)
+                   and st.stage_config.get(axis, name) == name] if spec.stages else [spec]
+        cls = get_registry().strategy(axis, name)
+        held: dict[str, Any] = {}
+        for st in checked:
+            for pname, value in cls.held_params(st).items():
+                held.setdefault(pname, value)
+        return held
 
     def globals_of(self, variant: str) -> dict[str, ParamSpace]:
         """The searched global keys under ``variant``: only those both engines honour
@@ -315,12 +397,15 @@ class SearchSpace:
     def _decode(self, params: dict[str, Any]) -> tuple[str, dict[str, str]]:
         """The variant and the strategy per axis that study parameters ``params`` pick."""
         variant = self._variant_of(params)
-        chosen = {}
+        chosen: dict[str, str] = {}
+        values: dict[str, Any] = {}
         for axis in AXES:
-            name, choices = self.axis_choices(axis, variant)
+            name, choices = self.axis_choices(axis, variant,
+                                              self._pushes_only(variant, values))
             if name is not None and name not in params:
                 raise InvalidConfig(f"study parameters name no {name} strategy")
             chosen[axis] = params[name] if name is not None else choices[0]
+            values.update(self._config_values(variant, axis, chosen[axis], params))
         return variant, chosen
 
     def _encode(self, variant: str, chosen: dict[str, str], values: dict[str, Any]
@@ -331,13 +416,15 @@ class SearchSpace:
         out: dict[str, Any] = {}
         if "variant" in self.axes:
             out["variant"] = variant
+        config: dict[str, Any] = {}
         for axis in AXES:
-            name, _ = self.axis_choices(axis, variant)
+            name, _ = self.axis_choices(axis, variant, self._pushes_only(variant, config))
             if name is not None:
                 out[name] = chosen[axis]
             for pname, space in self.strategy_params(variant, axis, chosen[axis]).items():
                 key = _param_name(axis, chosen[axis], pname)
                 out[key] = values.get(key, space.default)
+            config.update(self._config_values(variant, axis, chosen[axis], out))
         for key, space in self.globals_of(variant).items():
             out[key] = values.get(key, space.default)
         return out
@@ -419,11 +506,14 @@ class SearchSpace:
         variant = choose("variant", self.axes["variant"]) if "variant" in self.axes \
             else self.fixed.get("variant", self.default_variant)
         values["variant"] = variant
-        for axis in AXES:
-            name, choices = self.axis_choices(axis, variant)
+        for axis in AXES:  # driving before direction: its pushes_only narrows direction
+            name, choices = self.axis_choices(axis, variant,
+                                              self._pushes_only(variant, values))
             values[axis] = choose(name, choices) if name is not None else choices[0]
             for pname, space in self.strategy_params(variant, axis, values[axis]).items():
                 values[f"{axis}.{pname}"] = value(_param_name(axis, values[axis], pname), space)
+            values.update({f"{axis}.{p}": v for p, v in
+                           self.held_params(variant, axis, values[axis]).items()})
         for key, space in self.globals_of(variant).items():
             values[key] = value(key, space)
         values.update(self._held_globals(variant))
@@ -485,9 +575,12 @@ class SearchSpace:
         for key, space in spaces.items():
             if key in params:
                 for value in moves(space, params[key]):
-                    add({**params, key: value})
+                    # re-encoded: a driving parameter may decide whether direction is drawn
+                    add(self._encode(variant, chosen, {**params, key: value}))
+        config: dict[str, Any] = {}
         for axis in AXES:
-            name, choices = self.axis_choices(axis, variant)
+            name, choices = self.axis_choices(axis, variant, self._pushes_only(variant, config))
+            config.update(self._config_values(variant, axis, chosen[axis], params))
             if name is None:
                 continue
             for other in choices:
@@ -525,6 +618,7 @@ class SearchSpace:
             return None
         key = keys[0]
         space = self.global_params.get(key)
+        chosen = None
         if space is None:
             try:
                 variant, chosen = self._decode(params)
@@ -550,7 +644,12 @@ class SearchSpace:
             value = _inside(space, new * (new / old))
         else:
             value = _inside(space, new + (new - old))
-        return None if value == new else {**params, key: value}
+        if value == new:
+            return None
+        if chosen is None:
+            return {**params, key: value}
+        # re-encoded: a driving parameter may decide whether direction is drawn
+        return self._encode(variant, chosen, {**params, key: value})
 
     def trial_params(self, config: Config | dict[str, Any]) -> dict[str, Any]:
         """Study parameters that reproduce ``config`` (for ``enqueue_trial``).
@@ -568,7 +667,8 @@ class SearchSpace:
             if "variant" in self.axes:
                 out["variant"] = variant
             for axis in AXES:
-                param, choices = self.axis_choices(axis, variant)
+                param, choices = self.axis_choices(axis, variant,
+                                                   self._pushes_only(variant, cfg))
                 name = cfg.get(axis, choices[0] if param is None else None)
                 if name not in choices:
                     continue
@@ -629,6 +729,10 @@ class SearchSpace:
             for axis, choices in narrowed.items():
                 if len(choices) > 1:
                     out[_axis_param(axis, variant)] = list(choices)
+        for variant in self.variants:
+            name, choices = self.axis_choices("direction", variant, pushes_only=True)
+            if name is not None and name not in out:
+                out[name] = list(choices)
         for (axis, name), params in self.params.items():
             for pname, space in params.items():
                 out[_param_name(axis, name, pname)] = [space.default]
@@ -638,9 +742,18 @@ class SearchSpace:
 
     @property
     def n_combinations(self) -> int:
-        """Number of (variant, strategy combination) pairs (ignoring parameters)."""
-        return sum(math.prod(len(self.axis_choices(axis, v)[1]) for axis in AXES)
-                   for v in self.variants)
+        """Number of (variant, strategy combination) pairs (ignoring parameters: each
+        driving strategy at its declared ones).
+        """
+        total = 0
+        for v in self.variants:
+            others = math.prod(len(self.axis_choices(axis, v)[1]) for axis in AXES
+                               if axis not in ("driving", "direction"))
+            pairs = sum(len(self.axis_choices(
+                "direction", v, self._pushes_only(v, {"driving": d}))[1])
+                for d in self.axis_choices("driving", v)[1])
+            total += others * pairs
+        return total
 
     def describe(self) -> dict[str, Any]:
         """JSON-friendly description (stored on the study)."""

@@ -77,7 +77,8 @@ def load_graph(
     after the largest id) and, with ``directed=None``, its directedness, from its first
     line. DIMACS ``.gr`` files (``c`` comments, ``p sp n m``, ``a u v w``) and METIS
     files use 1-based ids, converted to 0-based. Compressed files are recognised by their
-    gzip signature, whatever the name.
+    gzip signature, whatever the name; a name ending in ``.gz`` that does not hold gzip
+    data is refused.
 
     Parameters
     ----------

@@ -86,8 +86,22 @@ def _refuse_memory(path: Path, exc: MemoryRefused) -> GraphFormatError:
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
+def _not_gzip(path: Path, head: bytes) -> GraphFormatError:
+    """The refusal of a file named ``.gz`` whose first bytes ``head`` are not gzip's magic.
+
+    Read as it is, it would load as whatever it holds, or fail on a line with no hint
+    that the name is what is wrong.
+    """
+    first = head.strip().splitlines()[0] if head.strip() else b""
+    start = f"it starts with {_show(first, 24)}" if head else "it is empty"
+    return _fail(path, f"not gzip data, though the name ends in .gz ({start}); rename it "
+                 "without .gz if it is not compressed, or recompress it with gzip")
+
+
 class _GraphFile:
-    """Open a graph file for binary reading, gunzipping it when it starts with gzip's magic."""
+    """Open a graph file for binary reading, gunzipping it when it starts with gzip's magic;
+    a name ending in ``.gz`` must start with it.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -105,9 +119,13 @@ class _GraphFile:
                 from None
         except OSError as exc:
             raise GraphFormatError(f"cannot read {self.path}: {exc.strerror or exc}") from None
-        if self._raw.read(2) == _GZIP_MAGIC:
+        head = self._raw.read(64)
+        if head[:2] == _GZIP_MAGIC:
             self._raw.seek(0)
             self._stream = gzip.GzipFile(fileobj=self._raw, mode="rb")
+        elif self.path.name.lower().endswith(".gz"):
+            self._raw.close()
+            raise _not_gzip(self.path, head)
         else:
             self._raw.seek(0)
             self._stream = self._raw

@@ -210,6 +210,9 @@ def save_npz(graph: Graph, path: str | os.PathLike[str]) -> Path:
     return p
 
 def _load(path: Path, o: LoadOptions) -> Graph:
+    if path.name.lower().endswith(".gz"):  # else an archive named .gz loads silently
+        raise GraphFormatError(f"{path}: an npz cache is not gzip-compressed; drop the .gz "
+                               "from its name (gunzip it first if it was compressed)")
     g = _load_npz(path)
     g.name = o.given_name if o.given_name is not None else (g.name or o.name)
     return _apply_policies(path, g, directed=o.directed, weighted=o.weighted,

@@ -104,6 +104,56 @@ def strategy_problems(cls: type[Strategy],
                 continue
             if reason is not None and not (isinstance(reason, str) and reason.strip()):
                 problems.append(f"check() must return None or a reason, got {reason!r}")
+    if config is not None:
+        specs = algorithms if algorithms is not None else [
+            s for family in reg.variants.values() for s in family.values()]
+        problems += _declared_refusal_problems(cls, specs)
+    return problems
+
+
+def _probe_values(space: Categorical | IntRange | FloatRange) -> list:
+    """A few values of a declared parameter space: every choice, or the bounds and the
+    default (the searched values of an integer range that lists them).
+    """
+    if isinstance(space, Categorical):
+        return list(space.choices)
+    if isinstance(space, IntRange) and space.searched:
+        return list(space.searched)
+    return [space.low, space.default, space.high]
+
+
+def _declared_refusal_problems(cls: type[Strategy], specs: list[AlgorithmSpec]) -> list[str]:
+    """Where ``held_params`` or ``pushes_only`` declare a refusal that ``check()`` does not
+    make: the tuner leaves out what they declare, so a declaration ``check()`` does not
+    honour hides valid configurations from it.
+    """
+    problems: list[str] = []
+    for spec in specs:
+        for pname, value in cls.held_params(spec).items():
+            space = cls.params.get(pname)
+            if space is None:
+                problems.append(f"held_params() names {pname!r} for {spec.label}, which is "
+                                "not a declared parameter")
+                continue
+            for other in [v for v in _probe_values(space) if v != value][:2]:
+                cfg = Config({cls.axis: cls.name, f"{cls.axis}.{pname}": other})
+                if cls(cfg.options(cls.axis)).check(spec, None, cfg, "cpu") is None:
+                    problems.append(f"held_params() holds {pname} at {value!r} for "
+                                    f"{spec.label}, but check() accepts {pname}={other!r}")
+    if cls.axis != "driving" or not issubclass(cls, DrivingStrategy):
+        return problems
+    pulling = [n for n, d in get_registry().strategies["direction"].items() if d.may_pull]
+    variants = [{}] + [{p: v} for p, space in cls.params.items() for v in _probe_values(space)]
+    for options in variants:
+        if not pulling or not cls({**cls.default_options(), **options}).pushes_only():
+            continue
+        cfg = Config({"driving": cls.name, "direction": pulling[0],
+                      **{f"driving.{p}": v for p, v in options.items()}})
+        for spec in specs:
+            if cls(cfg.options("driving")).check(spec, None, cfg, "cpu") is None:
+                problems.append(f"pushes_only() with {options or 'the defaults'}, but check() "
+                                f"accepts direction={pulling[0]} for {spec.label}")
+                break
     return problems
 
 

@@ -93,6 +93,9 @@ class AsyncDriving(DrivingStrategy):
         problem = local_problem(algorithm, "async driving")
         return None if problem is None else problem + " (set driving=data)"
 
+    def pushes_only(self) -> bool:
+        return True
+
     def capacity(self, n_nodes: int) -> int:
         """Ring slots for a graph of ``n_nodes`` nodes: ``ring`` when set, else
         ``2 * n_nodes + 1024``.

@@ -55,6 +55,10 @@ class DataDriving(DrivingStrategy):
             return unroll_problem(algorithm, config, "data")
         return None
 
+    def pushes_only(self) -> bool:
+        # unrolling queues the targets of pushes (unroll_problem)
+        return int(self.options.get("unroll", 0)) > 0
+
     def initial_mode(self, n_active: int, n_nodes: int) -> str:
         return "data"
 

@@ -89,7 +89,8 @@ class PriorityDriving(DrivingStrategy):
         if algorithm.priority is None:
             return (f"driving priority needs an algorithm that declares a priority key "
                     f"(priority=...); {algorithm.label} declares none")
-        if algorithm.priority_width is not None and self.options["width_scale"] != 1.0:
+        held = self.held_params(algorithm).get("width_scale")
+        if held is not None and self.options["width_scale"] != held:
             return (f"{algorithm.label} fixes its bucket width at {algorithm.priority_width:g} "
                     f"key units; leave driving.width_scale at 1 (got "
                     f"{self.options['width_scale']:g})")
@@ -97,6 +98,11 @@ class PriorityDriving(DrivingStrategy):
             return (f"{algorithm.label} stops on a reduced total, which a step that only "
                     "refills the worklist does not compute; use another driving")
         return None
+
+    @classmethod
+    def held_params(cls, algorithm):
+        # operators that read p.bucket as a key value need the formulation's own width
+        return {} if algorithm.priority_width is None else {"width_scale": 1.0}
 
     def width(self, graph: Any) -> float:
         """Bucket width on ``graph``."""

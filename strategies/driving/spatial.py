@@ -132,12 +132,21 @@ class SpatialDriving(DrivingStrategy):
     def _width_problem(self, algorithm: Any) -> str | None:
         # no effect without a priority key or without local iteration (nothing to
         # order), so not refused there: the sampler and the tuner draw it freely
-        if float(self.options["width_scale"]) != 1.0 \
-                and getattr(algorithm, "priority_width", None) is not None:
+        held = self.held_params(algorithm).get("width_scale")
+        if held is not None and float(self.options["width_scale"]) != held:
             return (f"{getattr(algorithm, 'label', algorithm.name)} fixes its bucket width "
                     f"at {algorithm.priority_width:g} key units; leave driving.width_scale "
                     f"at 1 (got {float(self.options['width_scale']):g})")
         return None
+
+    @classmethod
+    def held_params(cls, algorithm):
+        # a formulation that fixes its bucket width orders the passes by it
+        return {} if getattr(algorithm, "priority_width", None) is None \
+            else {"width_scale": 1.0}
+
+    def pushes_only(self) -> bool:
+        return True
 
     @staticmethod
     def _base_problem(algorithm: Any) -> str | None:

@@ -60,6 +60,10 @@ class TopologyDriving(DrivingStrategy):
             return unroll_problem(algorithm, config, "topology")
         return None
 
+    def pushes_only(self) -> bool:
+        # unrolling queues the targets of pushes (unroll_problem)
+        return int(self.options.get("unroll", 0)) > 0
+
     def initial_mode(self, n_active: int, n_nodes: int) -> str:
         return "topology"
 
