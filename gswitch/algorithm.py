@@ -404,6 +404,13 @@ _FEW_VALUES = 32
 _FIELD_INITS: dict[int, tuple[Any, int, list[tuple[str, np.dtype, NodeField, Any]]]] = {}
 
 
+def _empty_list(value: Any) -> bool:
+    """Whether ``value`` lists no node (an empty list, tuple, set or array)."""
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return len(value) == 0
+    return isinstance(value, np.ndarray) and value.size == 0
+
+
 @dataclass
 class AlgorithmSpec:
     """Everything the engines need to know about an algorithm, produced by :func:`algorithm`."""
@@ -545,10 +552,12 @@ class AlgorithmSpec:
             value = given.get(name)
             if spec.derive is not None:
                 value = spec.derive(value, out)
-            if value is None and spec.required:
+            if spec.required and (value is None or _empty_list(value)):
                 flag = f"--param {name}=ID,ID,..." if under_cli() else f"{name}=[ID, ...]"
-                raise InvalidInput(f"{self.name} needs its {spec.doc or name}: pass {flag} "
-                                   "(without them no node starts and the result is empty)")
+                what = "got none" if value is None else "got an empty list"
+                raise InvalidInput(f"{self.name} needs its {spec.doc or name}, {what}: pass "
+                                   f"{flag} (without them no node starts and the result is "
+                                   "empty)")
             if value is not None:
                 out[name] = self._input_values(name, spec, value, out, n_nodes,
                                                self.fields[field_name].dtype)

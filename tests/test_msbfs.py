@@ -120,7 +120,8 @@ def test_a_run_without_sources_is_refused_in_one_line():
     from gswitch._hints import cli_names
 
     g = gs.Graph.from_edges([0, 1], [1, 2])
-    want = r"^msbfs needs its source node ids \(at most 64\): pass sources=\[ID, \.\.\.\] "
+    want = (r"^msbfs needs its source node ids \(at most 64\), got none: pass "
+            r"sources=\[ID, \.\.\.\] ")
     for config in (None, {"driving": "topology"}):
         with pytest.raises(gs.InvalidInput, match=want) as err:
             gs.run("msbfs", g, backend="cpu", config=config)
@@ -130,6 +131,16 @@ def test_a_run_without_sources_is_refused_in_one_line():
     with pytest.raises(gs.InvalidInput, match=want):
         tune("msbfs", g, trials=1, backend="cpu")
     assert gs.run("msbfs", g, sources=[1], backend="cpu").fields["seen"].tolist() == [0, 1, 1]
+
+
+@pytest.mark.parametrize("empty", [[], (), np.array([], dtype=np.int64)])
+def test_an_empty_source_list_is_refused_too(empty):
+    """An explicit empty list starts no node either: refused in one line."""
+    g = gs.Graph.from_edges([0, 1], [1, 2])
+    with pytest.raises(gs.InvalidInput, match=r"^msbfs needs its source node ids "
+                       r"\(at most 64\), got an empty list: pass sources=") as err:
+        gs.run("msbfs", g, sources=empty, backend="cpu")
+    assert "\n" not in str(err.value)
 
 
 def test_one_run_takes_at_most_64_distinct_sources():
