@@ -788,3 +788,16 @@ def test_a_weight_past_float32_is_refused_in_one_line(tmp_path):
     with pytest.raises(InvalidGraph, match=r"weights\[0\] = 1e\+40 does not fit float32"):
         Graph.from_edges([0], [1], [1e40])
     assert np.isinf(Graph.from_edges([0], [1], [np.inf]).weights).all()
+
+
+@pytest.mark.parametrize(("name", "text", "match"), [
+    ("g.txt", "0 1 5\n1 2 -\n", r"g\.txt:2: weight '-' is not a number"),
+    ("g.txt", "0 1 5\n1 2 +\n", r"g\.txt:2: weight '\+' is not a number"),
+    ("g.txt", "0 -\n", r"g\.txt:1: destination id '-' is not an integer"),
+    ("g.txt", "0 1 -\n2 3 4 5\n", r"g\.txt:1: weight '-' is not a number"),
+    ("g.gr", "p sp 3 2\na 1 2 5\na 2 3 -\n", r"g\.gr:3: arc weight '-' is not a number"),
+])
+def test_a_lone_sign_is_not_read_as_zero(tmp_path, name, text, match):
+    """A '-' or '+' standing alone is refused on its line, not loaded as the number 0."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / name, text))

@@ -361,11 +361,29 @@ def _count_lines(body: bytes) -> int:
     return body.count(b"\n", 0, end) + 1 if end else 0
 
 
+_SIGN_THEN_SPACE = tuple(bytes([s, w]) for s in b"+-" for w in b" \t\n\r\x0b\x0c")
+
+
+def _has_lone_sign(body: bytes) -> bool:
+    """Whether a ``+`` or ``-`` stands apart from any digit.
+
+    NumPy reads such a sign as the number 0 at the end of the text, and joins it to the
+    next number across whitespace (``- 2`` is -2), so a file holding one could load
+    as another graph. Substring searches run at memory speed, unlike a regex.
+    """
+    end = len(body)
+    while end and body[end - 1] in b" \t\n\r\x0b\x0c":
+        end -= 1
+    return body[end - 1:end] in (b"+", b"-") or any(p in body for p in _SIGN_THEN_SPACE)
+
+
 def _parse_numbers(body: bytes) -> np.ndarray:
     """All whitespace-separated numbers of ``body``: int64 when possible, else float64."""
     if not body or body.isspace():
         # numpy parses a whitespace-only string as [0]
         return np.zeros(0, dtype=np.int64)
+    if _has_lone_sign(body):
+        raise _SlowPath
     try:
         return np.fromstring(body, dtype=np.int64, sep=" ")
     except ValueError:
