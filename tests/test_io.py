@@ -801,3 +801,28 @@ def test_a_lone_sign_is_not_read_as_zero(tmp_path, name, text, match):
     """A '-' or '+' standing alone is refused on its line, not loaded as the number 0."""
     with pytest.raises(GraphFormatError, match=match):
         load_graph(write(tmp_path / name, text))
+
+
+@pytest.mark.parametrize(("text", "renumber", "match"), [
+    ("0 99999999999999999999\n1 9223372036854775807\n", True,
+     r"g\.txt:1: node id 99999999999999999999 out of range"),
+    ("0 -99999999999999999999\n", True, r"g\.txt:1: node id -99999999999999999999 out of range"),
+    ("0 9223372036854775808\n", False, r"g\.txt:1: node id 9223372036854775808 out of range"),
+])
+def test_ids_past_int64_are_not_clamped(tmp_path, text, renumber, match):
+    """An id past int64 is refused with the id as written; NumPy clamped it to the largest
+    int64, so with renumber two different ids became one node."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / "g.txt", text), renumber=renumber)
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("g.txt", "0 1 99999999999999999999\n"),
+    ("g.gr", "p sp 2 1\na 1 2 99999999999999999999\n"),
+    ("g.graph", "2 1 001\n2 99999999999999999999\n1 99999999999999999999\n"),
+])
+def test_an_integer_weight_past_int64_keeps_its_value(tmp_path, name, text):
+    """A weight written as an integer past int64 loads as that number (1e20), not as
+    NumPy's clamped 9.2e18."""
+    g = load_graph(write(tmp_path / name, text))
+    assert np.allclose(g.weights, np.float32(1e20))

@@ -361,6 +361,8 @@ def _count_lines(body: bytes) -> int:
     return body.count(b"\n", 0, end) + 1 if end else 0
 
 
+_INT64 = np.iinfo(np.int64)
+
 _SIGN_THEN_SPACE = tuple(bytes([s, w]) for s in b"+-" for w in b" \t\n\r\x0b\x0c")
 
 
@@ -385,9 +387,15 @@ def _parse_numbers(body: bytes) -> np.ndarray:
     if _has_lone_sign(body):
         raise _SlowPath
     try:
-        return np.fromstring(body, dtype=np.int64, sep=" ")
+        values = np.fromstring(body, dtype=np.int64, sep=" ")
     except ValueError:
         pass
+    else:
+        # NumPy clamps a number past int64 to the nearest end of the range: two different
+        # ids would become one; the line parser reads them exactly
+        if values.size and (values.max() == _INT64.max or values.min() == _INT64.min):
+            raise _SlowPath
+        return values
     try:
         return np.fromstring(body, dtype=np.float64, sep=" ")
     except ValueError:

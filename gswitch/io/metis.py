@@ -105,11 +105,12 @@ def _load_metis(
         if values.size != counts.sum():
             raise _SlowPath
     except _SlowPath:
-        for i, r in enumerate(rows):
-            for tok in r.split():
-                _token_number(tok, path, row_lines[i], "entry")
-        raise _fail(path, "unparseable vertex lines; expected whitespace-separated numbers") \
-            from None
+        # token by token: the first one that is not a number is named on its line; numbers
+        # NumPy cannot hold exactly (past int64) are read as floats, which ids that large
+        # need not be (they are out of range) and weights are anyway
+        values = np.asarray([float(_token_number(tok, path, row_lines[i], "entry"))
+                             for i, r in enumerate(rows) for tok in r.split()],
+                            dtype=np.float64)
     per_vertex = counts - skip
     bad = (per_vertex < 0) | (per_vertex % step != 0)
     if bad.any():
