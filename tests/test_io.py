@@ -826,3 +826,16 @@ def test_an_integer_weight_past_int64_keeps_its_value(tmp_path, name, text):
     NumPy's clamped 9.2e18."""
     g = load_graph(write(tmp_path / name, text))
     assert np.allclose(g.weights, np.float32(1e20))
+
+
+@pytest.mark.parametrize(("name", "text", "match"), [
+    ("g.txt", "0 1 1_5\n", r"g\.txt:1: weight '1_5' is not a number"),
+    ("g.txt", "0 1_0\n", r"g\.txt:1: destination id '1_0' is not an integer"),
+    ("g.gr", "p sp 20 1\na 1 1_0 1\n", r"g\.gr:2: arc head '1_0' is not an integer"),
+    ("g.gr", "p sp 3 1\na 1 2 1_0\n", r"g\.gr:2: arc weight '1_0' is not a number"),
+    ("g.graph", "1_0 0\n", r"g\.graph:1: node count '1_0' is not an integer"),
+])
+def test_python_digit_separators_are_not_numbers(tmp_path, name, text, match):
+    """'1_0' is Python syntax, not a number in a graph file: it was read as 10."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / name, text))

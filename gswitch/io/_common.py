@@ -419,21 +419,27 @@ def _float_ids(path: Path, col: np.ndarray, line_of: Callable[[int], int | None]
 
 
 def _token_number(tok: bytes, path: Path, lineno: int, what: str) -> float | int:
-    try:
-        return int(tok)
-    except ValueError:
-        pass
-    try:
-        return float(tok)
-    except ValueError:
-        raise _fail(path, f"{what} {_show(tok)} is not a number", lineno) from None
+    # Python's int() and float() also take digit separators ("1_0" is 10), which no graph
+    # file means and NumPy's parser refuses
+    if b"_" not in tok:
+        try:
+            return int(tok)
+        except ValueError:
+            pass
+        try:
+            return float(tok)
+        except ValueError:
+            pass
+    raise _fail(path, f"{what} {_show(tok)} is not a number", lineno)
 
 
 def _int_token(tok: bytes, path: Path, lineno: int, what: str) -> int:
-    try:
-        return int(tok)
-    except ValueError:
-        raise _fail(path, f"{what} {_show(tok)} is not an integer", lineno) from None
+    if b"_" not in tok:
+        try:
+            return int(tok)
+        except ValueError:
+            pass
+    raise _fail(path, f"{what} {_show(tok)} is not an integer", lineno)
 
 
 def _check_declared(path: Path, data: bytes, n: int, m: int, items: str, header: str,
