@@ -839,3 +839,15 @@ def test_python_digit_separators_are_not_numbers(tmp_path, name, text, match):
     """'1_0' is Python syntax, not a number in a graph file: it was read as 10."""
     with pytest.raises(GraphFormatError, match=match):
         load_graph(write(tmp_path / name, text))
+
+
+@pytest.mark.parametrize(("name", "clean", "messy"), [
+    ("g.txt", "0 1.0\n2 3e0\n", "0 1.0\n\n# a comment\n2 3e0\n"),
+    ("g.gr", "p sp 3 2\na 1 2.0 3\na 2 3 1\n", "p sp 3 2\na 1 2.0 3\n\na 2 3 1\n"),
+])
+def test_integral_float_ids_load_whichever_parser_reads_them(tmp_path, name, clean, messy):
+    """Ids written as integral floats (1.0, 3e0) load on the fast path; a blank line that
+    sends the file to the line parser must not turn them into an error."""
+    a = load_graph(write(tmp_path / name, clean))
+    b = load_graph(write(tmp_path / ("messy_" + name), messy))
+    assert a.n_edges == 2 and edge_multiset(a) == edge_multiset(b)

@@ -11,6 +11,7 @@ graph or names the first bad line (raising :class:`_SlowPath` hands a file over)
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import re
 import tempfile
@@ -363,6 +364,9 @@ def _count_lines(body: bytes) -> int:
 
 _INT64 = np.iinfo(np.int64)
 
+#: Floats hold every integer below 2**53 exactly; 2**53 itself may stand for 2**53 + 1.
+_FLOAT_EXACT = 2**53
+
 _SIGN_THEN_SPACE = tuple(bytes([s, w]) for s in b"+-" for w in b" \t\n\r\x0b\x0c")
 
 
@@ -439,6 +443,27 @@ def _int_token(tok: bytes, path: Path, lineno: int, what: str) -> int:
             return int(tok)
         except ValueError:
             pass
+    raise _fail(path, f"{what} {_show(tok)} is not an integer", lineno)
+
+
+def _id_token(tok: bytes, path: Path, lineno: int, what: str) -> int:
+    """A node id as the fast parser takes it (:func:`_float_ids`): an integer, or a
+    number with an integral value (``1.0``, ``3e0``), exactly.
+    """
+    if b"_" not in tok:
+        try:
+            return int(tok)
+        except ValueError:
+            pass
+        try:
+            x = float(tok)
+        except ValueError:
+            x = math.nan
+        if math.isfinite(x) and x == math.floor(x):
+            if abs(x) < _FLOAT_EXACT:
+                return int(x)
+            raise _fail(path, f"{what} {_show(tok)} is too large to be read exactly as a "
+                        "decimal number; write it as an integer (digits only)", lineno)
     raise _fail(path, f"{what} {_show(tok)} is not an integer", lineno)
 
 

@@ -26,6 +26,7 @@ from ._common import (
     _fail,
     _float_ids,
     _format_weights,
+    _id_token,
     _int_token,
     _parse_numbers,
     _read_bytes,
@@ -83,8 +84,8 @@ def _dimacs_slow(data: bytes, path: Path, n: int, m: int) -> tuple[np.ndarray, .
         if len(toks) != 4:
             raise _fail(path, f"arc line needs 'a <from> <to> <weight>', got "
                         f"{_show(s)}", lineno)
-        u = _int_token(toks[1], path, lineno, "arc tail")
-        v = _int_token(toks[2], path, lineno, "arc head")
+        u = _id_token(toks[1], path, lineno, "arc tail")
+        v = _id_token(toks[2], path, lineno, "arc head")
         for x in (u, v):
             if x < 1 or x > n:
                 raise _fail(path, f"node id {x} out of range: the header declares {n} nodes, so "

@@ -27,7 +27,7 @@ from ._common import (
     _fail,
     _float_ids,
     _format_weights,
-    _int_token,
+    _id_token,
     _parse_numbers,
     _pattern_symmetric,
     _read_after_header,
@@ -87,8 +87,8 @@ def _edgelist_slow(
                 f"{_show(s)}",
                 lineno,
             )
-        u = _int_token(toks[0], path, lineno, "source id")
-        v = _int_token(toks[1], path, lineno, "destination id")
+        u = _id_token(toks[0], path, lineno, "source id")
+        v = _id_token(toks[1], path, lineno, "destination id")
         for x in (u, v):
             if x < 0 or x > max_id:
                 fix = (f"; pass {option('renumber')} to number sparse ids compactly"
