@@ -851,3 +851,12 @@ def test_integral_float_ids_load_whichever_parser_reads_them(tmp_path, name, cle
     a = load_graph(write(tmp_path / name, clean))
     b = load_graph(write(tmp_path / ("messy_" + name), messy))
     assert a.n_edges == 2 and edge_multiset(a) == edge_multiset(b)
+
+
+def test_float_ids_past_two_to_the_53_are_not_merged(tmp_path):
+    """9007199254740993 and 9007199254740992 are two nodes even when another id written as
+    a float (1.0) makes NumPy read the whole file as floats, where both are 2**53."""
+    text = "9007199254740993 1.0\n9007199254740992 2\n"
+    g = load_graph(write(tmp_path / "g.txt", text), renumber=True)
+    assert g.n_nodes == 4
+    assert g.node_labels.tolist() == [1, 2, 9007199254740992, 9007199254740993]

@@ -416,7 +416,7 @@ def _float_ids(path: Path, col: np.ndarray, line_of: Callable[[int], int | None]
         if frac.any():
             i = int(np.flatnonzero(frac)[0])
             raise _fail(path, f"node id {float(col[i]):g} is not an integer", line_of(i))
-        if col.size and (np.abs(col).max() > 2**53):
+        if col.size and np.abs(col).max() >= _FLOAT_EXACT:  # the line parser reads them exactly
             raise _SlowPath
         return col.astype(np.int64)
     return col
