@@ -860,3 +860,15 @@ def test_float_ids_past_two_to_the_53_are_not_merged(tmp_path):
     g = load_graph(write(tmp_path / "g.txt", text), renumber=True)
     assert g.n_nodes == 4
     assert g.node_labels.tolist() == [1, 2, 9007199254740992, 9007199254740993]
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("p sp 3 1\na 1 2 3a\n", r"g\.gr:2: arc weight '3a' is not a number"),
+    ("p sp 3 1\na 1 a2 3\n", r"g\.gr:2: arc head 'a2' is not an integer"),
+    ("p sp 3 1\na1 2 3\n", r"g\.gr:2: unknown line type 'a1'"),
+])
+def test_dimacs_a_stray_letter_a_is_refused(tmp_path, text, match):
+    """Only the first token of an arc line is 'a'; the fast parser blanked every 'a' and
+    loaded these lines as arcs."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / "g.gr", text))

@@ -114,8 +114,11 @@ def _dimacs_fast(data: bytes, path: Path, n: int, m: int, p_line: int) -> tuple[
         if b"p" in body:
             raise _SlowPath
     n_lines = _count_lines(body)
-    n_arcs = body.count(b"\na") + (1 if body.startswith(b"a") else 0)
-    if n_arcs != n_lines:
+    # every line an arc, and its 'a' the only one, standing apart: the 'a's are blanked
+    # below, so one anywhere else ("a1 2 3", "a 1 2 3a") would pass for a separator
+    n_arcs = (body.count(b"\na ") + body.count(b"\na\t")
+              + (1 if body[:2] in (b"a ", b"a\t") else 0))
+    if n_arcs != n_lines or body.count(b"a") != n_lines:
         raise _SlowPath
     values = _parse_numbers(body.replace(b"a", b" "))
     if values.size != 3 * n_lines or n_lines != m or m == 0:
