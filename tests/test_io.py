@@ -872,3 +872,20 @@ def test_dimacs_a_stray_letter_a_is_refused(tmp_path, text, match):
     loaded these lines as arcs."""
     with pytest.raises(GraphFormatError, match=match):
         load_graph(write(tmp_path / "g.gr", text))
+
+
+@pytest.mark.parametrize(("name", "text", "options"), [
+    ("g.txt", "0 1 2\n1 0 5\n", {"directed": False}),
+    ("g.txt", "# gswitch edge list g: 2 nodes, 4 edges (undirected, both directions listed), "
+     "0-based ids: src dst weight\n0 1 2\n0 1 5\n1 0 5\n1 0 2\n", {}),
+    ("g.graph", "2 2 001\n2 2 2 5\n1 5 1 2\n", {}),
+    ("g.graph", "2 2 001\n2 2 2 5\n1 5 1 2\n", {"directed": True}),
+    ("g.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n2 1 2\n2 1 5\n", {}),
+])
+def test_drop_keeps_the_same_edge_both_ways_on_undirected_graphs(tmp_path, name, text, options):
+    """duplicates='drop' on an undirected graph keeps one of the parallel edges for both
+    directions; kept per direction, the graph had weight 2 from 0 to 1 and 5 back."""
+    g = load_graph(write(tmp_path / name, text), duplicates="drop", **options)
+    src, dst = g.edges()
+    assert sorted(zip(src.tolist(), dst.tolist(), g.weights.tolist())) == [(0, 1, 2.0),
+                                                                            (1, 0, 2.0)]

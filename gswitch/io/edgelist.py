@@ -182,11 +182,16 @@ def _load_edgelist(
     if declared_n is not None and not renumber:
         n_nodes = max(declared_n, int(src.max(initial=-1)) + 1, int(dst.max(initial=-1)) + 1)
     as_stored = directed is None and declared_directed is False
+    # 'drop' on a graph that turns out undirected keeps one edge for both directions, so
+    # it waits until the direction is known (per direction, u -> v and v -> u could keep
+    # the weights of different edges)
+    defer_drop = as_stored and duplicates == "drop" and w is not None
     g = _build(path, src, dst, w, n_nodes=n_nodes, directed=directed is not False,
-               duplicates=duplicates, self_loops=self_loops, renumber=renumber, name=name)
+               duplicates="keep" if defer_drop else duplicates, self_loops=self_loops,
+               renumber=renumber, name=name)
     if as_stored and _pattern_symmetric(g):
         g = _as_undirected_view(g)  # both directions are listed: undirected, as written
-    return g
+    return g.deduplicate("drop") if defer_drop else g
 
 
 def _write_edgelist(graph: Graph, f: BinaryIO) -> None:

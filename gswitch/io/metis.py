@@ -153,8 +153,12 @@ def _load_metis(
     _check_ids(path, nbr, n, 1, line_of)
     if ew is not None:
         _check_weights(path, ew, line_of)
+    # 'drop' keeps one edge for both directions, so it waits for the undirected graph
+    # (per direction, u -> v and v -> u could keep the weights of different edges)
+    defer_drop = duplicates == "drop" and ew is not None and weighted
     g = _build(path, src, nbr - 1, ew if weighted else None, n_nodes=n, directed=True,
-               duplicates=duplicates, self_loops=self_loops, name=name)
+               duplicates="keep" if defer_drop else duplicates, self_loops=self_loops,
+               name=name)
     if not g.is_symmetric():
         s, d = g.edges()
         a = s.astype(np.int64) * max(n, 1) + d
@@ -165,7 +169,11 @@ def _load_metis(
         raise _fail(path, f"vertex {u} lists {v} but vertex {v} does not list {u}; METIS "
                     "graphs are undirected, so every edge must appear in both lists",
                     row_lines[u - 1])
-    return g if directed else _as_undirected_view(g)
+    if not defer_drop:
+        return g if directed else _as_undirected_view(g)
+    g = _as_undirected_view(g).deduplicate("drop")
+    return Graph(g.indptr, g.indices, g.weights, directed=True, validate=False,
+                 name=name) if directed else g
 
 def _load(path: Path, o: LoadOptions) -> Graph:
     return _load_metis(path, _read_bytes(path), directed=bool(o.directed), weighted=o.weighted,
