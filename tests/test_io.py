@@ -889,3 +889,12 @@ def test_drop_keeps_the_same_edge_both_ways_on_undirected_graphs(tmp_path, name,
     src, dst = g.edges()
     assert sorted(zip(src.tolist(), dst.tolist(), g.weights.tolist())) == [(0, 1, 2.0),
                                                                             (1, 0, 2.0)]
+
+
+def test_renumbered_undirected_edge_list_keeps_its_labels(tmp_path):
+    """An undirected edge list gswitch wrote, loaded with renumber, keeps the original ids
+    in node_labels (marking it undirected dropped them)."""
+    text = ("# gswitch edge list g: 2 nodes, 2 edges (undirected, both directions listed), "
+            "0-based ids: src dst\n10 20\n20 10\n")
+    g = load_graph(write(tmp_path / "g.txt", text), renumber=True)
+    assert not g.directed and g.node_labels.tolist() == [10, 20]

@@ -328,7 +328,8 @@ def _build(
 
 def _as_undirected_view(g: Graph) -> Graph:
     """Mark a graph whose arrays are already symmetric as undirected (no copy)."""
-    return Graph(g.indptr, g.indices, g.weights, directed=False, validate=False, name=g.name)
+    return Graph(g.indptr, g.indices, g.weights, directed=False, validate=False, name=g.name,
+                 node_labels=g.node_labels)
 
 
 def _strip_comment_lines(data: bytes, markers: bytes) -> bytes:
