@@ -898,3 +898,12 @@ def test_renumbered_undirected_edge_list_keeps_its_labels(tmp_path):
             "0-based ids: src dst\n10 20\n20 10\n")
     g = load_graph(write(tmp_path / "g.txt", text), renumber=True)
     assert not g.directed and g.node_labels.tolist() == [10, 20]
+
+
+def test_metis_edge_weights_must_agree_in_both_lists(tmp_path):
+    """METIS weighs each undirected edge once: vertex 1 giving edge 1-2 weight 5 and vertex
+    2 giving it 6 is refused on vertex 1's line (it loaded as an undirected graph whose
+    edge weighed 5 one way and 6 the other)."""
+    with pytest.raises(GraphFormatError, match=r"g\.graph:2: vertex 1 lists 2 with weight 5 "
+                       r"but vertex 2 lists 1 with weight 6"):
+        load_graph(write(tmp_path / "g.graph", "2 1 001\n2 5\n1 6\n"))

@@ -332,6 +332,30 @@ def _as_undirected_view(g: Graph) -> Graph:
                  node_labels=g.node_labels)
 
 
+def _unpaired_weight(src: np.ndarray, dst: np.ndarray, w: np.ndarray) -> int | None:
+    """The index of an edge ``u -> v`` whose weight no ``v -> u`` has (each reverse edge
+    pairs once), or ``None`` when the weights of every edge and its reverse agree.
+    """
+    fwd = np.lexsort((w, dst, src))
+    bwd = np.lexsort((w, src, dst))
+    bad = (src[fwd] != dst[bwd]) | (dst[fwd] != src[bwd]) | (w[fwd] != w[bwd])
+    if not bad.any():
+        return None
+    k = int(np.flatnonzero(bad)[0])
+    f, b = int(fwd[k]), int(bwd[k])
+    # in sorted order the smaller of the two has no partner left
+    mine = (int(src[f]), int(dst[f]), float(w[f]))
+    theirs = (int(dst[b]), int(src[b]), float(w[b]))
+    return f if mine < theirs else b
+
+
+def _reverse_weight(src: np.ndarray, dst: np.ndarray, w: np.ndarray, k: int) -> float | None:
+    """A weight of the reverse of edge ``k`` other than its own, if it has any."""
+    rev = w[(src == dst[k]) & (dst == src[k])]
+    other = rev[rev != w[k]]
+    return float(other[0]) if other.size else (float(rev[0]) if rev.size else None)
+
+
 def _strip_comment_lines(data: bytes, markers: bytes) -> bytes:
     """Drop whole-line comments (first non-blank character in ``markers``).
 

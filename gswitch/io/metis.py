@@ -26,9 +26,11 @@ from ._common import (
     _int_token,
     _parse_numbers,
     _read_bytes,
+    _reverse_weight,
     _show,
     _SlowPath,
     _token_number,
+    _unpaired_weight,
 )
 from .formats import Format, LoadOptions, register
 
@@ -169,6 +171,15 @@ def _load_metis(
         raise _fail(path, f"vertex {u} lists {v} but vertex {v} does not list {u}; METIS "
                     "graphs are undirected, so every edge must appear in both lists",
                     row_lines[u - 1])
+    if ew is not None:
+        k = _unpaired_weight(src, nbr - 1, ew)
+        if k is not None:
+            u, v = int(src[k]) + 1, int(nbr[k])
+            other = _reverse_weight(src, nbr - 1, ew, k)
+            raise _fail(path, f"vertex {u} lists {v} with weight {float(ew[k]):g} but vertex "
+                        f"{v} lists {u} with weight {other:g}; METIS weighs each undirected "
+                        "edge once, so both lists must give it the same weight",
+                        row_lines[u - 1])
     if not defer_drop:
         return g if directed else _as_undirected_view(g)
     g = _as_undirected_view(g).deduplicate("drop")
