@@ -415,6 +415,18 @@ def test_npz_policies_on_load(tmp_path):
              "indices": np.array([0], np.int32), "directed": np.array([object()])},
             "pickled",
         ),
+        (
+            {"format_version": np.array(1), "indptr": np.array([0, 1, 2]),
+             "indices": np.array([1, 0], np.int32), "weights": np.array([2.0, 5.0]),
+             "directed": np.array(False)},
+            r"undirected but edge 0 -> 1 weighs 2 and 1 -> 0 weighs 5",
+        ),
+        (
+            {"format_version": np.array(1), "indptr": np.array([0, 1]),
+             "indices": np.array([0], np.int32), "weights": np.array([1e300]),
+             "directed": np.array(True)},
+            r"weight 1e\+300 of edge 0 -> 0 does not fit float32",
+        ),
     ],
 )
 def test_npz_validation(tmp_path, arrays, match):
