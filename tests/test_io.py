@@ -107,7 +107,8 @@ def test_mtx_gz(tmp_path):
         ("%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n", "complex"),
         ("%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n", "square"),
         ("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 nan\n", "NaN"),
-        ("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n", "malformed"),
+        ("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n",
+         "declares 2 entries but the file has 1"),
     ],
 )
 def test_mtx_errors(tmp_path, text, match):
@@ -919,3 +920,55 @@ def test_metis_edge_weights_must_agree_in_both_lists(tmp_path):
     with pytest.raises(GraphFormatError, match=r"g\.graph:2: vertex 1 lists 2 with weight 5 "
                        r"but vertex 2 lists 1 with weight 6"):
         load_graph(write(tmp_path / "g.graph", "2 1 001\n2 5\n1 6\n"))
+
+
+MTX_REAL = "%%MatrixMarket matrix coordinate real general\n3 3 1\n"
+MTX_INT = "%%MatrixMarket matrix coordinate integer general\n3 3 1\n"
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    (MTX_INT + "1 2 1.5\n", r"g\.mtx:3: value '1\.5' is not an integer, but the banner"),
+    (MTX_INT + "1 2 2.5e0\n", r"g\.mtx:3: value '2\.5e0' is not an integer, but the"),
+    (MTX_INT + "1 2 3abc\n", r"g\.mtx:3: value '3abc' is not an integer"),
+    (MTX_REAL + "1 2 0x10\n", r"g\.mtx:3: value '0x10' is not a number"),
+    (MTX_REAL + "1 2 5.6.7\n", r"g\.mtx:3: value '5\.6\.7' is not a number"),
+    (MTX_REAL + "1 2 5-3\n", r"g\.mtx:3: value '5-3' is not a number"),
+    (MTX_REAL + "1 2 1e+\n", r"g\.mtx:3: value '1e\+' is not a number"),
+    (MTX_REAL + "1 2 5.6e\r\n", r"g\.mtx:3: value '5\.6e' is not a number"),
+    (MTX_REAL + "1 2 3 4\n", r"g\.mtx:3: expected 'row column value' \(field real\), got 4"),
+    ("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 2 7\n",
+     r"g\.mtx:3: expected 'row column' \(field pattern\), got 3"),
+    (MTX_REAL + "0 2 1\n", r"g\.mtx:3: row index 0 out of range: the size line declares 3 "
+     r"rows and columns, so indices must be in 1\.\.3"),
+    (MTX_REAL + "1 4 1\n", r"g\.mtx:3: column index 4 out of range"),
+    (MTX_REAL + "1 2 1\n2 3 1\n", r"g\.mtx: the size line declares 1 entries but the file has 2"),
+])
+def test_mtx_entries_are_read_whole(tmp_path, text, match):
+    """Matrix Market values are read whole and each line holds exactly its fields; scipy's
+    reader took a number's prefix and ignored the rest of the line, so '1.5' in an
+    integer file weighed 1, '0x10' weighed 0 and '1 2 3 4' weighed 3."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / "g.mtx", text))
+
+
+@pytest.mark.parametrize("text", [
+    MTX_REAL.replace("3 3 1", "3 3 2") + "% a comment between entries\n1 2 2.5\n\n2 3 -1e-2\n",
+    "%%matrixmarket MATRIX coordinate Real GENERAL\n3 3 2\n1 2 2.5\n2 3 -1e-2\n",
+    MTX_REAL.replace("3 3 1", "3 3 2") + "1 2 2.5\r\n2 3 -.01\r\n",
+    MTX_REAL.replace("3 3 1", "3 3 2") + "1 2.0 +2.5\n2 3 -1e-2\n",
+])
+def test_mtx_comments_case_and_number_forms_load_like_scipy(tmp_path, text):
+    """Comment lines among the entries, a banner in any case and number forms scipy's
+    reader refuses (+2.5, an index 2.0) load as the plain file does."""
+    plain = MTX_REAL.replace("3 3 1", "3 3 2") + "1 2 2.5\n2 3 -0.01\n"
+    want = scipy.io.mmread(write(tmp_path / "plain.mtx", plain))
+    g = load_graph(write(tmp_path / "g.mtx", text))
+    assert edge_multiset(g) == Counter(zip(want.row.tolist(), want.col.tolist(),
+                                           np.float32(want.data).tolist()))
+
+
+def test_mtx_integer_values_written_as_floats_keep_their_value(tmp_path):
+    """An integer field's 1e3 and 2.0 weigh 1000 and 2 (scipy's reader read 1 and 2)."""
+    g = load_graph(write(tmp_path / "g.mtx", MTX_INT.replace("3 3 1", "3 3 2")
+                         + "1 2 1e3\n2 3 2.0\n"))
+    assert edge_multiset(g) == Counter([(0, 1, 1000.0), (1, 2, 2.0)])
