@@ -972,3 +972,11 @@ def test_mtx_integer_values_written_as_floats_keep_their_value(tmp_path):
     g = load_graph(write(tmp_path / "g.mtx", MTX_INT.replace("3 3 1", "3 3 2")
                          + "1 2 1e3\n2 3 2.0\n"))
     assert edge_multiset(g) == Counter([(0, 1, 1000.0), (1, 2, 2.0)])
+
+
+def test_mtx_skew_symmetric_diagonal_is_refused(tmp_path):
+    """A skew-symmetric matrix has a zero diagonal (a = -a), so a stored diagonal entry is
+    an error on its line; it loaded as a self loop of weight 1."""
+    text = "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 2\n2 1 3\n1 1 1.0\n"
+    with pytest.raises(GraphFormatError, match=r"g\.mtx:4: entry \(1, 1\) is on the diagonal"):
+        load_graph(write(tmp_path / "g.mtx", text))

@@ -64,10 +64,12 @@ def _mtx_size_line(path: Path, data: bytes) -> tuple[int, int, int, int, int]:
     raise _fail(path, "no size line '<rows> <cols> <entries>' after the banner; add it")
 
 
-def _mtx_fast(data: bytes, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+def _mtx_fast(data: bytes, field: str, symmetry: str
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
     """Entries read by scipy's (multi-threaded) reader: 0-based rows, columns, values, with
     the mirrored entries of a symmetric or skew-symmetric file after the stored ones;
-    ``None`` when it refuses the file or finds a NaN (the line parser names the line).
+    ``None`` when it refuses the file or finds a NaN or a skew-symmetric diagonal entry
+    (the line parser names the line).
     """
     import scipy.io
 
@@ -81,6 +83,8 @@ def _mtx_fast(data: bytes, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarr
         return None
     r = np.asarray(coo.row, dtype=np.int64)
     c = np.asarray(coo.col, dtype=np.int64)
+    if symmetry == "skew-symmetric" and (r == c).any():
+        return None
     if field == "pattern":
         return r, c, None
     w = np.asarray(coo.data, dtype=np.float64)
@@ -118,6 +122,10 @@ def _mtx_slow(path: Path, data: bytes, size_line: int, n: int, nnz: int, field: 
                 raise _fail(path, f"{which} index {x} out of range: the size line declares "
                             f"{n} rows and columns, so {rule}; fix the index or the size "
                             "line", lineno)
+        if r == c and symmetry == "skew-symmetric":
+            raise _fail(path, f"entry ({r}, {c}) is on the diagonal, which a skew-symmetric "
+                        "matrix holds zero (a = -a) and does not store; drop the entry, or "
+                        "make the symmetry general", lineno)
         if field == "integer":
             try:
                 v: float = _id_token(toks[2], path, lineno, "value")
@@ -182,7 +190,7 @@ def _load_mtx(
                     graph_bytes(n_rows, stored, weighted and field != "pattern") + 24 * nnz)
     entries = None
     if data.startswith(b"%%MatrixMarket") and entries_look_plain(data, body_start, field, nnz):
-        entries = _mtx_fast(data, field)  # scipy's reader wants the banner spelt so
+        entries = _mtx_fast(data, field, symmetry)  # scipy's reader wants the banner spelt so
     if entries is None:
         entries = _mtx_slow(path, data, size_line, n_rows, nnz, field, symmetry)
     r, c, w = entries
