@@ -980,3 +980,16 @@ def test_mtx_skew_symmetric_diagonal_is_refused(tmp_path):
     text = "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 2\n2 1 3\n1 1 1.0\n"
     with pytest.raises(GraphFormatError, match=r"g\.mtx:4: entry \(1, 1\) is on the diagonal"):
         load_graph(write(tmp_path / "g.mtx", text))
+
+
+@pytest.mark.parametrize("name", ["g.gr", "g.gr.gz"])
+def test_dimacs_round_trip_keeps_an_undirected_graph_undirected(tmp_path, name):
+    """save_graph's promise: a .gr file it wrote loads back as the graph it was, so an
+    undirected graph comes back undirected (it came back directed, and minimum spanning
+    forests on it differed); a .gr from elsewhere, both directions listed, stays directed."""
+    g = Graph.from_edges([0, 1, 2], [1, 2, 0], [4.0, 2.5, 1.0], n_nodes=4, directed=False)
+    back = load_graph(save_graph(g, tmp_path / name))
+    assert back == g and not back.directed
+    assert load_graph(save_graph(g, tmp_path / name), directed=True).directed
+    other = write(tmp_path / "other.gr", "p sp 2 2\na 1 2 1\na 2 1 1\n")
+    assert load_graph(other).directed

@@ -326,6 +326,36 @@ def _build(
         raise _fail(path, str(exc)) from None
 
 
+def _build_as_written(
+    path: Path,
+    src: np.ndarray,
+    dst: np.ndarray,
+    w: np.ndarray | None,
+    *,
+    undirected_as_written: bool,
+    n_nodes: int | None,
+    directed: bool,
+    duplicates: DuplicatePolicy,
+    self_loops: SelfLoopPolicy,
+    renumber: bool = False,
+    name: str,
+) -> Graph:
+    """:func:`_build`, for a file whose header (one gswitch wrote) says it lists both
+    directions of an undirected graph: ``undirected_as_written`` marks the graph
+    undirected when its pattern is symmetric.
+
+    ``drop`` then waits for the undirected graph, which keeps one edge for both
+    directions (per direction, u -> v and v -> u could keep different edges' weights).
+    """
+    defer_drop = undirected_as_written and duplicates == "drop" and w is not None
+    g = _build(path, src, dst, w, n_nodes=n_nodes, directed=directed,
+               duplicates="keep" if defer_drop else duplicates, self_loops=self_loops,
+               renumber=renumber, name=name)
+    if undirected_as_written and _pattern_symmetric(g):
+        g = _as_undirected_view(g)
+    return g.deduplicate("drop") if defer_drop else g
+
+
 def _as_undirected_view(g: Graph) -> Graph:
     """Mark a graph whose arrays are already symmetric as undirected (no copy)."""
     return Graph(g.indptr, g.indices, g.weights, directed=False, validate=False, name=g.name,

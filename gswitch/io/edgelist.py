@@ -17,8 +17,7 @@ from ..graph import (
 )
 from ._common import (
     _MAX_ID,
-    _as_undirected_view,
-    _build,
+    _build_as_written,
     _check_ids,
     _check_text,
     _check_weights,
@@ -29,7 +28,6 @@ from ._common import (
     _format_weights,
     _id_token,
     _parse_numbers,
-    _pattern_symmetric,
     _read_after_header,
     _show,
     _SlowPath,
@@ -181,17 +179,10 @@ def _load_edgelist(
     n_nodes = None
     if declared_n is not None and not renumber:
         n_nodes = max(declared_n, int(src.max(initial=-1)) + 1, int(dst.max(initial=-1)) + 1)
-    as_stored = directed is None and declared_directed is False
-    # 'drop' on a graph that turns out undirected keeps one edge for both directions, so
-    # it waits until the direction is known (per direction, u -> v and v -> u could keep
-    # the weights of different edges)
-    defer_drop = as_stored and duplicates == "drop" and w is not None
-    g = _build(path, src, dst, w, n_nodes=n_nodes, directed=directed is not False,
-               duplicates="keep" if defer_drop else duplicates, self_loops=self_loops,
-               renumber=renumber, name=name)
-    if as_stored and _pattern_symmetric(g):
-        g = _as_undirected_view(g)  # both directions are listed: undirected, as written
-    return g.deduplicate("drop") if defer_drop else g
+    return _build_as_written(
+        path, src, dst, w, undirected_as_written=directed is None and declared_directed is False,
+        n_nodes=n_nodes, directed=directed is not False, duplicates=duplicates,
+        self_loops=self_loops, renumber=renumber, name=name)
 
 
 def _write_edgelist(graph: Graph, f: BinaryIO) -> None:
