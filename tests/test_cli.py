@@ -569,3 +569,14 @@ def test_npy_output_names_the_fields_it_leaves_out(capsys, tmp_path):
     assert main(["run", "bfs", "--generate", "road:8x8", "--source", "0", "--backend", "cpu",
                  "--output", str(tmp_path / "depth.npy")]) == 0
     assert "npz" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("source", ["999", "-1", "99999999999999999999"])
+def test_a_source_out_of_range_names_the_flag(capsys, source):
+    """--source past the graph's nodes is refused in one line naming --source and the
+    value (it said 'source 999', and for a number past int64 'must be an integer')."""
+    assert main(["run", "bfs", "--generate", "rmat:6", "--backend", "cpu",
+                 "--source", source]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"--source {source} is out of range: the graph has 64 nodes, ids 0..63" in err
