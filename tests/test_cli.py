@@ -580,3 +580,24 @@ def test_a_source_out_of_range_names_the_flag(capsys, source):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert f"--source {source} is out of range: the graph has 64 nodes, ids 0..63" in err
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["pagerank", "--param", "alpha=2"], "--param alpha=2 must be in [0.0, 0.999]"),
+    (["pagerank", "--param", "alpha=abc"], "--param alpha=abc must be a number"),
+    (["pagerank", "--param", "max_iterations=1.5"],
+     "--param max_iterations=1.5 must be an integer"),
+    (["pagerank", "--param", "tolerance=nan"], "--param tolerance=nan must not be NaN"),
+    (["pagerank", "--param", "nosuch=1"],
+     "--param nosuch=1: pagerank has no parameter 'nosuch'; parameters are alpha"),
+    (["msbfs", "--param", "sources=0,999"],
+     "--param sources=0,999: msbfs source 999 is out of range"),
+    (["personalized_pagerank", "--param", "personalization=999"],
+     "--param personalization=999: personalization node 999 is out of range"),
+])
+def test_a_bad_param_names_the_flag(capsys, argv, needle):
+    """A bad --param value is refused in one line that names --param and the value (it said
+    'parameter alpha', or named only the algorithm's input)."""
+    assert main(["run", *argv, "--generate", "rmat:6", "--backend", "cpu"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err
