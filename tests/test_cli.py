@@ -601,3 +601,20 @@ def test_a_bad_param_names_the_flag(capsys, argv, needle):
     assert main(["run", *argv, "--generate", "rmat:6", "--backend", "cpu"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and needle in err
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    (None, "cannot read config file"),
+    ("not json", "config is not valid JSON"),
+    ('{"nosuch": 1}', "unknown config key 'nosuch'"),
+])
+def test_a_bad_config_file_names_the_flag(capsys, tmp_path, text, needle):
+    """A --config file that cannot be read or used is refused in one line naming --config
+    and the file (a JSON error named neither)."""
+    cfg = tmp_path / "cfg.json"
+    if text is not None:
+        cfg.write_text(text)
+    assert main(["run", "bfs", "--generate", "rmat:5", "--source", "0", "--backend", "cpu",
+                 "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"--config {cfg}: {needle}" in err
