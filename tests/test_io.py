@@ -993,3 +993,12 @@ def test_dimacs_round_trip_keeps_an_undirected_graph_undirected(tmp_path, name):
     assert load_graph(save_graph(g, tmp_path / name), directed=True).directed
     other = write(tmp_path / "other.gr", "p sp 2 2\na 1 2 1\na 2 1 1\n")
     assert load_graph(other).directed
+
+
+def test_mtx_unsupported_symmetry_lists_every_supported_one(tmp_path):
+    """The refusal of a hermitian banner names all three symmetries gswitch reads (it
+    left out skew-symmetric)."""
+    text = "%%MatrixMarket matrix coordinate real hermitian\n2 2 1\n2 1 1\n"
+    with pytest.raises(GraphFormatError, match=r"g\.mtx:1: .*'hermitian' is not supported; "
+                       "use general, symmetric or skew-symmetric"):
+        load_graph(write(tmp_path / "g.mtx", text))

@@ -174,7 +174,7 @@ def _load_mtx(
                     "real, integer or pattern", 1)
     if symmetry not in ("general", "symmetric", "skew-symmetric"):
         raise _fail(path, f"Matrix Market symmetry {_show(raw_head[4])} is not supported; use "
-                    "general or symmetric", 1)
+                    "general, symmetric or skew-symmetric", 1)
     _check_text(path, data, "mtx")
     n_rows, n_cols, nnz, size_line, body_start = _mtx_size_line(path, data)
     if n_rows != n_cols:
