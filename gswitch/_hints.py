@@ -20,6 +20,7 @@ _UNDER_CLI: contextvars.ContextVar[bool] = contextvars.ContextVar("gswitch_under
 #: key -> (Python spelling, command-line spelling)
 _SPELLINGS: dict[str, tuple[str, str]] = {
     "source": ("source=<node id>", "--source NODE"),
+    "source_name": ("source", "--source"),
     "fmt": ("fmt=<format>", "--format FORMAT"),
     "no_weights": ("weighted=False", "--no-weights"),
     "renumber": ("renumber=True", "--renumber"),

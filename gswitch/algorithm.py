@@ -540,8 +540,10 @@ class AlgorithmSpec:
         unknown = [k for k in given if k not in self.params and k not in inputs]
         if unknown:
             names = list(self.params) + list(inputs)
+            first = sorted(unknown)[0]
+            flag = f"--param {first}={given[first]}: " if under_cli() else ""
             raise InvalidInput(
-                f"{self.name} has no parameter {sorted(unknown)[0]!r}; parameters are "
+                f"{flag}{self.name} has no parameter {first!r}; parameters are "
                 f"{', '.join(names) or '(none)'}"
             )
         out: dict[str, Any] = {}
@@ -559,8 +561,16 @@ class AlgorithmSpec:
                                    f"{flag} (without them no node starts and the result is "
                                    "empty)")
             if value is not None:
-                out[name] = self._input_values(name, spec, value, out, n_nodes,
-                                               self.fields[field_name].dtype)
+                try:
+                    out[name] = self._input_values(name, spec, value, out, n_nodes,
+                                                   self.fields[field_name].dtype)
+                except InvalidInput as exc:
+                    if not under_cli() or "--param" in str(exc) or name not in given:
+                        raise
+                    # the flag as given: the command line passes node lists as lists
+                    shown = (",".join(map(str, value)) if isinstance(value, (list, tuple))
+                             else value)
+                    raise InvalidInput(f"--param {name}={shown}: {exc}") from None
         return out
 
     def _declared(self) -> tuple[dict[str, tuple[str, Input]], dict[str, Any], bool]:

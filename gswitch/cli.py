@@ -425,7 +425,10 @@ def _run_inputs(args: argparse.Namespace, before_load: Callable[[], None] | None
         args.config).suffix and not Path(args.config).exists() else None
     default_mode = args.config == "default"
     if args.config and not tuned_mode and not default_mode:
-        values.update(Config.from_file(args.config).to_dict())
+        try:
+            values.update(Config.from_file(args.config).to_dict())
+        except InvalidConfig as exc:
+            raise InvalidConfig(f"--config {args.config}: {exc}") from None
         # a file (an exported tuning result, say) spells out every key: only those it
         # changes from the default were chosen
         default = Config().to_dict()

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import expr as ex
+from ._hints import under_cli
 from .errors import AlgorithmError, InvalidInput
 
 __all__ = [
@@ -368,19 +369,18 @@ class Param:
         ``"3"``), not ``2.5``.
         """
         integer = not self.dtype.startswith("float")
+        # on the command line the flag as given: --param alpha=2
+        what = f"--param {self.name}={value}" if under_cli() else f"parameter {self.name}"
         try:
             v = _integral(value) if integer else float(value)
         except (TypeError, ValueError, OverflowError):
             raise InvalidInput(
-                f"parameter {self.name} must be {'an integer' if integer else 'a number'}, "
-                f"got {value!r}"
+                f"{what} must be {'an integer' if integer else 'a number'}, got {value!r}"
             ) from None
         if isinstance(v, float) and math.isnan(v):
-            raise InvalidInput(f"parameter {self.name} must not be NaN")
+            raise InvalidInput(f"{what} must not be NaN")
         if self.low is not None and v < self.low or self.high is not None and v > self.high:
-            raise InvalidInput(
-                f"parameter {self.name} must be in [{self.low}, {self.high}], got {value!r}"
-            )
+            raise InvalidInput(f"{what} must be in [{self.low}, {self.high}], got {value!r}")
         return v
 
 

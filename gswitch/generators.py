@@ -529,8 +529,9 @@ def parse_generator_spec(spec: str) -> Graph:
     if name not in _SPEC_FORMS:
         raise _spec_error(spec, f"unknown generator {name!r} (valid: {', '.join(GENERATORS)})")
     arg_names, allowed, form = _SPEC_FORMS[name]
-    raw_args = [a for a in arg_text.replace("x", ":").replace("X", ":").split(":")] \
-        if arg_text else []
+    if name in ("grid", "road"):  # ROWSxCOLS; elsewhere an x is no separator ("rmat:0x10")
+        arg_text = arg_text.replace("x", ":").replace("X", ":")
+    raw_args = arg_text.split(":") if arg_text else []
     if name in ("grid", "road") and len(raw_args) == 1:
         raw_args = raw_args * 2  # grid:64 is a square
     n_required = 1 if name == "rmat" else len(arg_names)

@@ -268,7 +268,8 @@ class Graph:
             If ``False`` every edge is also added in the reverse direction.
         duplicates : {"keep", "drop", "sum", "min", "reject"}
             What to do with repeated ``(src, dst)`` pairs: keep all copies, keep the
-            first, sum or take the minimum of their weights, or raise.
+            first, sum or take the minimum of their weights, or raise. Undirected, the
+            first edge joining two nodes (either way round) is kept in both directions.
         self_loops : {"keep", "drop", "reject"}
             What to do with edges ``v -> v``.
         renumber : bool
@@ -347,6 +348,11 @@ class Graph:
             keep = ~loops
             src, dst = src[keep], dst[keep]
             w = None if w is None else w[keep]
+        if not directed and duplicates == "drop" and w is not None:
+            # the first edge joining u and v in either orientation is the one kept, in
+            # both directions: dropped per direction, u -> v could keep one edge's weight
+            # and v -> u another's
+            src, dst, w = _first_per_pair(src, dst, w, n_nodes)
         if not directed:
             src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
             if w is not None:
@@ -865,10 +871,20 @@ class Graph:
         return g
 
     def deduplicate(self, policy: DuplicatePolicy = "drop") -> Graph:
-        """Copy with parallel edges merged by ``policy`` (drop, sum, min or reject)."""
+        """Copy with parallel edges merged by ``policy`` (drop, sum, min or reject).
+
+        ``drop`` keeps the first parallel edge; on an undirected graph, the first in the
+        row of the smaller end, in both directions.
+        """
         _check_policy("policy", policy, _DUPLICATE_POLICIES)
         src, dst = self.edges()
         w = None if self._weights is None else self._weights.astype(np.float64)
+        if not self._directed and policy == "drop" and w is not None:
+            # each undirected edge once (a self loop is stored once), then both ways again
+            src, dst, w = _first_per_pair(src, dst, w, self.n_nodes, canonical=True)
+            mirror = src != dst
+            src, dst, w = (np.concatenate([src, dst[mirror]]),
+                           np.concatenate([dst, src[mirror]]), np.concatenate([w, w[mirror]]))
         g = Graph._from_coo(src.astype(np.int64), dst.astype(np.int64), w, self.n_nodes,
                             self._directed, policy, self.name)
         g.node_labels = self.node_labels
@@ -889,6 +905,22 @@ class Graph:
         t = a.T.tocsr()
         t.sum_duplicates()
         return bool(np.array_equal(a.indptr, t.indptr) and np.array_equal(a.indices, t.indices))
+
+
+def _first_per_pair(src: np.ndarray, dst: np.ndarray, w: np.ndarray, n_nodes: int,
+                    canonical: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The first edge, in input order, of each unordered pair ``{u, v}``; ``canonical``:
+    the edges ``u -> v`` with ``u <= v`` only (an undirected graph's stored edges, each
+    of which appears both ways).
+    """
+    if canonical:
+        keep = src <= dst
+        src, dst, w = src[keep], dst[keep], w[keep]
+    lo = np.minimum(src, dst).astype(np.int64)
+    key = lo * max(n_nodes, 1) + np.maximum(src, dst)
+    _, first = np.unique(key, return_index=True)
+    first.sort()
+    return src[first], dst[first], w[first]
 
 
 def _transpose(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray | None,

@@ -275,24 +275,30 @@ def prepare_sources(spec: AlgorithmSpec, graph: Graph, source: Any, labelled: bo
         if source is None:
             raise InvalidInput(f"{spec.name} needs a source node; pass {option('source')}")
         source = _source_ids(graph, source, labelled)
+        if type(source) is int and not 0 <= source < graph.n_nodes:
+            raise _source_out_of_range(spec, graph, source)  # an array cannot hold 2**63
         sources = np.atleast_1d(np.asarray(source))
         if sources.dtype.kind not in "iu":
             raise InvalidInput(f"source must be an integer node id, got {source!r}")
-        if graph.n_nodes == 0:
-            raise InvalidInput(f"source {int(sources.ravel()[0]) if sources.size else ''} is "
-                               f"out of range: the graph has no nodes, so {spec.name} has "
-                               "nowhere to start")
         bad = sources[(sources < 0) | (sources >= graph.n_nodes)]
         if bad.size:
-            raise InvalidInput(
-                f"source {int(bad[0])} is out of range: the graph has {graph.n_nodes:,} nodes, "
-                f"ids 0..{graph.n_nodes - 1:,} (ids are 0-based, also for 1-based .gr, .mtx "
-                "and METIS files)"
-            )
+            raise _source_out_of_range(spec, graph, int(bad[0]))
         return sources.astype(np.int32)
     if source is not None:
-        raise InvalidInput(f"{spec.name} starts from all nodes and takes no source")
+        raise InvalidInput(f"{spec.name} starts from all nodes and takes no "
+                           f"{option('source_name')}")
     return None
+
+
+def _source_out_of_range(spec: AlgorithmSpec, graph: Graph, source: int) -> InvalidInput:
+    """The refusal of a source id that is not a node of ``graph``."""
+    if graph.n_nodes == 0:
+        return InvalidInput(f"{option('source_name')} {source} is out of range: the graph has "
+                            f"no nodes, so {spec.name} has nowhere to start")
+    return InvalidInput(
+        f"{option('source_name')} {source} is out of range: the graph has "
+        f"{graph.n_nodes:,} nodes, ids 0..{graph.n_nodes - 1:,} (ids are 0-based, also for "
+        "1-based .gr, .mtx and METIS files)")
 
 
 def with_variant_defaults(spec: AlgorithmSpec, values: Mapping[str, Any] | None,

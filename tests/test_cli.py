@@ -569,3 +569,52 @@ def test_npy_output_names_the_fields_it_leaves_out(capsys, tmp_path):
     assert main(["run", "bfs", "--generate", "road:8x8", "--source", "0", "--backend", "cpu",
                  "--output", str(tmp_path / "depth.npy")]) == 0
     assert "npz" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("source", ["999", "-1", "99999999999999999999"])
+def test_a_source_out_of_range_names_the_flag(capsys, source):
+    """--source past the graph's nodes is refused in one line naming --source and the
+    value (it said 'source 999', and for a number past int64 'must be an integer')."""
+    assert main(["run", "bfs", "--generate", "rmat:6", "--backend", "cpu",
+                 "--source", source]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"--source {source} is out of range: the graph has 64 nodes, ids 0..63" in err
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["pagerank", "--param", "alpha=2"], "--param alpha=2 must be in [0.0, 0.999]"),
+    (["pagerank", "--param", "alpha=abc"], "--param alpha=abc must be a number"),
+    (["pagerank", "--param", "max_iterations=1.5"],
+     "--param max_iterations=1.5 must be an integer"),
+    (["pagerank", "--param", "tolerance=nan"], "--param tolerance=nan must not be NaN"),
+    (["pagerank", "--param", "nosuch=1"],
+     "--param nosuch=1: pagerank has no parameter 'nosuch'; parameters are alpha"),
+    (["msbfs", "--param", "sources=0,999"],
+     "--param sources=0,999: msbfs source 999 is out of range"),
+    (["personalized_pagerank", "--param", "personalization=999"],
+     "--param personalization=999: personalization node 999 is out of range"),
+])
+def test_a_bad_param_names_the_flag(capsys, argv, needle):
+    """A bad --param value is refused in one line that names --param and the value (it said
+    'parameter alpha', or named only the algorithm's input)."""
+    assert main(["run", *argv, "--generate", "rmat:6", "--backend", "cpu"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    (None, "cannot read config file"),
+    ("not json", "config is not valid JSON"),
+    ('{"nosuch": 1}', "unknown config key 'nosuch'"),
+])
+def test_a_bad_config_file_names_the_flag(capsys, tmp_path, text, needle):
+    """A --config file that cannot be read or used is refused in one line naming --config
+    and the file (a JSON error named neither)."""
+    cfg = tmp_path / "cfg.json"
+    if text is not None:
+        cfg.write_text(text)
+    assert main(["run", "bfs", "--generate", "rmat:5", "--source", "0", "--backend", "cpu",
+                 "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"--config {cfg}: {needle}" in err

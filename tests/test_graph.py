@@ -382,3 +382,18 @@ def test_hash_agrees_with_equality_without_the_fingerprint():
     assert hash(other) == hash(g) and other != g and kept.get(other) is None
     empty = Graph.from_edges([], [], n_nodes=0)
     assert hash(empty) == hash(Graph.from_edges([], [], n_nodes=0))
+
+
+def _weight_of(g, u, v):
+    src, dst = g.edges()
+    return g.weights[(src == u) & (dst == v)].tolist()
+
+
+def test_undirected_drop_keeps_one_edge_for_both_directions():
+    """duplicates='drop' on an undirected graph keeps the same edge in both directions:
+    kept per direction, 0-1 weighed 2 from 0 and 5 from 1."""
+    g = Graph.from_edges([0, 1], [1, 0], [2.0, 5.0], directed=False, duplicates="drop")
+    assert _weight_of(g, 0, 1) == _weight_of(g, 1, 0) == [2.0]
+    multi = Graph.from_edges([0, 0, 1], [1, 1, 0], [2.0, 3.0, 5.0], directed=False)
+    d = multi.deduplicate("drop")
+    assert not d.directed and _weight_of(d, 0, 1) == _weight_of(d, 1, 0) == [2.0]

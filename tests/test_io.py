@@ -107,7 +107,8 @@ def test_mtx_gz(tmp_path):
         ("%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n", "complex"),
         ("%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1\n", "square"),
         ("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 nan\n", "NaN"),
-        ("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n", "malformed"),
+        ("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n",
+         "declares 2 entries but the file has 1"),
     ],
 )
 def test_mtx_errors(tmp_path, text, match):
@@ -414,6 +415,18 @@ def test_npz_policies_on_load(tmp_path):
             {"format_version": np.array(1), "indptr": np.array([0, 1]),
              "indices": np.array([0], np.int32), "directed": np.array([object()])},
             "pickled",
+        ),
+        (
+            {"format_version": np.array(1), "indptr": np.array([0, 1, 2]),
+             "indices": np.array([1, 0], np.int32), "weights": np.array([2.0, 5.0]),
+             "directed": np.array(False)},
+            r"undirected but edge 0 -> 1 weighs 2 and 1 -> 0 weighs 5",
+        ),
+        (
+            {"format_version": np.array(1), "indptr": np.array([0, 1]),
+             "indices": np.array([0], np.int32), "weights": np.array([1e300]),
+             "directed": np.array(True)},
+            r"weight 1e\+300 of edge 0 -> 0 does not fit float32",
         ),
     ],
 )
@@ -788,3 +801,204 @@ def test_a_weight_past_float32_is_refused_in_one_line(tmp_path):
     with pytest.raises(InvalidGraph, match=r"weights\[0\] = 1e\+40 does not fit float32"):
         Graph.from_edges([0], [1], [1e40])
     assert np.isinf(Graph.from_edges([0], [1], [np.inf]).weights).all()
+
+
+@pytest.mark.parametrize(("name", "text", "match"), [
+    ("g.txt", "0 1 5\n1 2 -\n", r"g\.txt:2: weight '-' is not a number"),
+    ("g.txt", "0 1 5\n1 2 +\n", r"g\.txt:2: weight '\+' is not a number"),
+    ("g.txt", "0 -\n", r"g\.txt:1: destination id '-' is not an integer"),
+    ("g.txt", "0 1 -\n2 3 4 5\n", r"g\.txt:1: weight '-' is not a number"),
+    ("g.gr", "p sp 3 2\na 1 2 5\na 2 3 -\n", r"g\.gr:3: arc weight '-' is not a number"),
+])
+def test_a_lone_sign_is_not_read_as_zero(tmp_path, name, text, match):
+    """A '-' or '+' standing alone is refused on its line, not loaded as the number 0."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / name, text))
+
+
+@pytest.mark.parametrize(("text", "renumber", "match"), [
+    ("0 99999999999999999999\n1 9223372036854775807\n", True,
+     r"g\.txt:1: node id 99999999999999999999 out of range"),
+    ("0 -99999999999999999999\n", True, r"g\.txt:1: node id -99999999999999999999 out of range"),
+    ("0 9223372036854775808\n", False, r"g\.txt:1: node id 9223372036854775808 out of range"),
+])
+def test_ids_past_int64_are_not_clamped(tmp_path, text, renumber, match):
+    """An id past int64 is refused with the id as written; NumPy clamped it to the largest
+    int64, so with renumber two different ids became one node."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / "g.txt", text), renumber=renumber)
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("g.txt", "0 1 99999999999999999999\n"),
+    ("g.gr", "p sp 2 1\na 1 2 99999999999999999999\n"),
+    ("g.graph", "2 1 001\n2 99999999999999999999\n1 99999999999999999999\n"),
+])
+def test_an_integer_weight_past_int64_keeps_its_value(tmp_path, name, text):
+    """A weight written as an integer past int64 loads as that number (1e20), not as
+    NumPy's clamped 9.2e18."""
+    g = load_graph(write(tmp_path / name, text))
+    assert np.allclose(g.weights, np.float32(1e20))
+
+
+@pytest.mark.parametrize(("name", "text", "match"), [
+    ("g.txt", "0 1 1_5\n", r"g\.txt:1: weight '1_5' is not a number"),
+    ("g.txt", "0 1_0\n", r"g\.txt:1: destination id '1_0' is not an integer"),
+    ("g.gr", "p sp 20 1\na 1 1_0 1\n", r"g\.gr:2: arc head '1_0' is not an integer"),
+    ("g.gr", "p sp 3 1\na 1 2 1_0\n", r"g\.gr:2: arc weight '1_0' is not a number"),
+    ("g.graph", "1_0 0\n", r"g\.graph:1: node count '1_0' is not an integer"),
+])
+def test_python_digit_separators_are_not_numbers(tmp_path, name, text, match):
+    """'1_0' is Python syntax, not a number in a graph file: it was read as 10."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / name, text))
+
+
+@pytest.mark.parametrize(("name", "clean", "messy"), [
+    ("g.txt", "0 1.0\n2 3e0\n", "0 1.0\n\n# a comment\n2 3e0\n"),
+    ("g.gr", "p sp 3 2\na 1 2.0 3\na 2 3 1\n", "p sp 3 2\na 1 2.0 3\n\na 2 3 1\n"),
+])
+def test_integral_float_ids_load_whichever_parser_reads_them(tmp_path, name, clean, messy):
+    """Ids written as integral floats (1.0, 3e0) load on the fast path; a blank line that
+    sends the file to the line parser must not turn them into an error."""
+    a = load_graph(write(tmp_path / name, clean))
+    b = load_graph(write(tmp_path / ("messy_" + name), messy))
+    assert a.n_edges == 2 and edge_multiset(a) == edge_multiset(b)
+
+
+def test_float_ids_past_two_to_the_53_are_not_merged(tmp_path):
+    """9007199254740993 and 9007199254740992 are two nodes even when another id written as
+    a float (1.0) makes NumPy read the whole file as floats, where both are 2**53."""
+    text = "9007199254740993 1.0\n9007199254740992 2\n"
+    g = load_graph(write(tmp_path / "g.txt", text), renumber=True)
+    assert g.n_nodes == 4
+    assert g.node_labels.tolist() == [1, 2, 9007199254740992, 9007199254740993]
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("p sp 3 1\na 1 2 3a\n", r"g\.gr:2: arc weight '3a' is not a number"),
+    ("p sp 3 1\na 1 a2 3\n", r"g\.gr:2: arc head 'a2' is not an integer"),
+    ("p sp 3 1\na1 2 3\n", r"g\.gr:2: unknown line type 'a1'"),
+])
+def test_dimacs_a_stray_letter_a_is_refused(tmp_path, text, match):
+    """Only the first token of an arc line is 'a'; the fast parser blanked every 'a' and
+    loaded these lines as arcs."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / "g.gr", text))
+
+
+@pytest.mark.parametrize(("name", "text", "options"), [
+    ("g.txt", "0 1 2\n1 0 5\n", {"directed": False}),
+    ("g.txt", "# gswitch edge list g: 2 nodes, 4 edges (undirected, both directions listed), "
+     "0-based ids: src dst weight\n0 1 2\n0 1 5\n1 0 5\n1 0 2\n", {}),
+    ("g.graph", "2 2 001\n2 2 2 5\n1 5 1 2\n", {}),
+    ("g.graph", "2 2 001\n2 2 2 5\n1 5 1 2\n", {"directed": True}),
+    ("g.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n2 1 2\n2 1 5\n", {}),
+])
+def test_drop_keeps_the_same_edge_both_ways_on_undirected_graphs(tmp_path, name, text, options):
+    """duplicates='drop' on an undirected graph keeps one of the parallel edges for both
+    directions; kept per direction, the graph had weight 2 from 0 to 1 and 5 back."""
+    g = load_graph(write(tmp_path / name, text), duplicates="drop", **options)
+    src, dst = g.edges()
+    assert sorted(zip(src.tolist(), dst.tolist(), g.weights.tolist())) == [(0, 1, 2.0),
+                                                                            (1, 0, 2.0)]
+
+
+def test_renumbered_undirected_edge_list_keeps_its_labels(tmp_path):
+    """An undirected edge list gswitch wrote, loaded with renumber, keeps the original ids
+    in node_labels (marking it undirected dropped them)."""
+    text = ("# gswitch edge list g: 2 nodes, 2 edges (undirected, both directions listed), "
+            "0-based ids: src dst\n10 20\n20 10\n")
+    g = load_graph(write(tmp_path / "g.txt", text), renumber=True)
+    assert not g.directed and g.node_labels.tolist() == [10, 20]
+
+
+def test_metis_edge_weights_must_agree_in_both_lists(tmp_path):
+    """METIS weighs each undirected edge once: vertex 1 giving edge 1-2 weight 5 and vertex
+    2 giving it 6 is refused on vertex 1's line (it loaded as an undirected graph whose
+    edge weighed 5 one way and 6 the other)."""
+    with pytest.raises(GraphFormatError, match=r"g\.graph:2: vertex 1 lists 2 with weight 5 "
+                       r"but vertex 2 lists 1 with weight 6"):
+        load_graph(write(tmp_path / "g.graph", "2 1 001\n2 5\n1 6\n"))
+
+
+MTX_REAL = "%%MatrixMarket matrix coordinate real general\n3 3 1\n"
+MTX_INT = "%%MatrixMarket matrix coordinate integer general\n3 3 1\n"
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    (MTX_INT + "1 2 1.5\n", r"g\.mtx:3: value '1\.5' is not an integer, but the banner"),
+    (MTX_INT + "1 2 2.5e0\n", r"g\.mtx:3: value '2\.5e0' is not an integer, but the"),
+    (MTX_INT + "1 2 3abc\n", r"g\.mtx:3: value '3abc' is not an integer"),
+    (MTX_REAL + "1 2 0x10\n", r"g\.mtx:3: value '0x10' is not a number"),
+    (MTX_REAL + "1 2 5.6.7\n", r"g\.mtx:3: value '5\.6\.7' is not a number"),
+    (MTX_REAL + "1 2 5-3\n", r"g\.mtx:3: value '5-3' is not a number"),
+    (MTX_REAL + "1 2 1e+\n", r"g\.mtx:3: value '1e\+' is not a number"),
+    (MTX_REAL + "1 2 5.6e\r\n", r"g\.mtx:3: value '5\.6e' is not a number"),
+    (MTX_REAL + "1 2 3 4\n", r"g\.mtx:3: expected 'row column value' \(field real\), got 4"),
+    ("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 2 7\n",
+     r"g\.mtx:3: expected 'row column' \(field pattern\), got 3"),
+    (MTX_REAL + "0 2 1\n", r"g\.mtx:3: row index 0 out of range: the size line declares 3 "
+     r"rows and columns, so indices must be in 1\.\.3"),
+    (MTX_REAL + "1 4 1\n", r"g\.mtx:3: column index 4 out of range"),
+    (MTX_REAL + "1 2 1\n2 3 1\n", r"g\.mtx: the size line declares 1 entries but the file has 2"),
+])
+def test_mtx_entries_are_read_whole(tmp_path, text, match):
+    """Matrix Market values are read whole and each line holds exactly its fields; scipy's
+    reader took a number's prefix and ignored the rest of the line, so '1.5' in an
+    integer file weighed 1, '0x10' weighed 0 and '1 2 3 4' weighed 3."""
+    with pytest.raises(GraphFormatError, match=match):
+        load_graph(write(tmp_path / "g.mtx", text))
+
+
+@pytest.mark.parametrize("text", [
+    MTX_REAL.replace("3 3 1", "3 3 2") + "% a comment between entries\n1 2 2.5\n\n2 3 -1e-2\n",
+    "%%matrixmarket MATRIX coordinate Real GENERAL\n3 3 2\n1 2 2.5\n2 3 -1e-2\n",
+    MTX_REAL.replace("3 3 1", "3 3 2") + "1 2 2.5\r\n2 3 -.01\r\n",
+    MTX_REAL.replace("3 3 1", "3 3 2") + "1 2.0 +2.5\n2 3 -1e-2\n",
+])
+def test_mtx_comments_case_and_number_forms_load_like_scipy(tmp_path, text):
+    """Comment lines among the entries, a banner in any case and number forms scipy's
+    reader refuses (+2.5, an index 2.0) load as the plain file does."""
+    plain = MTX_REAL.replace("3 3 1", "3 3 2") + "1 2 2.5\n2 3 -0.01\n"
+    want = scipy.io.mmread(write(tmp_path / "plain.mtx", plain))
+    g = load_graph(write(tmp_path / "g.mtx", text))
+    assert edge_multiset(g) == Counter(zip(want.row.tolist(), want.col.tolist(),
+                                           np.float32(want.data).tolist()))
+
+
+def test_mtx_integer_values_written_as_floats_keep_their_value(tmp_path):
+    """An integer field's 1e3 and 2.0 weigh 1000 and 2 (scipy's reader read 1 and 2)."""
+    g = load_graph(write(tmp_path / "g.mtx", MTX_INT.replace("3 3 1", "3 3 2")
+                         + "1 2 1e3\n2 3 2.0\n"))
+    assert edge_multiset(g) == Counter([(0, 1, 1000.0), (1, 2, 2.0)])
+
+
+def test_mtx_skew_symmetric_diagonal_is_refused(tmp_path):
+    """A skew-symmetric matrix has a zero diagonal (a = -a), so a stored diagonal entry is
+    an error on its line; it loaded as a self loop of weight 1."""
+    text = "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 2\n2 1 3\n1 1 1.0\n"
+    with pytest.raises(GraphFormatError, match=r"g\.mtx:4: entry \(1, 1\) is on the diagonal"):
+        load_graph(write(tmp_path / "g.mtx", text))
+
+
+@pytest.mark.parametrize("name", ["g.gr", "g.gr.gz"])
+def test_dimacs_round_trip_keeps_an_undirected_graph_undirected(tmp_path, name):
+    """save_graph's promise: a .gr file it wrote loads back as the graph it was, so an
+    undirected graph comes back undirected (it came back directed, and minimum spanning
+    forests on it differed); a .gr from elsewhere, both directions listed, stays directed."""
+    g = Graph.from_edges([0, 1, 2], [1, 2, 0], [4.0, 2.5, 1.0], n_nodes=4, directed=False)
+    back = load_graph(save_graph(g, tmp_path / name))
+    assert back == g and not back.directed
+    assert load_graph(save_graph(g, tmp_path / name), directed=True).directed
+    other = write(tmp_path / "other.gr", "p sp 2 2\na 1 2 1\na 2 1 1\n")
+    assert load_graph(other).directed
+
+
+def test_mtx_unsupported_symmetry_lists_every_supported_one(tmp_path):
+    """The refusal of a hermitian banner names all three symmetries gswitch reads (it
+    left out skew-symmetric)."""
+    text = "%%MatrixMarket matrix coordinate real hermitian\n2 2 1\n2 1 1\n"
+    with pytest.raises(GraphFormatError, match=r"g\.mtx:1: .*'hermitian' is not supported; "
+                       "use general, symmetric or skew-symmetric"):
+        load_graph(write(tmp_path / "g.mtx", text))

@@ -75,8 +75,9 @@ def load_graph(
     0-based as written; lines whose first non-blank character is ``#`` or ``%`` are
     comments. An edge list :func:`save_graph` wrote keeps its node count (isolated nodes
     after the largest id) and, with ``directed=None``, its directedness, from its first
-    line. DIMACS ``.gr`` files (``c`` comments, ``p sp n m``, ``a u v w``) and METIS
-    files use 1-based ids, converted to 0-based. Compressed files are recognised by their
+    line; so does a ``.gr`` file it wrote of an undirected graph, from a comment before
+    the problem line. DIMACS ``.gr`` files (``c`` comments, ``p sp n m``, ``a u v w``)
+    and METIS files use 1-based ids, converted to 0-based. Compressed files are recognised by their
     gzip signature, whatever the name; a name ending in ``.gz`` that does not hold gzip
     data is refused.
 

@@ -11,6 +11,7 @@ graph or names the first bad line (raising :class:`_SlowPath` hands a file over)
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import re
 import tempfile
@@ -325,9 +326,64 @@ def _build(
         raise _fail(path, str(exc)) from None
 
 
+def _build_as_written(
+    path: Path,
+    src: np.ndarray,
+    dst: np.ndarray,
+    w: np.ndarray | None,
+    *,
+    undirected_as_written: bool,
+    n_nodes: int | None,
+    directed: bool,
+    duplicates: DuplicatePolicy,
+    self_loops: SelfLoopPolicy,
+    renumber: bool = False,
+    name: str,
+) -> Graph:
+    """:func:`_build`, for a file whose header (one gswitch wrote) says it lists both
+    directions of an undirected graph: ``undirected_as_written`` marks the graph
+    undirected when its pattern is symmetric.
+
+    ``drop`` then waits for the undirected graph, which keeps one edge for both
+    directions (per direction, u -> v and v -> u could keep different edges' weights).
+    """
+    defer_drop = undirected_as_written and duplicates == "drop" and w is not None
+    g = _build(path, src, dst, w, n_nodes=n_nodes, directed=directed,
+               duplicates="keep" if defer_drop else duplicates, self_loops=self_loops,
+               renumber=renumber, name=name)
+    if undirected_as_written and _pattern_symmetric(g):
+        g = _as_undirected_view(g)
+    return g.deduplicate("drop") if defer_drop else g
+
+
 def _as_undirected_view(g: Graph) -> Graph:
     """Mark a graph whose arrays are already symmetric as undirected (no copy)."""
-    return Graph(g.indptr, g.indices, g.weights, directed=False, validate=False, name=g.name)
+    return Graph(g.indptr, g.indices, g.weights, directed=False, validate=False, name=g.name,
+                 node_labels=g.node_labels)
+
+
+def _unpaired_weight(src: np.ndarray, dst: np.ndarray, w: np.ndarray) -> int | None:
+    """The index of an edge ``u -> v`` whose weight no ``v -> u`` has (each reverse edge
+    pairs once), or ``None`` when the weights of every edge and its reverse agree.
+    """
+    fwd = np.lexsort((w, dst, src))
+    bwd = np.lexsort((w, src, dst))
+    bad = (src[fwd] != dst[bwd]) | (dst[fwd] != src[bwd]) | (w[fwd] != w[bwd])
+    if not bad.any():
+        return None
+    k = int(np.flatnonzero(bad)[0])
+    f, b = int(fwd[k]), int(bwd[k])
+    # in sorted order the smaller of the two has no partner left
+    mine = (int(src[f]), int(dst[f]), float(w[f]))
+    theirs = (int(dst[b]), int(src[b]), float(w[b]))
+    return f if mine < theirs else b
+
+
+def _reverse_weight(src: np.ndarray, dst: np.ndarray, w: np.ndarray, k: int) -> float | None:
+    """A weight of the reverse of edge ``k`` other than its own, if it has any."""
+    rev = w[(src == dst[k]) & (dst == src[k])]
+    other = rev[rev != w[k]]
+    return float(other[0]) if other.size else (float(rev[0]) if rev.size else None)
 
 
 def _strip_comment_lines(data: bytes, markers: bytes) -> bytes:
@@ -361,15 +417,44 @@ def _count_lines(body: bytes) -> int:
     return body.count(b"\n", 0, end) + 1 if end else 0
 
 
+_INT64 = np.iinfo(np.int64)
+
+#: Floats hold every integer below 2**53 exactly; 2**53 itself may stand for 2**53 + 1.
+_FLOAT_EXACT = 2**53
+
+_SIGN_THEN_SPACE = tuple(bytes([s, w]) for s in b"+-" for w in b" \t\n\r\x0b\x0c")
+
+
+def _has_lone_sign(body: bytes) -> bool:
+    """Whether a ``+`` or ``-`` stands apart from any digit.
+
+    NumPy reads such a sign as the number 0 at the end of the text, and joins it to the
+    next number across whitespace (``- 2`` is -2), so a file holding one could load
+    as another graph. Substring searches run at memory speed, unlike a regex.
+    """
+    end = len(body)
+    while end and body[end - 1] in b" \t\n\r\x0b\x0c":
+        end -= 1
+    return body[end - 1:end] in (b"+", b"-") or any(p in body for p in _SIGN_THEN_SPACE)
+
+
 def _parse_numbers(body: bytes) -> np.ndarray:
     """All whitespace-separated numbers of ``body``: int64 when possible, else float64."""
     if not body or body.isspace():
         # numpy parses a whitespace-only string as [0]
         return np.zeros(0, dtype=np.int64)
+    if _has_lone_sign(body):
+        raise _SlowPath
     try:
-        return np.fromstring(body, dtype=np.int64, sep=" ")
+        values = np.fromstring(body, dtype=np.int64, sep=" ")
     except ValueError:
         pass
+    else:
+        # NumPy clamps a number past int64 to the nearest end of the range: two different
+        # ids would become one; the line parser reads them exactly
+        if values.size and (values.max() == _INT64.max or values.min() == _INT64.min):
+            raise _SlowPath
+        return values
     try:
         return np.fromstring(body, dtype=np.float64, sep=" ")
     except ValueError:
@@ -386,28 +471,55 @@ def _float_ids(path: Path, col: np.ndarray, line_of: Callable[[int], int | None]
         if frac.any():
             i = int(np.flatnonzero(frac)[0])
             raise _fail(path, f"node id {float(col[i]):g} is not an integer", line_of(i))
-        if col.size and (np.abs(col).max() > 2**53):
+        if col.size and np.abs(col).max() >= _FLOAT_EXACT:  # the line parser reads them exactly
             raise _SlowPath
         return col.astype(np.int64)
     return col
 
 
 def _token_number(tok: bytes, path: Path, lineno: int, what: str) -> float | int:
-    try:
-        return int(tok)
-    except ValueError:
-        pass
-    try:
-        return float(tok)
-    except ValueError:
-        raise _fail(path, f"{what} {_show(tok)} is not a number", lineno) from None
+    # Python's int() and float() also take digit separators ("1_0" is 10), which no graph
+    # file means and NumPy's parser refuses
+    if b"_" not in tok:
+        try:
+            return int(tok)
+        except ValueError:
+            pass
+        try:
+            return float(tok)
+        except ValueError:
+            pass
+    raise _fail(path, f"{what} {_show(tok)} is not a number", lineno)
 
 
 def _int_token(tok: bytes, path: Path, lineno: int, what: str) -> int:
-    try:
-        return int(tok)
-    except ValueError:
-        raise _fail(path, f"{what} {_show(tok)} is not an integer", lineno) from None
+    if b"_" not in tok:
+        try:
+            return int(tok)
+        except ValueError:
+            pass
+    raise _fail(path, f"{what} {_show(tok)} is not an integer", lineno)
+
+
+def _id_token(tok: bytes, path: Path, lineno: int, what: str) -> int:
+    """A node id as the fast parser takes it (:func:`_float_ids`): an integer, or a
+    number with an integral value (``1.0``, ``3e0``), exactly.
+    """
+    if b"_" not in tok:
+        try:
+            return int(tok)
+        except ValueError:
+            pass
+        try:
+            x = float(tok)
+        except ValueError:
+            x = math.nan
+        if math.isfinite(x) and x == math.floor(x):
+            if abs(x) < _FLOAT_EXACT:
+                return int(x)
+            raise _fail(path, f"{what} {_show(tok)} is too large to be read exactly as a "
+                        "decimal number; write it as an integer (digits only)", lineno)
+    raise _fail(path, f"{what} {_show(tok)} is not an integer", lineno)
 
 
 def _check_declared(path: Path, data: bytes, n: int, m: int, items: str, header: str,

@@ -16,7 +16,7 @@ from ..graph import (
 )
 from ._common import (
     _MAX_ID,
-    _build,
+    _build_as_written,
     _check_declared,
     _check_ids,
     _check_text,
@@ -26,6 +26,7 @@ from ._common import (
     _fail,
     _float_ids,
     _format_weights,
+    _id_token,
     _int_token,
     _parse_numbers,
     _read_bytes,
@@ -83,8 +84,8 @@ def _dimacs_slow(data: bytes, path: Path, n: int, m: int) -> tuple[np.ndarray, .
         if len(toks) != 4:
             raise _fail(path, f"arc line needs 'a <from> <to> <weight>', got "
                         f"{_show(s)}", lineno)
-        u = _int_token(toks[1], path, lineno, "arc tail")
-        v = _int_token(toks[2], path, lineno, "arc head")
+        u = _id_token(toks[1], path, lineno, "arc tail")
+        v = _id_token(toks[2], path, lineno, "arc head")
         for x in (u, v):
             if x < 1 or x > n:
                 raise _fail(path, f"node id {x} out of range: the header declares {n} nodes, so "
@@ -113,8 +114,11 @@ def _dimacs_fast(data: bytes, path: Path, n: int, m: int, p_line: int) -> tuple[
         if b"p" in body:
             raise _SlowPath
     n_lines = _count_lines(body)
-    n_arcs = body.count(b"\na") + (1 if body.startswith(b"a") else 0)
-    if n_arcs != n_lines:
+    # every line an arc, and its 'a' the only one, standing apart: the 'a's are blanked
+    # below, so one anywhere else ("a1 2 3", "a 1 2 3a") would pass for a separator
+    n_arcs = (body.count(b"\na ") + body.count(b"\na\t")
+              + (1 if body[:2] in (b"a ", b"a\t") else 0))
+    if n_arcs != n_lines or body.count(b"a") != n_lines:
         raise _SlowPath
     values = _parse_numbers(body.replace(b"a", b" "))
     if values.size != 3 * n_lines or n_lines != m or m == 0:
@@ -143,32 +147,53 @@ def _edgelist_line_of_dimacs(data: bytes) -> Callable[[int], int | None]:
     return line_of
 
 
+#: The comment :func:`_write_dimacs` puts before the problem line of an undirected graph,
+#: whose arcs list both directions: a loader that finds it keeps the graph undirected.
+_UNDIRECTED = b"c undirected: both directions of every edge are listed"
+
+
 def _load_dimacs(
-    path: Path, data: bytes, *, directed: bool, weighted: bool, duplicates: DuplicatePolicy,
-    self_loops: SelfLoopPolicy, name: str,
+    path: Path, data: bytes, *, directed: bool | None, weighted: bool,
+    duplicates: DuplicatePolicy, self_loops: SelfLoopPolicy, name: str,
 ) -> Graph:
     _check_text(path, data, "dimacs")
     n, m, p_line = _dimacs_header(data, path)
     _check_declared(path, data, n, m, "arcs", "problem line", p_line,
-                    graph_bytes(n, m * (1 if directed else 2), weighted))
+                    graph_bytes(n, m * (1 if directed is not False else 2), weighted))
     try:
         src, dst, w = _dimacs_fast(data, path, n, m, p_line)
     except _SlowPath:
         src, dst, w = _dimacs_slow(data, path, n, m)
-    return _build(path, src, dst, w if weighted else None, n_nodes=n, directed=directed,
-                  duplicates=duplicates, self_loops=self_loops, name=name)
+    header = data[:_line_offset(data, p_line)]
+    as_written = directed is None and any(
+        line.rstrip() == _UNDIRECTED for line in header.split(b"\n"))
+    return _build_as_written(path, src, dst, w if weighted else None,
+                             undirected_as_written=as_written, n_nodes=n,
+                             directed=directed is not False, duplicates=duplicates,
+                             self_loops=self_loops, name=name)
+
+
+def _line_offset(data: bytes, line: int) -> int:
+    """The offset at which (1-based) line ``line`` of ``data`` starts."""
+    start = 0
+    for _ in range(line - 1):
+        nl = data.find(b"\n", start)
+        start = len(data) if nl < 0 else nl + 1
+    return start
 
 
 def _write_dimacs(graph: Graph, f: BinaryIO) -> None:
     src, dst = graph.edges()
-    f.write(f"c gswitch graph {_comment_name(graph)}\nc ids are 1-based\n"
-            f"p sp {graph.n_nodes} {graph.n_edges}\n".encode())
+    f.write(f"c gswitch graph {_comment_name(graph)}\nc ids are 1-based\n".encode())
+    if not graph.directed:
+        f.write(_UNDIRECTED + b"\n")
+    f.write(f"p sp {graph.n_nodes} {graph.n_edges}\n".encode())
     w = graph.weights if graph.weights is not None else np.ones(graph.n_edges, np.float32)
     _write_lines(f, [src.astype(np.int64) + 1, dst.astype(np.int64) + 1, _format_weights(w)],
                  prefix="a ")
 
 def _load(path: Path, o: LoadOptions) -> Graph:
-    return _load_dimacs(path, _read_bytes(path), directed=o.directed is not False,
+    return _load_dimacs(path, _read_bytes(path), directed=o.directed,
                         weighted=o.weighted, duplicates=o.duplicates,
                         self_loops=o.self_loops, name=o.name)
 

@@ -17,8 +17,7 @@ from ..graph import (
 )
 from ._common import (
     _MAX_ID,
-    _as_undirected_view,
-    _build,
+    _build_as_written,
     _check_ids,
     _check_text,
     _check_weights,
@@ -27,9 +26,8 @@ from ._common import (
     _fail,
     _float_ids,
     _format_weights,
-    _int_token,
+    _id_token,
     _parse_numbers,
-    _pattern_symmetric,
     _read_after_header,
     _show,
     _SlowPath,
@@ -87,8 +85,8 @@ def _edgelist_slow(
                 f"{_show(s)}",
                 lineno,
             )
-        u = _int_token(toks[0], path, lineno, "source id")
-        v = _int_token(toks[1], path, lineno, "destination id")
+        u = _id_token(toks[0], path, lineno, "source id")
+        v = _id_token(toks[1], path, lineno, "destination id")
         for x in (u, v):
             if x < 0 or x > max_id:
                 fix = (f"; pass {option('renumber')} to number sparse ids compactly"
@@ -181,12 +179,10 @@ def _load_edgelist(
     n_nodes = None
     if declared_n is not None and not renumber:
         n_nodes = max(declared_n, int(src.max(initial=-1)) + 1, int(dst.max(initial=-1)) + 1)
-    as_stored = directed is None and declared_directed is False
-    g = _build(path, src, dst, w, n_nodes=n_nodes, directed=directed is not False,
-               duplicates=duplicates, self_loops=self_loops, renumber=renumber, name=name)
-    if as_stored and _pattern_symmetric(g):
-        g = _as_undirected_view(g)  # both directions are listed: undirected, as written
-    return g
+    return _build_as_written(
+        path, src, dst, w, undirected_as_written=directed is None and declared_directed is False,
+        n_nodes=n_nodes, directed=directed is not False, duplicates=duplicates,
+        self_loops=self_loops, renumber=renumber, name=name)
 
 
 def _write_edgelist(graph: Graph, f: BinaryIO) -> None:

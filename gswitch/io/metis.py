@@ -26,9 +26,11 @@ from ._common import (
     _int_token,
     _parse_numbers,
     _read_bytes,
+    _reverse_weight,
     _show,
     _SlowPath,
     _token_number,
+    _unpaired_weight,
 )
 from .formats import Format, LoadOptions, register
 
@@ -105,11 +107,12 @@ def _load_metis(
         if values.size != counts.sum():
             raise _SlowPath
     except _SlowPath:
-        for i, r in enumerate(rows):
-            for tok in r.split():
-                _token_number(tok, path, row_lines[i], "entry")
-        raise _fail(path, "unparseable vertex lines; expected whitespace-separated numbers") \
-            from None
+        # token by token: the first one that is not a number is named on its line; numbers
+        # NumPy cannot hold exactly (past int64) are read as floats, which ids that large
+        # need not be (they are out of range) and weights are anyway
+        values = np.asarray([float(_token_number(tok, path, row_lines[i], "entry"))
+                             for i, r in enumerate(rows) for tok in r.split()],
+                            dtype=np.float64)
     per_vertex = counts - skip
     bad = (per_vertex < 0) | (per_vertex % step != 0)
     if bad.any():
@@ -152,8 +155,12 @@ def _load_metis(
     _check_ids(path, nbr, n, 1, line_of)
     if ew is not None:
         _check_weights(path, ew, line_of)
+    # 'drop' keeps one edge for both directions, so it waits for the undirected graph
+    # (per direction, u -> v and v -> u could keep the weights of different edges)
+    defer_drop = duplicates == "drop" and ew is not None and weighted
     g = _build(path, src, nbr - 1, ew if weighted else None, n_nodes=n, directed=True,
-               duplicates=duplicates, self_loops=self_loops, name=name)
+               duplicates="keep" if defer_drop else duplicates, self_loops=self_loops,
+               name=name)
     if not g.is_symmetric():
         s, d = g.edges()
         a = s.astype(np.int64) * max(n, 1) + d
@@ -164,7 +171,20 @@ def _load_metis(
         raise _fail(path, f"vertex {u} lists {v} but vertex {v} does not list {u}; METIS "
                     "graphs are undirected, so every edge must appear in both lists",
                     row_lines[u - 1])
-    return g if directed else _as_undirected_view(g)
+    if ew is not None:
+        k = _unpaired_weight(src, nbr - 1, ew)
+        if k is not None:
+            u, v = int(src[k]) + 1, int(nbr[k])
+            other = _reverse_weight(src, nbr - 1, ew, k)
+            raise _fail(path, f"vertex {u} lists {v} with weight {float(ew[k]):g} but vertex "
+                        f"{v} lists {u} with weight {other:g}; METIS weighs each undirected "
+                        "edge once, so both lists must give it the same weight",
+                        row_lines[u - 1])
+    if not defer_drop:
+        return g if directed else _as_undirected_view(g)
+    g = _as_undirected_view(g).deduplicate("drop")
+    return Graph(g.indptr, g.indices, g.weights, directed=True, validate=False,
+                 name=name) if directed else g
 
 def _load(path: Path, o: LoadOptions) -> Graph:
     return _load_metis(path, _read_bytes(path), directed=bool(o.directed), weighted=o.weighted,

@@ -16,12 +16,15 @@ from ..graph import (
     DuplicatePolicy,
     Graph,
     SelfLoopPolicy,
+    _transpose,
 )
 from ._common import (
     _atomic_write,
     _fail,
     _pattern_symmetric,
     _refuse_memory,
+    _reverse_weight,
+    _unpaired_weight,
 )
 from .formats import Format, LoadOptions, register
 
@@ -30,6 +33,8 @@ __all__ = ["save_npz", "NPZ_FORMAT_VERSION", "FORMAT"]
 
 #: Version written into (and required of) ``.npz`` caches.
 NPZ_FORMAT_VERSION = 1
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 # ---------------------------------------------------------------------------- npz
@@ -139,9 +144,39 @@ def _load_npz(path: Path) -> Graph:
         g = Graph(indptr, indices, weights, directed=bool(directed_arr), name=name)
     except InvalidGraph as exc:
         raise _fail(path, f"inconsistent npz arrays: {exc}") from None
-    if not g.directed and not _pattern_symmetric(g):
+    if weights is not None:
+        # Graph stores float32 weights, where a larger number would become infinite
+        over = np.flatnonzero(np.isfinite(weights) & (np.abs(weights) > _FLOAT32_MAX))
+        if over.size:
+            e = int(over[0])
+            src, dst = g.edges()
+            raise _fail(path, f"npz weight {float(weights[e]):g} of edge {int(src[e])} -> "
+                        f"{int(dst[e])} does not fit float32 (largest {_FLOAT32_MAX:.3g}); "
+                        "scale the weights down")
+    if g.directed or _same_as_transpose(g):
+        return g
+    if not _pattern_symmetric(g):
         raise _fail(path, "npz says undirected but its arrays are not symmetric; re-create it")
+    if g.weighted:
+        src, dst = g.edges()
+        k = _unpaired_weight(src, dst, g.weights)
+        if k is not None:
+            u, v = int(src[k]), int(dst[k])
+            other = _reverse_weight(src, dst, g.weights, k)
+            raise _fail(path, f"npz says undirected but edge {u} -> {v} weighs "
+                        f"{float(g.weights[k]):g} and {v} -> {u} weighs {other:g}; re-create "
+                        f"it with {option('save_npz')}")
     return g
+
+
+def _same_as_transpose(g: Graph) -> bool:
+    """Whether ``g``'s arrays equal their transpose's, weights included: one linear pass
+    that vouches for an undirected graph whose rows are sorted without parallel edges (what
+    gswitch writes); anything else is checked by pattern, then by sorting the weights.
+    """
+    indptr, indices, weights = _transpose(g.indptr, g.indices, g.weights, g.n_nodes)
+    return bool(np.array_equal(indptr, g.indptr) and np.array_equal(indices, g.indices)
+                and np.array_equal(weights, g.weights))
 
 
 def _apply_policies(path: Path, g: Graph, *, directed: bool | None, weighted: bool,
