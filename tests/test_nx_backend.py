@@ -132,6 +132,17 @@ def test_bfs_functions_equal_networkx(name):
     assert not isinstance(got, dict) and dict(got) == dict(nx.all_pairs_shortest_path_length(G))
 
 
+@pytest.mark.parametrize("cutoff", [-1, -0.5, 0, 0.5, 1.5, 2])
+def test_hop_lengths_take_networkx_cutoffs(cutoff):
+    """networkx lists the source whatever the cutoff and expands a level while
+    ``cutoff > level`` (1.5 reaches level 2): the same nodes, one source and all pairs."""
+    G = nx.path_graph(5)
+    want = nx.single_source_shortest_path_length(G, 0, cutoff)
+    assert nx.single_source_shortest_path_length(G, 0, cutoff, backend="gswitch") == want
+    got = nx.all_pairs_shortest_path_length(G, cutoff, backend="gswitch")
+    assert dict(got) == dict(nx.all_pairs_shortest_path_length(G, cutoff))
+
+
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("weight", ["weight", "cost", None, "absent"])
 def test_shortest_path_lengths_equal_networkx(directed, weight):
