@@ -161,6 +161,17 @@ def test_shortest_path_lengths_equal_networkx(directed, weight):
         assert got == nx.single_source_bellman_ford_path_length(G, source, weight)
 
 
+@pytest.mark.parametrize("cutoff", [-1, 0, 0.25])
+def test_weighted_lengths_list_the_source_below_any_cutoff(cutoff):
+    """networkx lists the source, at an int 0, whatever the cutoff and the weights."""
+    G = nx.path_graph(3)
+    nx.set_edge_attributes(G, 0.5, "weight")
+    got = nx.single_source_dijkstra_path_length(G, 0, cutoff, backend="gswitch")
+    assert got == nx.single_source_dijkstra_path_length(G, 0, cutoff) and type(got[0]) is int
+    got = nx.all_pairs_dijkstra_path_length(G, cutoff, backend="gswitch")
+    assert dict(got) == dict(nx.all_pairs_dijkstra_path_length(G, cutoff))
+
+
 def test_multigraph_shortest_paths_take_the_lightest_parallel_edge():
     """Parallel edges: the lightest one counts, as in networkx."""
     M = nx.MultiDiGraph()

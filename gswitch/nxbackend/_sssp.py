@@ -35,18 +35,17 @@ def _distances(G: NxGraph, source: Hashable, weight: str | None, cutoff: float |
         # networkx detects negative cycles and contradictory paths; gswitch's SSSP is for
         # non-negative weights
         raise NotImplementedError("gswitch's SSSP needs non-negative edge weights")
-    r = run_algorithm("sssp", G.gswitch_graph(weight), source=G.node_id(source))
+    s = G.node_id(source)
+    r = run_algorithm("sssp", G.gswitch_graph(weight), source=s)
     dist = np.asarray(r.fields["dist"], dtype=np.float64)
+    if w is not None and w.dtype.kind == "f":
+        dist = _exact(G, s, dist, w)
     reached = np.isfinite(dist)
     if cutoff is not None:
         reached &= dist <= cutoff
+    reached[s] = True  # networkx lists the source whatever the cutoff
     ids = np.flatnonzero(reached)
     ids = ids[np.argsort(dist[ids], kind="stable")]
-    if w is not None and w.dtype.kind == "f":
-        dist = _exact(G, G.node_id(source), dist, w)
-        reached = np.isfinite(dist) if cutoff is None else dist <= cutoff
-        ids = np.flatnonzero(reached)
-        ids = ids[np.argsort(dist[ids], kind="stable")]
     values = dist[ids]
     if w is None or w.dtype.kind == "i":
         if values.size and values[-1] >= _EXACT_INT:
@@ -55,7 +54,9 @@ def _distances(G: NxGraph, source: Hashable, weight: str | None, cutoff: float |
         lengths: list = values.astype(np.int64).tolist()
     else:
         lengths = values.tolist()
-    return dict(zip(G.names[ids].tolist(), lengths))
+    out = dict(zip(G.names[ids].tolist(), lengths))
+    out[source] = 0  # networkx's int 0, whatever the weights
+    return out
 
 
 def _exact(G: NxGraph, source: int, dist32: np.ndarray, w: np.ndarray) -> np.ndarray:
