@@ -72,6 +72,20 @@ def test_all_pairs_dijkstra_path_length_equals_networkx(graph):
             assert got[s] == pytest.approx(want[s])
 
 
+def test_integer_lengths_past_float32_stay_exact_ints():
+    """Integer lengths past 2**24 are networkx's exact ints (float32 rounds them), from
+    every source of the lazy all-pairs generator, not a NotImplementedError at the
+    first source that reaches that far."""
+    G = nx.path_graph(4)
+    nx.set_edge_attributes(G, 2**23, "weight")
+    G.add_edge(2, 3, weight=1)
+    want = dict(nx.all_pairs_dijkstra_path_length(G))
+    assert want[0][3] == 2**24 + 1
+    got = dict(nx.all_pairs_dijkstra_path_length(G, backend="gswitch"))
+    assert got == want and all(type(x) is int for d in got.values() for x in d.values())
+    assert nx.single_source_dijkstra_path_length(G, 0, backend="gswitch") == want[0]
+
+
 @pytest.mark.parametrize("weight", ["weight", None])
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_floyd_warshall_equals_networkx(name, weight):

@@ -17,7 +17,7 @@ import numpy as np
 
 from ._graph import NxGraph
 from ._run import run_algorithm
-from ._sssp import single_source_dijkstra_path_length
+from ._sssp import refuse_weights, single_source_dijkstra_path_length
 
 __all__ = [
     "hop_batches",
@@ -42,12 +42,10 @@ def all_pairs_dijkstra_path_length(G: NxGraph, cutoff: float | None = None,
                                    weight: Any = "weight") -> Iterator[tuple[Hashable, dict]]:
     """Networkx's ``all_pairs_dijkstra_path_length``: ``(node, lengths)`` lazily, one
     SSSP per node (the backend's ``single_source_dijkstra_path_length``). Weights that
-    gswitch's SSSP refuses (negative ones) are refused here at the call, not at the
-    first item, so that networkx can still run the call itself.
+    gswitch's SSSP refuses (:func:`~._sssp.refuse_weights`) are refused here at the
+    call, not at the first item, so that networkx can still run the call itself.
     """
-    w = G.weighted_by(weight)
-    if w is not None and w.size and not (w >= 0).all():
-        raise NotImplementedError("gswitch's SSSP needs non-negative edge weights")
+    refuse_weights(G, G.weighted_by(weight))
     return ((node, single_source_dijkstra_path_length(G, node, cutoff=cutoff, weight=weight))
             for node in G.nodes)
 

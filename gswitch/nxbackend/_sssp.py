@@ -2,7 +2,8 @@
 
 gswitch computes in float32. Integer weights (networkx's default weight 1 included)
 give exact integer sums below 2**24 and come back as Python ints, as networkx's do.
-Other weights are then made exact in float64: the float32 distances, raised by their
+Other weights, and integer lengths past 2**24, are then made exact in float64 (integers
+exactly up to 2**53): the float32 distances, raised by their
 worst rounding error, seed a float64 relaxation on the host that converges in a few
 rounds to the float64 path sums networkx adds up (networkx's algorithms that compare
 distances, such as the bounds of ``radius``, need them consistent to the last bit).
@@ -20,10 +21,33 @@ import numpy as np
 from ._graph import NxGraph
 from ._run import run_algorithm
 
-__all__ = ["single_source_dijkstra_path_length", "single_source_bellman_ford_path_length"]
+__all__ = ["single_source_dijkstra_path_length", "single_source_bellman_ford_path_length",
+           "refuse_weights"]
 
 #: float32 holds every integer up to here exactly
 _EXACT_INT = 2**24
+#: float64 holds every integer up to here exactly: integer lengths are summed in float64
+_EXACT_INT64 = 2**53
+
+
+def refuse_weights(G: NxGraph, w: np.ndarray | None) -> None:
+    """Raise ``NotImplementedError`` (networkx then runs) for weights whose lengths
+    gswitch's float32 SSSP, made exact on the host, would not give as networkx does.
+
+    Raises
+    ------
+    NotImplementedError
+        A negative or NaN weight (networkx detects negative cycles and contradictory
+        paths), or integers whose path sums could pass 2**53.
+
+    """
+    if w is None or not w.size:
+        return
+    if not (w >= 0).all():
+        raise NotImplementedError("gswitch's SSSP needs non-negative edge weights")
+    if w.dtype.kind != "f" and float(w.max()) * max(len(G) - 1, 1) >= _EXACT_INT64:
+        raise NotImplementedError("integer path lengths could pass 2**53, past float64's "
+                                  "exact integers")
 
 
 def _distances(G: NxGraph, source: Hashable, weight: str | None, cutoff: float | None,
@@ -31,14 +55,13 @@ def _distances(G: NxGraph, source: Hashable, weight: str | None, cutoff: float |
     if source not in G:
         raise missing(message.format(source))
     w = G.weighted_by(weight)
-    if w is not None and w.size and not (w >= 0).all():
-        # networkx detects negative cycles and contradictory paths; gswitch's SSSP is for
-        # non-negative weights
-        raise NotImplementedError("gswitch's SSSP needs non-negative edge weights")
+    refuse_weights(G, w)
     s = G.node_id(source)
     r = run_algorithm("sssp", G.gswitch_graph(weight), source=s)
     dist = np.asarray(r.fields["dist"], dtype=np.float64)
-    if w is not None and w.dtype.kind == "f":
+    if w is not None and (w.dtype.kind == "f" or dist[np.isfinite(dist)].max() >= _EXACT_INT):
+        # float32 sums of floats, or of integers past 2**24, are not networkx's: seed
+        # the exact float64 relaxation with them
         dist = _exact(G, s, dist, w)
     reached = np.isfinite(dist)
     if cutoff is not None:
@@ -48,9 +71,6 @@ def _distances(G: NxGraph, source: Hashable, weight: str | None, cutoff: float |
     ids = ids[np.argsort(dist[ids], kind="stable")]
     values = dist[ids]
     if w is None or w.dtype.kind == "i":
-        if values.size and values[-1] >= _EXACT_INT:
-            raise NotImplementedError("integer path lengths past 2**24 are not exact in "
-                                      "gswitch's float32 SSSP")
         lengths: list = values.astype(np.int64).tolist()
     else:
         lengths = values.tolist()
