@@ -8,7 +8,7 @@ from importlib.metadata import entry_points
 import networkx as nx
 import pytest
 
-from gswitch.nxbackend import BackendInterface, NxGraph
+from gswitch.nxbackend import BackendInterface, NxGraph, _dispatch
 from gswitch.nxbackend._dispatch import SMALL_GRAPH
 from gswitch.nxbackend._graph import NonNumericWeight
 from gswitch.nxbackend._info import FUNCTIONS, get_info
@@ -29,6 +29,12 @@ def gswitch_first():
     nx.config.backend_priority.algos = ["gswitch"]
     yield
     nx.config.backend_priority.algos = saved
+
+
+@pytest.fixture
+def gswitch_for_every_size(gswitch_first, monkeypatch):
+    """Route supported calls to gswitch for one test, small graphs included."""
+    monkeypatch.setattr(_dispatch, "SMALL_GRAPH", {})
 
 
 @pytest.fixture
@@ -170,6 +176,21 @@ def test_weighted_lengths_list_the_source_below_any_cutoff(cutoff):
     assert got == nx.single_source_dijkstra_path_length(G, 0, cutoff) and type(got[0]) is int
     got = nx.all_pairs_dijkstra_path_length(G, cutoff, backend="gswitch")
     assert dict(got) == dict(nx.all_pairs_dijkstra_path_length(G, cutoff))
+
+
+@pytest.mark.parametrize("weight", [1e-50, 1e-40, float("inf")])
+def test_weights_float32_cannot_hold_fall_back(gswitch_for_every_size, weight):
+    """A positive weight below float32's smallest normal (rounded to 0 or coarsely) or
+    an infinite one (networkx lists the nodes behind it at inf) is left to networkx."""
+    G = nx.path_graph(4)
+    nx.set_edge_attributes(G, 1.0, "weight")
+    G[1][2]["weight"] = weight
+    want = nx.single_source_dijkstra_path_length(G, 0, backend="networkx")
+    assert nx.single_source_dijkstra_path_length(G, 0) == want
+    assert dict(nx.all_pairs_dijkstra_path_length(G)) == \
+        dict(nx.all_pairs_dijkstra_path_length(G, backend="networkx"))
+    with pytest.raises(NotImplementedError):
+        nx.single_source_dijkstra_path_length(G, 0, backend="gswitch")
 
 
 def test_multigraph_shortest_paths_take_the_lightest_parallel_edge():

@@ -15,8 +15,10 @@ _BFS = ("Hop distances come from gswitch's BFS (``gswitch.run('bfs')``) on the G
 _SSSP = ("Distances come from gswitch's SSSP (float32): integer weights give networkx's "
          "exact integer lengths below 2**24; other weights, and integer lengths past it, "
          "are made exact float64 sums by a host relaxation seeded with gswitch's distances. "
-         "A multigraph uses the lightest of parallel edges. Negative weights, integer "
-         "weights whose sums could pass 2**53 and callable weights fall back to networkx.")
+         "A multigraph uses the lightest of parallel edges. Negative, NaN and infinite "
+         "weights, positive weights below float32's smallest normal number (1.2e-38), "
+         "integer weights whose sums could pass 2**53, and callable weights fall back to "
+         "networkx.")
 _CC = ("Components come from gswitch's connected components; components and the nodes "
        "they hold are yielded in networkx's order.")
 

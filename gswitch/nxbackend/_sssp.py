@@ -3,12 +3,13 @@
 gswitch computes in float32. Integer weights (networkx's default weight 1 included)
 give exact integer sums below 2**24 and come back as Python ints, as networkx's do.
 Other weights, and integer lengths past 2**24, are then made exact in float64 (integers
-exactly up to 2**53): the float32 distances, raised by their
-worst rounding error, seed a float64 relaxation on the host that converges in a few
-rounds to the float64 path sums networkx adds up (networkx's algorithms that compare
-distances, such as the bounds of ``radius``, need them consistent to the last bit).
-A multigraph keeps its parallel edges, and the relaxation takes the lightest, as
-networkx does.
+exactly up to 2**53): the float32 distances, raised by their worst rounding error, seed
+a float64 relaxation on the host that converges in a few rounds to the float64 path
+sums networkx adds up (networkx's algorithms that compare distances, such as the bounds
+of ``radius``, need them consistent to the last bit). That bound holds for weights that
+float32 holds as normal numbers or 0; :func:`refuse_weights` leaves the others to
+networkx. A multigraph keeps its parallel edges, and the relaxation takes the lightest,
+as networkx does.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ __all__ = ["single_source_dijkstra_path_length", "single_source_bellman_ford_pat
 _EXACT_INT = 2**24
 #: float64 holds every integer up to here exactly: integer lengths are summed in float64
 _EXACT_INT64 = 2**53
+#: float32's smallest normal number: a weight between 0 and it is rounded with a large
+#: relative error, or to 0, in gswitch's float32 SSSP
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 
 
 def refuse_weights(G: NxGraph, w: np.ndarray | None) -> None:
@@ -38,14 +42,25 @@ def refuse_weights(G: NxGraph, w: np.ndarray | None) -> None:
     ------
     NotImplementedError
         A negative or NaN weight (networkx detects negative cycles and contradictory
-        paths), or integers whose path sums could pass 2**53.
+        paths), an infinite one (networkx's Dijkstra lists the nodes behind it at
+        distance ``inf``), a positive one below float32's smallest normal number
+        (float32 rounds it to 0, or with a large relative error, so that its distances
+        no longer bound the exact ones from above), or integers whose path sums could
+        pass 2**53.
 
     """
     if w is None or not w.size:
         return
     if not (w >= 0).all():
         raise NotImplementedError("gswitch's SSSP needs non-negative edge weights")
-    if w.dtype.kind != "f" and float(w.max()) * max(len(G) - 1, 1) >= _EXACT_INT64:
+    if w.dtype.kind == "f":
+        if np.isinf(w).any():
+            raise NotImplementedError("infinite edge weights: networkx lists the nodes "
+                                      "behind them at distance inf")
+        if ((w > 0) & (w < _FLOAT32_TINY)).any():
+            raise NotImplementedError(f"edge weights below {_FLOAT32_TINY:.3g} are not "
+                                      "resolved by gswitch's float32 SSSP")
+    elif float(w.max()) * max(len(G) - 1, 1) >= _EXACT_INT64:
         raise NotImplementedError("integer path lengths could pass 2**53, past float64's "
                                   "exact integers")
 
@@ -81,7 +96,8 @@ def _distances(G: NxGraph, source: Hashable, weight: str | None, cutoff: float |
 
 def _exact(G: NxGraph, source: int, dist32: np.ndarray, w: np.ndarray) -> np.ndarray:
     """float64 shortest distances, from float32 ones: every seed is at least the true
-    distance (a float32 sum of ``k`` terms errs by at most ``k * 2**-24`` relatively, and
+    distance (a float32 sum of ``k`` weights, each a normal float32 number or 0 as
+    :func:`refuse_weights` ensures, errs by at most ``(k + 1) * 2**-24`` relatively, and
     ``k < n``), so the relaxation's fixpoint is the float64 minimum over paths.
     """
     n = len(G)
