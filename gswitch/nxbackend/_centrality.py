@@ -71,22 +71,21 @@ def betweenness_centrality(G: NxGraph, k: int | None = None, normalized: bool = 
     from gswitch.algorithms.betweenness import rescale
 
     n = len(G)
-    if n == 0:
-        return {}
     if k == n:  # networkx's own shortcut: every node
         k = None
+    # the weights may be refused, and networkx then runs with the same random state:
+    # nothing may be drawn from it before
+    graph = G.gswitch_graph() if weight is None else _weighted(G, weight)
     ids = _sample(G, k, seed)
+    if n == 0:
+        return {}
     kwargs = {} if ids is None else {"sources": ids}
     if weight is None and _batched_fits(n):
         from gswitch.algorithms.betweenness_batched import betweenness
 
-        raw = betweenness(G.gswitch_graph(), ids, endpoints=bool(endpoints),
-                          backend=engine_backend())
+        raw = betweenness(graph, ids, endpoints=bool(endpoints), backend=engine_backend())
     else:
-        if weight is None:
-            name, graph = "betweenness", G.gswitch_graph()
-        else:
-            name, graph = "weighted_betweenness", _weighted(G, weight)
+        name = "betweenness" if weight is None else "weighted_betweenness"
         raw = run_algorithm(name, graph, endpoints=int(bool(endpoints)),
                             **kwargs).fields["betweenness"]
     values = rescale(np.asarray(raw), directed=G.is_directed(), normalized=normalized,
@@ -112,11 +111,12 @@ def edge_betweenness_centrality(G: NxGraph, k: int | None = None, normalized: bo
     from gswitch.algorithms.betweenness_weighted import rescale_edges
 
     n = len(G)
+    # refused weights leave the call to networkx with the same random state: drawn after
+    graph = G.gswitch_graph() if weight is None else _weighted(G, weight)
+    ids = _sample(G, k, seed)
     if n == 0:
         return {}
-    ids = _sample(G, k, seed)
     kwargs = {} if ids is None else {"sources": ids}
-    graph = G.gswitch_graph() if weight is None else _weighted(G, weight)
     if weight is None and _batched_fits(n):
         from gswitch.algorithms.betweenness_batched import edge_betweenness
 
