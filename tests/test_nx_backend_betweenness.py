@@ -115,3 +115,15 @@ def test_sampling_more_nodes_than_an_empty_graph_has_raises(name):
     """k=1 on an empty graph is networkx's ValueError, not an empty answer."""
     with pytest.raises(ValueError, match="Sample larger than population"):
         getattr(nx, name)(nx.Graph(), k=1, backend="gswitch")
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+@pytest.mark.parametrize("weight", [None, "weight"])
+def test_zero_sampled_sources_raise_as_networkx(normalized, weight):
+    """k=0 divides by zero sampled sources: networkx's ZeroDivisionError, not NaNs."""
+    G = _weighted(nx.path_graph(4), 1)
+    for func in (nx.betweenness_centrality, nx.edge_betweenness_centrality):
+        with pytest.raises(ZeroDivisionError):
+            func(G, k=0, normalized=normalized, weight=weight)
+        with pytest.raises(ZeroDivisionError):
+            func(G, k=0, normalized=normalized, weight=weight, backend="gswitch")
