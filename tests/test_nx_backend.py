@@ -279,6 +279,29 @@ def test_pagerank_fails_to_converge_like_networkx():
     assert nx.pagerank(nx.Graph(), backend="gswitch") == {}
 
 
+@pytest.mark.parametrize("weight", [None, "weight"])
+@pytest.mark.parametrize("graph", [nx.empty_graph(3), nx.path_graph(5),
+                                   nx.gnm_random_graph(30, 80, seed=2, directed=True)],
+                         ids=["edgeless", "path", "directed"])
+def test_pagerank_converges_in_networkx_steps(graph, weight):
+    """max_iter counts networkx's iterations: the fewest steps networkx converges in
+    are enough through gswitch, one fewer is not."""
+    G = graph.copy()
+    for i, (_u, _v, d) in enumerate(G.edges(data=True)):
+        d["weight"] = 1 + i % 3
+    steps = next(k for k in range(1, 200) if _pagerank_converges(G, k, weight, "networkx"))
+    assert _pagerank_converges(G, steps, weight, "gswitch")
+    assert steps == 1 or not _pagerank_converges(G, steps - 1, weight, "gswitch")
+
+
+def _pagerank_converges(G, max_iter, weight, backend):
+    try:
+        nx.pagerank(G, max_iter=max_iter, weight=weight, backend=backend)
+    except nx.PowerIterationFailedConvergence:
+        return False
+    return True
+
+
 def test_backend_priority_routes_calls(gswitch_first, conversions):
     """With backend_priority, plain networkx calls run on gswitch (large enough graphs)."""
     G = nx.gnm_random_graph(BIG // 3, BIG, seed=6)

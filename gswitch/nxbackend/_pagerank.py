@@ -77,9 +77,10 @@ def pagerank(G: NxGraph, alpha: float = 0.85, personalization: Any = None,
     w = G.weighted_by(weight)
     if w is not None and w.size and not (w >= 0).all():
         raise NotImplementedError("gswitch's PageRank needs non-negative edge weights")
-    # the ranks are float32: the tolerance parameter's range ends at 1
+    # the ranks are float32: the tolerance parameter's range ends at 1. gswitch's first
+    # step only sets the start vector, networkx's iteration 1 is its step 2: one more
     params = {"alpha": float(alpha), "tolerance": min(float(n * tol), 1.0),
-              "max_iterations": int(max_iter)}
+              "max_iterations": int(max_iter) + 1}
     uniform = w is None or not w.size or (w == w[0]).all() and w[0] > 0
     if personalization is not None:
         if not uniform:
