@@ -294,6 +294,15 @@ def test_pagerank_converges_in_networkx_steps(graph, weight):
     assert steps == 1 or not _pagerank_converges(G, steps - 1, weight, "gswitch")
 
 
+def test_pagerank_zero_personalization_raises_before_max_iter():
+    """An all-zero personalisation is networkx's ZeroDivisionError even with max_iter=0
+    (networkx checks it before it iterates)."""
+    G = nx.path_graph(3)
+    for backend in ("networkx", "gswitch"):
+        with pytest.raises(ZeroDivisionError):
+            nx.pagerank(G, personalization={0: 0}, max_iter=0, backend=backend)
+
+
 def _pagerank_converges(G, max_iter, weight, backend):
     try:
         nx.pagerank(G, max_iter=max_iter, weight=weight, backend=backend)

@@ -72,8 +72,6 @@ def pagerank(G: NxGraph, alpha: float = 0.85, personalization: Any = None,
     n = len(G)
     if n == 0:
         return {}
-    if max_iter < 1:
-        raise nx.PowerIterationFailedConvergence(max_iter)
     w = G.weighted_by(weight)
     if w is not None and w.size and not (w >= 0).all():
         raise NotImplementedError("gswitch's PageRank needs non-negative edge weights")
@@ -82,14 +80,18 @@ def pagerank(G: NxGraph, alpha: float = 0.85, personalization: Any = None,
     params = {"alpha": float(alpha), "tolerance": min(float(n * tol), 1.0),
               "max_iterations": int(max_iter) + 1}
     uniform = w is None or not w.size or (w == w[0]).all() and w[0] > 0
+    p = None
     if personalization is not None:
         if not uniform:
             raise NotImplementedError("gswitch's personalised PageRank is unweighted")
         p = np.array([float(personalization.get(v, 0)) for v in G.nodes])
         if p.sum() == 0:
-            raise ZeroDivisionError  # as networkx does
+            raise ZeroDivisionError  # as networkx does, before it iterates
         if (p < 0).any():
             raise NotImplementedError("gswitch needs non-negative personalization weights")
+    if max_iter < 1:
+        raise nx.PowerIterationFailedConvergence(max_iter)
+    if p is not None:
         r = run_algorithm("personalized_pagerank", G.gswitch_graph(), variant="power_pull",
                           personalization=p, **params)
     elif uniform:
