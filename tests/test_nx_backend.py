@@ -303,6 +303,26 @@ def test_pagerank_zero_personalization_raises_before_max_iter():
             nx.pagerank(G, personalization={0: 0}, max_iter=0, backend=backend)
 
 
+def test_pagerank_max_iter_as_networkx_takes_it():
+    """A max_iter past gswitch's step limit is left to networkx (not an InvalidInput);
+    a non-integer one is networkx's TypeError."""
+    from gswitch.nxbackend._pagerank import MAX_STEPS
+    from gswitch.plugins import get_registry
+
+    G = nx.path_graph(3)
+    for spec in ("pagerank", "personalized_pagerank"):
+        limit = get_registry().variants[spec]["power_pull"].params["max_iterations"]
+        assert MAX_STEPS == limit.high
+    reason = BackendInterface.can_run("pagerank", (G,), {"max_iter": MAX_STEPS})
+    assert isinstance(reason, str) and "max_iter" in reason
+    assert BackendInterface.can_run("pagerank", (G,), {"max_iter": MAX_STEPS - 1}) is True
+    assert nx.pagerank(G, max_iter=MAX_STEPS - 1, backend="gswitch") == \
+        pytest.approx(nx.pagerank(G), abs=1e-6)
+    for backend in ("networkx", "gswitch"):
+        with pytest.raises(TypeError):
+            nx.pagerank(G, max_iter=2.0, backend=backend)
+
+
 def _pagerank_converges(G, max_iter, weight, backend):
     try:
         nx.pagerank(G, max_iter=max_iter, weight=weight, backend=backend)

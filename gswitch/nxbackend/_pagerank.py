@@ -11,6 +11,7 @@ exists for networkx's ``weight=`` semantics.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -21,13 +22,16 @@ from gswitch.runner import run
 from ._graph import NxGraph
 from ._run import engine_backend, run_algorithm
 
-__all__ = ["pagerank", "FLOAT32_L1_FLOOR"]
+__all__ = ["pagerank", "FLOAT32_L1_FLOOR", "MAX_ALPHA", "MAX_STEPS"]
 
 #: Smallest ``n * tol`` the float32 ranks can resolve as an L1 change between steps.
 FLOAT32_L1_FLOOR = 1e-6
 #: The largest damping factor gswitch's PageRank takes (its ``alpha`` parameter's upper
 #: bound); ``can_run`` leaves larger ones to networkx.
 MAX_ALPHA = 0.999
+#: The most steps gswitch's PageRank takes (its ``max_iterations`` parameter's upper
+#: bound): a larger ``max_iter`` (one step more, the start vector's) is networkx's.
+MAX_STEPS = 10**8
 
 
 def _stochastic(G: NxGraph, weight: str, w: np.ndarray) -> Graph:
@@ -75,10 +79,8 @@ def pagerank(G: NxGraph, alpha: float = 0.85, personalization: Any = None,
     w = G.weighted_by(weight)
     if w is not None and w.size and not (w >= 0).all():
         raise NotImplementedError("gswitch's PageRank needs non-negative edge weights")
-    # the ranks are float32: the tolerance parameter's range ends at 1. gswitch's first
-    # step only sets the start vector, networkx's iteration 1 is its step 2: one more
-    params = {"alpha": float(alpha), "tolerance": min(float(n * tol), 1.0),
-              "max_iterations": int(max_iter) + 1}
+    # the ranks are float32: the tolerance parameter's range ends at 1
+    params = {"alpha": float(alpha), "tolerance": min(float(n * tol), 1.0)}
     uniform = w is None or not w.size or (w == w[0]).all() and w[0] > 0
     p = None
     if personalization is not None:
@@ -89,8 +91,11 @@ def pagerank(G: NxGraph, alpha: float = 0.85, personalization: Any = None,
             raise ZeroDivisionError  # as networkx does, before it iterates
         if (p < 0).any():
             raise NotImplementedError("gswitch needs non-negative personalization weights")
-    if max_iter < 1:
+    if operator.index(max_iter) < 1:  # networkx's range(max_iter) takes integers only
         raise nx.PowerIterationFailedConvergence(max_iter)
+    # gswitch's first step only sets the start vector: networkx's iteration k is its
+    # step k + 1
+    params["max_iterations"] = operator.index(max_iter) + 1
     if p is not None:
         r = run_algorithm("personalized_pagerank", G.gswitch_graph(), variant="power_pull",
                           personalization=p, **params)
