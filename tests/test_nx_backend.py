@@ -323,6 +323,16 @@ def test_pagerank_max_iter_as_networkx_takes_it():
             nx.pagerank(G, max_iter=2.0, backend=backend)
 
 
+def test_pagerank_infinite_weights_fall_back(gswitch_for_every_size):
+    """An infinite weight is left to networkx (gswitch's shares would be NaN)."""
+    G = nx.DiGraph([(0, 1, {"weight": float("inf")}), (1, 2, {"weight": 1.0})])
+    G.add_edge(2, 0, weight=2.0)
+    want = nx.pagerank(G, backend="networkx")
+    assert nx.pagerank(G) == want
+    with pytest.raises(NotImplementedError):
+        nx.pagerank(G, backend="gswitch")
+
+
 def _pagerank_converges(G, max_iter, weight, backend):
     try:
         nx.pagerank(G, max_iter=max_iter, weight=weight, backend=backend)

@@ -79,6 +79,9 @@ def pagerank(G: NxGraph, alpha: float = 0.85, personalization: Any = None,
     w = G.weighted_by(weight)
     if w is not None and w.size and not (w >= 0).all():
         raise NotImplementedError("gswitch's PageRank needs non-negative edge weights")
+    if w is not None and w.dtype.kind == "f" and np.isinf(w).any():
+        # a row of inf / inf shares is NaN; networkx's sparse products give numbers
+        raise NotImplementedError("gswitch's PageRank needs finite edge weights")
     # the ranks are float32: the tolerance parameter's range ends at 1
     params = {"alpha": float(alpha), "tolerance": min(float(n * tol), 1.0)}
     uniform = w is None or not w.size or (w == w[0]).all() and w[0] > 0
