@@ -126,7 +126,9 @@ def test_weighted_closeness_and_callable_weights_fall_back():
         assert BackendInterface.can_run(name, (G,), {}) is True
 
 
-def test_missing_source_raises_networkx_error():
-    """closeness of a node not in G raises as networkx does (a KeyError)."""
-    with pytest.raises(KeyError):
-        nx.closeness_centrality(nx.path_graph(3), u=7, backend="gswitch")
+@pytest.mark.parametrize("backend", ["networkx", "gswitch"])
+def test_missing_source_raises_networkx_error(backend):
+    """closeness of a node not in G raises networkx's NodeNotFound (from its path
+    lengths), not a KeyError."""
+    with pytest.raises(nx.NodeNotFound, match="Source 7 is not in G"):
+        nx.closeness_centrality(nx.path_graph(3), u=7, backend=backend)

@@ -82,6 +82,10 @@ def closeness_centrality(G: NxGraph, u: Hashable | None = None, distance: Any = 
     """Networkx's ``closeness_centrality`` without ``distance``: incoming hop distances
     (the reverse graph's BFS for a directed graph) from multi-source BFS batches.
     """
+    if u is not None and u not in G:
+        import networkx as nx
+
+        raise nx.NodeNotFound(f"Source {u} is not in G")  # networkx's path lengths' error
     graph = G.gswitch_graph()
     if G.is_directed():
         graph = graph.reverse
