@@ -148,6 +148,10 @@ def test_networkx_errors():
         list(nx.maximum_spanning_edges(_multi(), algorithm="boruvka", backend="gswitch"))
     with pytest.raises(ValueError, match="random is not a valid choice for an algorithm"):
         nx.minimum_spanning_tree(nx.path_graph(3), algorithm="random", backend="gswitch")
+    for backend in ("networkx", "gswitch"):  # directed first, as networkx checks
+        with pytest.raises(nx.NetworkXNotImplemented):
+            nx.minimum_spanning_tree(nx.DiGraph([(0, 1)]), algorithm="random",
+                                     backend=backend)
 
 
 def test_empty_and_edgeless_graphs():

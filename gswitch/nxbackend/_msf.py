@@ -138,9 +138,9 @@ def _edges(G: NxGraph, entries: np.ndarray, keys: bool, data: bool) -> Iterator[
 
 def _spanning_edges(G: NxGraph, algorithm: str, weight: Any, keys: bool, data: bool,
                     ignore_nan: bool, minimum: bool) -> Iterator[tuple]:
-    _check_algorithm(algorithm)
-    if G.is_directed():
+    if G.is_directed():  # networkx's decorator refuses before the name is looked up
         _not_implemented("directed")
+    _check_algorithm(algorithm)
     if algorithm in ("boruvka", "borůvka") and G.is_multigraph():
         _not_implemented("multigraph")
     return _lazy(G, weight, keys, data, ignore_nan, minimum)
