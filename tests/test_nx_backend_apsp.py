@@ -7,7 +7,7 @@ from unittest import mock
 import networkx as nx
 import pytest
 
-from gswitch.nxbackend import BackendInterface, _apsp
+from gswitch.nxbackend import BackendInterface, _apsp, _dispatch
 
 # each test converts a graph once and calls several functions on the cached conversion
 pytestmark = pytest.mark.filterwarnings("ignore:Note. conversions to backend graphs")
@@ -99,6 +99,22 @@ def test_floyd_warshall_equals_networkx(name, weight):
     u = next(iter(G), None)
     if u is not None:
         assert got[u]["not a node"] == float("inf")
+
+
+@pytest.mark.parametrize("back", [-2.0, float("nan")], ids=["negative-cycle", "nan"])
+def test_floyd_warshall_leaves_order_dependent_answers_to_networkx(back, monkeypatch):
+    """A negative cycle or a NaN weight leaves values that depend on the order of the
+    updates: networkx answers (a negative edge on no cycle stays with gswitch)."""
+    G = nx.DiGraph([(0, 1, {"weight": 1.0}), (1, 2, {"weight": -0.5}), (2, 3, {})])
+    assert dict(nx.floyd_warshall(G, backend="gswitch")) == dict(nx.floyd_warshall(G))
+    G.add_edge(1, 0, weight=back)
+    want = {u: dict(d) for u, d in nx.floyd_warshall(G, backend="networkx").items()}
+    monkeypatch.setattr(_dispatch, "SMALL_GRAPH", {})
+    monkeypatch.setattr(nx.config.backend_priority, "algos", ["gswitch"])
+    got = {u: dict(d) for u, d in nx.floyd_warshall(G).items()}
+    assert repr(got) == repr(want)  # NaN included
+    with pytest.raises(NotImplementedError):
+        nx.floyd_warshall(G, backend="gswitch")
 
 
 @pytest.mark.parametrize("wf_improved", [True, False])

@@ -63,11 +63,22 @@ def _dense(G: NxGraph, weight: str | None) -> np.ndarray:
 
 def floyd_warshall(G: NxGraph, weight: Any = "weight") -> dict:
     """Networkx's ``floyd_warshall``: ``{u: {v: length}}``, every pair listed, ``inf``
-    where unreachable; the inner mappings default to ``inf`` as networkx's do.
+    where unreachable; the inner mappings default to ``inf`` as networkx's do. NaN
+    weights and negative cycles, where networkx's values depend on its order of updates,
+    are left to networkx (``NotImplementedError``).
     """
     from gswitch.algorithms.apsp import floyd_warshall as blocked
 
-    d = blocked(_dense(G, weight)).tolist()
+    w = G.weighted_by(weight)
+    if w is not None and w.dtype.kind == "f" and np.isnan(w).any():
+        # NaN compares false in networkx's updates and spreads through NumPy's minimum
+        raise NotImplementedError("NaN edge weights: networkx's answer is its own")
+    d = blocked(_dense(G, weight))
+    if (d.diagonal() < 0).any():
+        # a negative cycle: no shortest lengths, and the values left depend on the order
+        # of the updates; networkx's are networkx's
+        raise NotImplementedError("a negative cycle: networkx's answer is its own")
+    d = d.tolist()
     names = G.nodes
     out = {}
     for u, row in zip(names, d):

@@ -61,7 +61,8 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
         "additional_docs": "Blocked Floyd-Warshall over the dense float64 matrix "
                            "(``gswitch.algorithms.apsp``): array code on the host, not a "
                            "graph operator. Every pair is listed; the inner mappings "
-                           "default to ``inf`` as networkx's do.",
+                           "default to ``inf`` as networkx's do. NaN weights and "
+                           "negative cycles fall back to networkx.",
     },
     "closeness_centrality": {
         "additional_docs": "Incoming hop distances from gswitch's ``msbfs`` (64 nodes per "
