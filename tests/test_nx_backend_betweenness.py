@@ -111,6 +111,21 @@ def test_refused_weights_leave_networkx_the_random_state(name, monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["betweenness_centrality", "edge_betweenness_centrality"])
+def test_infinite_weights_fall_back(name, monkeypatch):
+    """networkx reaches the nodes behind an infinite weight (at distance inf) and counts
+    their paths: left to networkx."""
+    G = nx.Graph([(0, 1, {"weight": 1.0}), (0, 2, {"weight": float("inf")}),
+                  (2, 3, {"weight": 2.5}), (3, 4, {"weight": 1.0})])
+    func = getattr(nx, name)
+    want = func(G, weight="weight", normalized=False, backend="networkx")
+    monkeypatch.setattr(_dispatch, "SMALL_GRAPH", {})
+    monkeypatch.setattr(nx.config.backend_priority, "algos", ["gswitch"])
+    assert func(G, weight="weight", normalized=False) == want
+    with pytest.raises(NotImplementedError):
+        func(G, weight="weight", backend="gswitch")
+
+
+@pytest.mark.parametrize("name", ["betweenness_centrality", "edge_betweenness_centrality"])
 def test_sampling_more_nodes_than_an_empty_graph_has_raises(name):
     """k=1 on an empty graph is networkx's ValueError, not an empty answer."""
     with pytest.raises(ValueError, match="Sample larger than population"):

@@ -21,8 +21,8 @@ def _weighted(G: NxGraph, weight: Any):
     Raises
     ------
     NotImplementedError
-        A weight that is not positive, or not exact in float32 (the engine's weights:
-        networkx's float64 sums would tie other paths); networkx then runs.
+        A weight that is not positive, infinite, or not exact in float32 (the engine's
+        weights: networkx's float64 sums would tie other paths); networkx then runs.
 
     """
     graph = G.gswitch_graph(weight)
@@ -31,6 +31,9 @@ def _weighted(G: NxGraph, weight: Any):
         return graph
     if w.size and not bool((w > 0).all()):
         raise NotImplementedError("gswitch's weighted betweenness needs positive weights")
+    if w.dtype.kind == "f" and np.isinf(w).any():
+        # networkx reaches the nodes behind an infinite weight, at distance inf
+        raise NotImplementedError("gswitch's weighted betweenness needs finite weights")
     if not np.array_equal(w.astype(np.float32).astype(np.float64), w.astype(np.float64)):
         raise NotImplementedError("weights not exact in float32 would change which paths "
                                   "tie in gswitch's weighted betweenness")
