@@ -69,8 +69,6 @@ def _forest(G: NxGraph, weight: Any, minimum: bool, ignore_nan: bool) -> np.ndar
     ------
     ValueError
         A weight is NaN and ``ignore_nan`` is false (networkx's error).
-    NotImplementedError
-        The graph has 2**24 edges or more (networkx then runs, where it may).
 
     """
     rows = _rows(G)
@@ -91,9 +89,6 @@ def _forest(G: NxGraph, weight: Any, minimum: bool, ignore_nan: bool) -> np.ndar
     pos, vals = pos[~loop], vals[~loop]
     if pos.size == 0:
         return pos
-    if pos.size >= _EXACT_RANKS:
-        raise NotImplementedError(f"{pos.size:,} edges: gswitch's float32 weights rank at "
-                                  f"most {_EXACT_RANKS - 1:,} edges exactly")
     order = np.argsort(vals if minimum else -vals, kind="stable")
     rank = np.empty(pos.size, dtype=np.float32)
     rank[order] = np.arange(pos.size, dtype=np.float32)
@@ -143,6 +138,11 @@ def _spanning_edges(G: NxGraph, algorithm: str, weight: Any, keys: bool, data: b
     _check_algorithm(algorithm)
     if algorithm in ("boruvka", "borůvka") and G.is_multigraph():
         _not_implemented("multigraph")
+    edges = int(np.count_nonzero(G.indices > _rows(G)))  # each once, self loops aside
+    if edges >= _EXACT_RANKS:
+        # refused at the call: raised from the generator, networkx could not run it
+        raise NotImplementedError(f"{edges:,} edges: gswitch's float32 weights rank at "
+                                  f"most {_EXACT_RANKS - 1:,} edges exactly")
     return _lazy(G, weight, keys, data, ignore_nan, minimum)
 
 
