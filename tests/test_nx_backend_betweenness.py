@@ -126,6 +126,18 @@ def test_infinite_weights_fall_back(name, monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["betweenness_centrality", "edge_betweenness_centrality"])
+def test_weights_float64_sums_lose_fall_back(name):
+    """Weights so far apart that a float64 path sum no longer grows by the lightest
+    (2**70 and 1) are left to networkx, which adds Python ints exactly: not gswitch's
+    InvalidInput about a zero-length cycle."""
+    G = nx.path_graph(4)
+    nx.set_edge_attributes(G, 1, "weight")
+    G[0][1]["weight"] = 2**70
+    with pytest.raises(NotImplementedError):
+        getattr(nx, name)(G, weight="weight", backend="gswitch")
+
+
+@pytest.mark.parametrize("name", ["betweenness_centrality", "edge_betweenness_centrality"])
 def test_sampling_more_nodes_than_an_empty_graph_has_raises(name):
     """k=1 on an empty graph is networkx's ValueError, not an empty answer."""
     with pytest.raises(ValueError, match="Sample larger than population"):

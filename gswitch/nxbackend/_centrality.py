@@ -22,7 +22,8 @@ def _weighted(G: NxGraph, weight: Any):
     ------
     NotImplementedError
         A weight that is not positive, infinite, or not exact in float32 (the engine's
-        weights: networkx's float64 sums would tie other paths); networkx then runs.
+        weights: networkx's float64 sums would tie other paths), or weights so far apart
+        that float64 path sums lose the lightest; networkx then runs.
 
     """
     graph = G.gswitch_graph(weight)
@@ -37,6 +38,12 @@ def _weighted(G: NxGraph, weight: Any):
     if not np.array_equal(w.astype(np.float32).astype(np.float64), w.astype(np.float64)):
         raise NotImplementedError("weights not exact in float32 would change which paths "
                                   "tie in gswitch's weighted betweenness")
+    if w.size and float(w.min()) * 2.0**52 <= float(w.max()) * max(len(G) - 1, 1):
+        # a path may grow longer than the lightest weight can lengthen in float64 (gswitch
+        # refuses that as a zero-length cycle; networkx adds Python ints exactly)
+        raise NotImplementedError("weights spanning more than float64 resolves along a "
+                                  "path: gswitch's weighted betweenness would tie "
+                                  "different lengths")
     if G.is_multigraph():
         graph = graph.remove_self_loops().deduplicate("min")
     return graph
