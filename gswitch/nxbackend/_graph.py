@@ -22,8 +22,14 @@ from gswitch.graph import Graph
 __all__ = ["NxGraph", "from_networkx", "to_networkx", "NonNumericWeight"]
 
 
-class NonNumericWeight(InvalidGraph, TypeError):
-    """An edge attribute read as a weight holds something that is not a real number."""
+class NonNumericWeight(InvalidGraph, TypeError, NotImplementedError):
+    """An edge attribute read as a weight holds something that is not a real number.
+
+    Also a ``NotImplementedError``, networkx's signal that a backend cannot take a call:
+    with ``backend_priority`` networkx then runs it itself, and answers as it would (it
+    may never read that edge's weight); with ``backend="gswitch"`` its error names this
+    one as the cause.
+    """
 
 
 class NxGraph:

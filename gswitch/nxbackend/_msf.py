@@ -62,8 +62,10 @@ def _rows(G: NxGraph) -> np.ndarray:
     return np.repeat(np.arange(len(G), dtype=np.int32), np.diff(G.indptr))
 
 
-def _forest(G: NxGraph, weight: Any, minimum: bool, ignore_nan: bool) -> np.ndarray:
-    """The CSR entries of Kruskal's forest, in the order Kruskal yields them.
+def _forest(G: NxGraph, w: np.ndarray | None, minimum: bool, ignore_nan: bool
+            ) -> np.ndarray:
+    """The CSR entries of Kruskal's forest under the weights ``w`` (one per CSR entry,
+    ``None``: every edge weighs 1), in the order Kruskal yields them.
 
     Raises
     ------
@@ -75,7 +77,6 @@ def _forest(G: NxGraph, weight: Any, minimum: bool, ignore_nan: bool) -> np.ndar
     # each edge once, at the entry networkx's G.edges lists it: in the row of its end
     # that comes first in the graph
     pos = np.flatnonzero(G.indices >= rows)
-    w = _weights(G, weight)
     vals = np.ones(pos.size) if w is None else w[pos]
     if vals.dtype.kind == "f":
         nan = np.isnan(vals)
@@ -143,13 +144,16 @@ def _spanning_edges(G: NxGraph, algorithm: str, weight: Any, keys: bool, data: b
         # refused at the call: raised from the generator, networkx could not run it
         raise NotImplementedError(f"{edges:,} edges: gswitch's float32 weights rank at "
                                   f"most {_EXACT_RANKS - 1:,} edges exactly")
-    return _lazy(G, weight, keys, data, ignore_nan, minimum)
+    # read at the call: a weight that is not a number is refused (NonNumericWeight)
+    # while networkx can still run the call itself
+    w = _weights(G, weight)
+    return _lazy(G, w, keys, data, ignore_nan, minimum)
 
 
-def _lazy(G: NxGraph, weight: Any, keys: bool, data: bool, ignore_nan: bool,
+def _lazy(G: NxGraph, w: np.ndarray | None, keys: bool, data: bool, ignore_nan: bool,
           minimum: bool) -> Iterator[tuple]:
     # a generator, as networkx's are: a NaN weight raises when the edges are read
-    yield from _edges(G, _forest(G, weight, minimum, ignore_nan), keys, data)
+    yield from _edges(G, _forest(G, w, minimum, ignore_nan), keys, data)
 
 
 def minimum_spanning_edges(G: NxGraph, algorithm: str = "kruskal", weight: Any = "weight",
