@@ -373,6 +373,53 @@ def test_second_call_reuses_the_converted_graph(conversions):
     assert len(conversions) == 3
 
 
+@pytest.mark.parametrize("view", [
+    lambda G: G.subgraph(range(6)),
+    lambda G: G.subgraph(range(7)).subgraph(range(6)),
+    lambda G: nx.restricted_view(G, [7], []),
+    lambda G: G.to_directed(as_view=True).reverse(copy=False),
+], ids=["subgraph", "subgraph-of-subgraph", "restricted", "reverse"])
+def test_a_view_sees_its_graph_change(view):
+    """networkx keeps a view's conversion in the view's cache, which a change of the
+    graph it shows does not clear: the next call converts the view again."""
+    G = nx.path_graph(8)
+    nx.set_edge_attributes(G, 1, "weight")
+    H = view(G)
+    calls = (lambda: nx.single_source_dijkstra_path_length(H, 0),
+             lambda: {v: round(x, 5) for v, x in nx.pagerank(H).items()},
+             lambda: sorted(map(sorted, nx.strongly_connected_components(H)
+                                if H.is_directed() else nx.connected_components(H))),
+             lambda: sorted(nx.k_core(H, 1).edges))
+    for change in (lambda: G.remove_edge(2, 3), lambda: G.add_edge(0, 5, weight=2),
+                   lambda: G.add_edge(0, 5, weight=9), lambda: G.remove_node(4)):
+        got = [_with_backend(func, "gswitch") for func in calls]
+        assert got == [_with_backend(func, "networkx") for func in calls]
+        change()
+    got = [_with_backend(func, "gswitch") for func in calls]
+    assert got == [_with_backend(func, "networkx") for func in calls]
+
+
+def test_a_view_of_a_graph_without_cache_converts_each_call():
+    """A shown graph that keeps no cache tells no change: each call converts again."""
+    G = nx.path_graph(5)
+    G.__networkx_cache__ = None
+    H = G.subgraph(range(4))
+    assert nx.single_source_shortest_path_length(H, 0, backend="gswitch") == \
+        {0: 0, 1: 1, 2: 2, 3: 3}
+    G.remove_edge(1, 2)
+    assert nx.single_source_shortest_path_length(H, 0, backend="gswitch") == {0: 0, 1: 1}
+
+
+def _with_backend(func, backend):
+    """``func()`` with every call it makes (graph-returning ones too) on ``backend``."""
+    first = [backend] if backend != "networkx" else []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_dispatch, "SMALL_GRAPH", {})
+        patch.setattr(nx.config.backend_priority, "algos", first)
+        patch.setattr(nx.config.backend_priority, "generators", first)
+        return func()
+
+
 def test_unsupported_options_fall_back(gswitch_first):
     """can_run refuses with a reason; networkx then answers the call itself."""
     G = nx.gnm_random_graph(BIG // 3, BIG, seed=7, directed=True)
