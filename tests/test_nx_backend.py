@@ -626,6 +626,24 @@ def test_triangle_functions_refuse_what_networkx_refuses(gswitch_first):
     assert nx.clustering(D) == nx.clustering(D)  # with gswitch first: networkx answers
 
 
+@pytest.mark.parametrize("nodes", [7, 2.5, [[0]], [0, 9, 1, 1], "ab"],
+                         ids=["missing-int", "missing-float", "unhashable", "list", "str"])
+@pytest.mark.parametrize("name", ["triangles", "clustering", "average_clustering"])
+def test_triangle_functions_read_nodes_as_networkx(name, nodes):
+    """``nodes`` that is not a node is read as networkx's ``nbunch_iter`` reads it: the
+    nodes of it in G, or networkx's NetworkXError (a node not in G that is no sequence,
+    an unhashable element), not a TypeError."""
+    G = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3)])
+    func = getattr(nx, name)
+    try:
+        want = func(G, nodes)
+    except (nx.NetworkXError, ZeroDivisionError) as err:  # no node: nothing to average
+        with pytest.raises(type(err), match=str(err).replace("[", r"\[")):
+            func(G, nodes, backend="gswitch")
+    else:
+        assert func(G, nodes, backend="gswitch") == pytest.approx(want)
+
+
 @pytest.mark.parametrize("name", ["undirected", "directed", "strings", "disconnected"])
 def test_personalized_pagerank_equals_networkx(name):
     """personalization runs gswitch's personalized_pagerank; the same ranks as networkx."""

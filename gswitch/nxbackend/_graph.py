@@ -158,6 +158,36 @@ class NxGraph:
         """The id of ``node``; ``KeyError`` when it is not in the graph."""
         return self.index[node]
 
+    def nbunch_ids(self, nbunch: Iterable) -> list[int]:
+        """The ids of the nodes of ``nbunch`` that are in the graph, in its order, with
+        networkx's ``G.nbunch_iter`` errors (for ``nbunch`` that is not one node).
+
+        Raises
+        ------
+        networkx.NetworkXError
+            ``nbunch`` is not iterable, or holds something unhashable.
+
+        """
+        import networkx as nx
+
+        index, ids = self.index, []
+        node = None
+        try:
+            for node in nbunch:
+                if node in index:
+                    ids.append(index[node])
+        except TypeError as err:
+            message = err.args[0] if err.args and isinstance(err.args[0], str) else ""
+            if "object is not iterable" in message:
+                raise nx.NetworkXError(f"Node {nbunch} is not in the graph.") from None
+            if "iter" in message:
+                raise nx.NetworkXError("nbunch is not a node or a sequence of nodes.") from None
+            if "hashable" in message:
+                raise nx.NetworkXError(f"Node {node} in sequence nbunch is not a valid "
+                                       "node.") from None
+            raise
+        return ids
+
     def out_entries(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(owners, entries)``: the CSR positions of every out-entry of ``nodes``, row by
         row in order, and the node each belongs to.
