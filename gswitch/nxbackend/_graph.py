@@ -277,7 +277,8 @@ class ViewWatch:
 
     def changed(self) -> bool:
         """Whether the shown graph's cache was cleared since (a change, as far as
-        networkx tells)."""
+        networkx tells).
+        """
         return self.cache is None or self.cache.get(_VIEW_TOKEN) is not self.token
 
 

@@ -112,7 +112,8 @@ def _convert(G: Any, edge_attrs: Any, preserve_edge_attrs: Any, preserve_graph_a
 
 def _refreshing(func: Callable) -> Callable:
     """``func`` that first converts again any view argument whose graph has changed
-    (:meth:`NxGraph.refresh`): networkx's cache of a view outlives such a change."""
+    (:meth:`NxGraph.refresh`): networkx's cache of a view outlives such a change.
+    """
 
     @functools.wraps(func)
     def call(*args: Any, **kwargs: Any) -> Any:
