@@ -146,6 +146,7 @@ def bfs_edges(G: NxGraph, source: Hashable, reverse: bool = False,
     ``sort_neighbors`` and ``reverse=True`` on a directed graph are refused by
     :func:`can_run`, so networkx runs them.
     """
+    hash(source)  # networkx first puts it in a set: unhashable, its TypeError
     if source not in G:
         raise _not_in_graph(source)
     s = G.node_id(source)

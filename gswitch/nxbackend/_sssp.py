@@ -67,6 +67,7 @@ def refuse_weights(G: NxGraph, w: np.ndarray | None) -> None:
 
 def _distances(G: NxGraph, source: Hashable, weight: str | None, cutoff: float | None,
                missing: type[Exception], message: str) -> dict:
+    hash(source)  # networkx first puts it in a set or a dict: unhashable, its TypeError
     if source not in G:
         raise missing(message.format(source))
     w = G.weighted_by(weight)
