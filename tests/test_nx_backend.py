@@ -279,19 +279,22 @@ def test_pagerank_fails_to_converge_like_networkx():
     assert nx.pagerank(nx.Graph(), backend="gswitch") == {}
 
 
-@pytest.mark.parametrize("weight", [None, "weight"])
+@pytest.mark.parametrize("options", [{"weight": None}, {"weight": "weight"},
+                                     {"weight": None, "personalization": {0: 1, 2: 3}}],
+                         ids=["unweighted", "weighted", "personalized"])
 @pytest.mark.parametrize("graph", [nx.empty_graph(3), nx.path_graph(5),
                                    nx.gnm_random_graph(30, 80, seed=2, directed=True)],
                          ids=["edgeless", "path", "directed"])
-def test_pagerank_converges_in_networkx_steps(graph, weight):
-    """max_iter counts networkx's iterations: the fewest steps networkx converges in
-    are enough through gswitch, one fewer is not."""
+def test_pagerank_converges_in_networkx_steps(graph, options):
+    """max_iter counts networkx's iterations (personalised too: from networkx's uniform
+    start): the fewest steps networkx converges in are enough through gswitch, one
+    fewer is not."""
     G = graph.copy()
     for i, (_u, _v, d) in enumerate(G.edges(data=True)):
         d["weight"] = 1 + i % 3
-    steps = next(k for k in range(1, 200) if _pagerank_converges(G, k, weight, "networkx"))
-    assert _pagerank_converges(G, steps, weight, "gswitch")
-    assert steps == 1 or not _pagerank_converges(G, steps - 1, weight, "gswitch")
+    steps = next(k for k in range(1, 200) if _pagerank_converges(G, k, options, "networkx"))
+    assert _pagerank_converges(G, steps, options, "gswitch")
+    assert steps == 1 or not _pagerank_converges(G, steps - 1, options, "gswitch")
 
 
 def test_pagerank_zero_personalization_raises_before_max_iter():
@@ -333,9 +336,9 @@ def test_pagerank_infinite_weights_fall_back(gswitch_for_every_size):
         nx.pagerank(G, backend="gswitch")
 
 
-def _pagerank_converges(G, max_iter, weight, backend):
+def _pagerank_converges(G, max_iter, options, backend):
     try:
-        nx.pagerank(G, max_iter=max_iter, weight=weight, backend=backend)
+        nx.pagerank(G, max_iter=max_iter, backend=backend, **options)
     except nx.PowerIterationFailedConvergence:
         return False
     return True

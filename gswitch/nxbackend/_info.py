@@ -161,9 +161,8 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
             "n * tol``), ranks held in float32: ``n * tol`` below 1e-6 falls back. "
             "Weights must be uniform per graph (the unweighted ranks) or the call falls "
             "back. ``personalization`` runs gswitch's ``personalized_pagerank`` on unweighted "
-            "graphs (its iteration starts from the personalisation, not the uniform vector: "
-            "the same ranks, possibly in another number of steps); ``nstart`` and "
-            "``dangling`` fall back to networkx. "
+            "graphs, from networkx's uniform start vector, step for step too; ``nstart`` "
+            "and ``dangling`` fall back to networkx. "
             "Parallel edges count with multiplicity, as in networkx."),
     },
 }

@@ -60,10 +60,9 @@ def pagerank(G: NxGraph, alpha: float = 0.85, personalization: Any = None,
     """Networkx's ``pagerank``: ``{node: rank}`` in graph order.
 
     ``personalization`` (unweighted graphs) runs gswitch's ``personalized_pagerank``,
-    whose jumps and dangling rank land by it (networkx's default ``dangling``); its
-    iteration starts from the personalisation rather than the uniform vector, so it may
-    take a different number of steps to the same ranks. ``nstart`` and ``dangling`` are
-    refused by ``can_run`` (networkx runs them).
+    whose jumps and dangling rank land by it (networkx's default ``dangling``), from the
+    uniform vector as networkx's iteration (``uniform_start``). ``nstart`` and
+    ``dangling`` are refused by ``can_run`` (networkx runs them).
 
     Raises
     ------
@@ -101,7 +100,7 @@ def pagerank(G: NxGraph, alpha: float = 0.85, personalization: Any = None,
     params["max_iterations"] = operator.index(max_iter) + 1
     if p is not None:
         r = run_algorithm("personalized_pagerank", G.gswitch_graph(), variant="power_pull",
-                          personalization=p, **params)
+                          personalization=p, uniform_start=1, **params)
     elif uniform:
         r = run_algorithm("pagerank", G.gswitch_graph(), variant="power_pull", **params)
     else:
