@@ -219,14 +219,15 @@ ARGS: dict[str, Callable[[random.Random, Any], dict]] = {
         "sources": r.choice([_node(r, G), [_node(r, G), _node(r, G)], [],
                              list(G)[:3], set(list(G)[-2:])])},
     "descendants_at_distance": lambda r, G: {
-        "source": _node(r, G), "distance": r.choice([0, 1, 2, 3, -1, 50])},
+        "source": _node(r, G), "distance": r.choice([0, 1, 2, 3, -1, 50, 1.5])},
     "bfs_edges": lambda r, G: {
         "source": _node(r, G), "reverse": r.random() < 0.3,
-        "depth_limit": r.choice([None, None, 0, 1, 2, -1]),
+        "depth_limit": r.choice([None, None, 0, 1, 2, -1, 1.5]),
         "sort_neighbors": r.choice([None] * 5 + [sorted_by_str])},
     "bfs_tree": lambda r, G: {
         "source": _node(r, G), "reverse": r.random() < 0.3,
-        "depth_limit": r.choice([None, None, 0, 1, 2, -1])},
+        "depth_limit": r.choice([None, None, 0, 1, 2, -1, 1.5]),
+        "sort_neighbors": r.choice([None] * 5 + [sorted_by_str])},
     "single_source_dijkstra_path_length": lambda r, G: {
         "source": _node(r, G), "cutoff": _cutoff(r), "weight": _weight(r, G)},
     "single_source_bellman_ford_path_length": lambda r, G: {
