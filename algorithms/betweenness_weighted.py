@@ -130,8 +130,9 @@ def rescale_edges(raw: np.ndarray, n_nodes: int, *, directed: bool,
     if n_nodes < 2:
         return out
     k_source = n_nodes if k is None else k
+    # the scale in Python numbers, as networkx's: k=0 raises its ZeroDivisionError
     if normalized:
-        return out / (k_source * (n_nodes - 1))
+        return out * (1 / (k_source * (n_nodes - 1)))
     return out * (n_nodes / (k_source * (1 if directed else 2)))
 
 

@@ -93,6 +93,9 @@ class PersonalizedPowerPull:
         The iteration stops after a step whose L1 change is below it; default 1e-6.
     max_iterations : int
         Upper bound on steps, default 10000.
+    uniform_start : int
+        1: start from the uniform vector, as networkx does; 0 (default): from the
+        personalisation.
 
     Returns
     -------
@@ -104,7 +107,9 @@ class PersonalizedPowerPull:
     ``pagerank``'s ``power_pull`` with the uniform jump ``1 / n`` replaced by the node's
     weight ``teleport[v]``, a field initialised from the run (``gs.per_node_input``):
     ``rank = (1 - alpha) * teleport + alpha * (acc + dangling * teleport)``, networkx's
-    iteration with ``personalization`` and ``dangling`` both the given vector.
+    iteration with ``personalization`` and ``dangling`` both the given vector. The first
+    step only sets the start vector; with ``uniform_start=1`` that is networkx's, and
+    step ``k + 1`` is networkx's iteration ``k`` (the same number of steps to converge).
 
     References
     ----------
@@ -124,6 +129,8 @@ class PersonalizedPowerPull:
     tolerance = gs.Param("float32", 1e-6, low=1e-12, high=1.0,
                          doc="L1 change of the ranks at which the iteration stops")
     max_iterations = gs.Param("int32", 10000, low=1, high=10**8, doc="step limit")
+    uniform_start = gs.Param("int32", 0, low=0, high=1,
+                             doc="1: start from the uniform vector (networkx's start)")
     rank = gs.NodeField("float32", init=0.0, doc="personalised PageRank")
     teleport = gs.NodeField(
         "float32", output=False, doc="where jumps land (sums to 1)",
@@ -142,10 +149,11 @@ class PersonalizedPowerPull:
 
     @gs.node_op
     def update(n, p):
-        # the first step starts from the personalisation itself (networkx's default start
-        # vector is uniform; both converge to the same vector)
-        prev = gs.where(p.iteration < 1, n.teleport, n.rank)
-        new = gs.where(p.iteration < 1, n.teleport,
+        # the first step sets the start vector: the personalisation itself, or the
+        # uniform vector networkx starts from; both converge to the same vector
+        start = gs.where(p.uniform_start > 0, 1.0 / p.n_nodes, n.teleport).astype("float32")
+        prev = gs.where(p.iteration < 1, start, n.rank)
+        new = gs.where(p.iteration < 1, start,
                        ((1.0 - p.alpha) * n.teleport
                         + p.alpha * (n.acc + p.dangling * n.teleport)).astype("float32"))
         n.total(abs(new - prev) + gs.where(p.iteration < 1, 1.0, 0.0))

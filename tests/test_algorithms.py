@@ -103,6 +103,20 @@ def test_pagerank_max_iterations_stops_early():
     assert r.iterations == 2 and r.stats["converged"] is False
 
 
+@pytest.mark.parametrize("variant", ["power_pull", "residual_push"])
+def test_stopping_on_the_last_permitted_step_is_converged(variant):
+    """A run whose stopping rule (a small change, an empty worklist) fires on its last
+    permitted step converged, as the device's decision reports it; one step fewer is
+    cut short."""
+    graph = zoo_graph("rmat")
+    config = {"variant": variant}
+    steps = gs.run("pagerank", graph, backend="cpu", config=config).iterations
+    r = gs.run("pagerank", graph, backend="cpu", config=config, max_iterations=steps)
+    assert r.iterations == steps and r.stats["converged"] is True
+    r = gs.run("pagerank", graph, backend="cpu", config=config, max_iterations=steps - 1)
+    assert r.stats["converged"] is False
+
+
 def test_bad_parameter_and_source():
     """Out-of-range parameters, sources and unknown names are refused clearly."""
     g = zoo_graph("grid")

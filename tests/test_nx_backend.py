@@ -8,7 +8,7 @@ from importlib.metadata import entry_points
 import networkx as nx
 import pytest
 
-from gswitch.nxbackend import BackendInterface, NxGraph
+from gswitch.nxbackend import BackendInterface, NxGraph, _dispatch
 from gswitch.nxbackend._dispatch import SMALL_GRAPH
 from gswitch.nxbackend._graph import NonNumericWeight
 from gswitch.nxbackend._info import FUNCTIONS, get_info
@@ -29,6 +29,12 @@ def gswitch_first():
     nx.config.backend_priority.algos = ["gswitch"]
     yield
     nx.config.backend_priority.algos = saved
+
+
+@pytest.fixture
+def gswitch_for_every_size(gswitch_first, monkeypatch):
+    """Route supported calls to gswitch for one test, small graphs included."""
+    monkeypatch.setattr(_dispatch, "SMALL_GRAPH", {})
 
 
 @pytest.fixture
@@ -132,6 +138,17 @@ def test_bfs_functions_equal_networkx(name):
     assert not isinstance(got, dict) and dict(got) == dict(nx.all_pairs_shortest_path_length(G))
 
 
+@pytest.mark.parametrize("cutoff", [-1, -0.5, 0, 0.5, 1.5, 2])
+def test_hop_lengths_take_networkx_cutoffs(cutoff):
+    """networkx lists the source whatever the cutoff and expands a level while
+    ``cutoff > level`` (1.5 reaches level 2): the same nodes, one source and all pairs."""
+    G = nx.path_graph(5)
+    want = nx.single_source_shortest_path_length(G, 0, cutoff)
+    assert nx.single_source_shortest_path_length(G, 0, cutoff, backend="gswitch") == want
+    got = nx.all_pairs_shortest_path_length(G, cutoff, backend="gswitch")
+    assert dict(got) == dict(nx.all_pairs_shortest_path_length(G, cutoff))
+
+
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("weight", ["weight", "cost", None, "absent"])
 def test_shortest_path_lengths_equal_networkx(directed, weight):
@@ -148,6 +165,32 @@ def test_shortest_path_lengths_equal_networkx(directed, weight):
                 assert all(type(x) is int for x in got.values())
         got = nx.single_source_bellman_ford_path_length(G, source, weight, backend="gswitch")
         assert got == nx.single_source_bellman_ford_path_length(G, source, weight)
+
+
+@pytest.mark.parametrize("cutoff", [-1, 0, 0.25])
+def test_weighted_lengths_list_the_source_below_any_cutoff(cutoff):
+    """networkx lists the source, at an int 0, whatever the cutoff and the weights."""
+    G = nx.path_graph(3)
+    nx.set_edge_attributes(G, 0.5, "weight")
+    got = nx.single_source_dijkstra_path_length(G, 0, cutoff, backend="gswitch")
+    assert got == nx.single_source_dijkstra_path_length(G, 0, cutoff) and type(got[0]) is int
+    got = nx.all_pairs_dijkstra_path_length(G, cutoff, backend="gswitch")
+    assert dict(got) == dict(nx.all_pairs_dijkstra_path_length(G, cutoff))
+
+
+@pytest.mark.parametrize("weight", [1e-50, 1e-40, float("inf")])
+def test_weights_float32_cannot_hold_fall_back(gswitch_for_every_size, weight):
+    """A positive weight below float32's smallest normal (rounded to 0 or coarsely) or
+    an infinite one (networkx lists the nodes behind it at inf) is left to networkx."""
+    G = nx.path_graph(4)
+    nx.set_edge_attributes(G, 1.0, "weight")
+    G[1][2]["weight"] = weight
+    want = nx.single_source_dijkstra_path_length(G, 0, backend="networkx")
+    assert nx.single_source_dijkstra_path_length(G, 0) == want
+    assert dict(nx.all_pairs_dijkstra_path_length(G)) == \
+        dict(nx.all_pairs_dijkstra_path_length(G, backend="networkx"))
+    with pytest.raises(NotImplementedError):
+        nx.single_source_dijkstra_path_length(G, 0, backend="gswitch")
 
 
 def test_multigraph_shortest_paths_take_the_lightest_parallel_edge():
@@ -236,6 +279,71 @@ def test_pagerank_fails_to_converge_like_networkx():
     assert nx.pagerank(nx.Graph(), backend="gswitch") == {}
 
 
+@pytest.mark.parametrize("options", [{"weight": None}, {"weight": "weight"},
+                                     {"weight": None, "personalization": {0: 1, 2: 3}}],
+                         ids=["unweighted", "weighted", "personalized"])
+@pytest.mark.parametrize("graph", [nx.empty_graph(3), nx.path_graph(5),
+                                   nx.gnm_random_graph(30, 80, seed=2, directed=True)],
+                         ids=["edgeless", "path", "directed"])
+def test_pagerank_converges_in_networkx_steps(graph, options):
+    """max_iter counts networkx's iterations (personalised too: from networkx's uniform
+    start): the fewest steps networkx converges in are enough through gswitch, one
+    fewer is not."""
+    G = graph.copy()
+    for i, (_u, _v, d) in enumerate(G.edges(data=True)):
+        d["weight"] = 1 + i % 3
+    steps = next(k for k in range(1, 200) if _pagerank_converges(G, k, options, "networkx"))
+    assert _pagerank_converges(G, steps, options, "gswitch")
+    assert steps == 1 or not _pagerank_converges(G, steps - 1, options, "gswitch")
+
+
+def test_pagerank_zero_personalization_raises_before_max_iter():
+    """An all-zero personalisation is networkx's ZeroDivisionError even with max_iter=0
+    (networkx checks it before it iterates)."""
+    G = nx.path_graph(3)
+    for backend in ("networkx", "gswitch"):
+        with pytest.raises(ZeroDivisionError):
+            nx.pagerank(G, personalization={0: 0}, max_iter=0, backend=backend)
+
+
+def test_pagerank_max_iter_as_networkx_takes_it():
+    """A max_iter past gswitch's step limit is left to networkx (not an InvalidInput);
+    a non-integer one is networkx's TypeError."""
+    from gswitch.nxbackend._pagerank import MAX_STEPS
+    from gswitch.plugins import get_registry
+
+    G = nx.path_graph(3)
+    for spec in ("pagerank", "personalized_pagerank"):
+        limit = get_registry().variants[spec]["power_pull"].params["max_iterations"]
+        assert MAX_STEPS == limit.high
+    reason = BackendInterface.can_run("pagerank", (G,), {"max_iter": MAX_STEPS})
+    assert isinstance(reason, str) and "max_iter" in reason
+    assert BackendInterface.can_run("pagerank", (G,), {"max_iter": MAX_STEPS - 1}) is True
+    assert nx.pagerank(G, max_iter=MAX_STEPS - 1, backend="gswitch") == \
+        pytest.approx(nx.pagerank(G), abs=1e-6)
+    for backend in ("networkx", "gswitch"):
+        with pytest.raises(TypeError):
+            nx.pagerank(G, max_iter=2.0, backend=backend)
+
+
+def test_pagerank_infinite_weights_fall_back(gswitch_for_every_size):
+    """An infinite weight is left to networkx (gswitch's shares would be NaN)."""
+    G = nx.DiGraph([(0, 1, {"weight": float("inf")}), (1, 2, {"weight": 1.0})])
+    G.add_edge(2, 0, weight=2.0)
+    want = nx.pagerank(G, backend="networkx")
+    assert nx.pagerank(G) == want
+    with pytest.raises(NotImplementedError):
+        nx.pagerank(G, backend="gswitch")
+
+
+def _pagerank_converges(G, max_iter, options, backend):
+    try:
+        nx.pagerank(G, max_iter=max_iter, backend=backend, **options)
+    except nx.PowerIterationFailedConvergence:
+        return False
+    return True
+
+
 def test_backend_priority_routes_calls(gswitch_first, conversions):
     """With backend_priority, plain networkx calls run on gswitch (large enough graphs)."""
     G = nx.gnm_random_graph(BIG // 3, BIG, seed=6)
@@ -266,6 +374,53 @@ def test_second_call_reuses_the_converted_graph(conversions):
     assert nx.single_source_dijkstra_path_length(G, 0, backend="gswitch") == \
         nx.single_source_dijkstra_path_length(G, 0)
     assert len(conversions) == 3
+
+
+@pytest.mark.parametrize("view", [
+    lambda G: G.subgraph(range(6)),
+    lambda G: G.subgraph(range(7)).subgraph(range(6)),
+    lambda G: nx.restricted_view(G, [7], []),
+    lambda G: G.to_directed(as_view=True).reverse(copy=False),
+], ids=["subgraph", "subgraph-of-subgraph", "restricted", "reverse"])
+def test_a_view_sees_its_graph_change(view):
+    """networkx keeps a view's conversion in the view's cache, which a change of the
+    graph it shows does not clear: the next call converts the view again."""
+    G = nx.path_graph(8)
+    nx.set_edge_attributes(G, 1, "weight")
+    H = view(G)
+    calls = (lambda: nx.single_source_dijkstra_path_length(H, 0),
+             lambda: {v: round(x, 5) for v, x in nx.pagerank(H).items()},
+             lambda: sorted(map(sorted, nx.strongly_connected_components(H)
+                                if H.is_directed() else nx.connected_components(H))),
+             lambda: sorted(nx.k_core(H, 1).edges))
+    for change in (lambda: G.remove_edge(2, 3), lambda: G.add_edge(0, 5, weight=2),
+                   lambda: G.add_edge(0, 5, weight=9), lambda: G.remove_node(4)):
+        got = [_with_backend(func, "gswitch") for func in calls]
+        assert got == [_with_backend(func, "networkx") for func in calls]
+        change()
+    got = [_with_backend(func, "gswitch") for func in calls]
+    assert got == [_with_backend(func, "networkx") for func in calls]
+
+
+def test_a_view_of_a_graph_without_cache_converts_each_call():
+    """A shown graph that keeps no cache tells no change: each call converts again."""
+    G = nx.path_graph(5)
+    G.__networkx_cache__ = None
+    H = G.subgraph(range(4))
+    assert nx.single_source_shortest_path_length(H, 0, backend="gswitch") == \
+        {0: 0, 1: 1, 2: 2, 3: 3}
+    G.remove_edge(1, 2)
+    assert nx.single_source_shortest_path_length(H, 0, backend="gswitch") == {0: 0, 1: 1}
+
+
+def _with_backend(func, backend):
+    """``func()`` with every call it makes (graph-returning ones too) on ``backend``."""
+    first = [backend] if backend != "networkx" else []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_dispatch, "SMALL_GRAPH", {})
+        patch.setattr(nx.config.backend_priority, "algos", first)
+        patch.setattr(nx.config.backend_priority, "generators", first)
+        return func()
 
 
 def test_unsupported_options_fall_back(gswitch_first):
@@ -326,27 +481,47 @@ def test_calls_gswitch_cannot_answer_still_get_networkx_answers(gswitch_first):
 
 
 def test_non_numeric_weight_is_one_clear_line():
-    """A weight that is not a number names the edge, the attribute and the value."""
+    """A weight that is not a number names the edge, the attribute and the value (the
+    cause of networkx's NotImplementedError when gswitch is asked for by name)."""
     G = nx.Graph()
     G.add_edge("a", "b", weight=2)
     G.add_edge("b", "c", weight="heavy")
-    with pytest.raises(NonNumericWeight) as info:
+    with pytest.raises(NotImplementedError) as info:
         nx.single_source_dijkstra_path_length(G, "a", backend="gswitch")
-    message = str(info.value)
+    cause = info.value.__cause__
+    assert isinstance(cause, NonNumericWeight) and isinstance(cause, TypeError)
+    message = str(cause)
     assert "\n" not in message and "'heavy'" in message and "weight" in message
-    assert isinstance(info.value, TypeError)
+
+
+def test_non_numeric_weight_leaves_the_call_to_networkx(gswitch_for_every_size):
+    """With gswitch first, networkx runs a call gswitch cannot convert and answers as
+    it does: a weight it never reads is no error, and one it reads is its TypeError."""
+    G = nx.Graph([("a", "b", {"weight": 2}), ("c", "d", {"weight": "heavy"})])
+    assert nx.single_source_dijkstra_path_length(G, "a") == {"a": 0, "b": 2}
+    with pytest.raises(TypeError):
+        nx.single_source_dijkstra_path_length(G, "c")
+    with pytest.raises(TypeError):
+        list(nx.minimum_spanning_edges(G))
 
 
 @pytest.mark.parametrize("source", [["a"], "nowhere", None])
 def test_odd_sources_raise_networkx_errors(source):
-    """Unhashable or missing sources raise networkx's own one-line errors."""
+    """Unhashable or missing sources raise networkx's own errors: NodeNotFound where
+    networkx tests membership first, its TypeError where it first puts the source in a
+    set (Dijkstra, Bellman-Ford, bfs_edges) or looks it up (node_connected_component)."""
     G = nx.path_graph(["a", "b", "c"])
-    with pytest.raises(nx.NodeNotFound, match="not"):
-        nx.single_source_shortest_path_length(G, source, backend="gswitch")
-    with pytest.raises(nx.NodeNotFound):
-        nx.single_source_dijkstra_path_length(G, source, backend="gswitch")
-    with pytest.raises(nx.NetworkXError):
-        list(nx.bfs_edges(G, source, backend="gswitch"))
+    calls = (lambda **kw: nx.single_source_shortest_path_length(G, source, **kw),
+             lambda **kw: nx.single_source_dijkstra_path_length(G, source, **kw),
+             lambda **kw: nx.single_source_bellman_ford_path_length(G, source, **kw),
+             lambda **kw: list(nx.bfs_edges(G, source, **kw)),
+             lambda **kw: nx.node_connected_component(G, source, **kw),
+             lambda **kw: nx.descendants_at_distance(G, source, 1, **kw))
+    for func in calls:
+        with pytest.raises(Exception) as want:
+            func(backend="networkx")
+        with pytest.raises(type(want.value), match="not|unhashable|'nowhere'|None"):
+            func(backend="gswitch")
 
 
 def test_round_trip_through_the_backend_graph():
@@ -459,6 +634,24 @@ def test_triangle_functions_refuse_what_networkx_refuses(gswitch_first):
     assert isinstance(BackendInterface.can_run("average_clustering", (G,),
                                                {"weight": "weight"}), str)
     assert nx.clustering(D) == nx.clustering(D)  # with gswitch first: networkx answers
+
+
+@pytest.mark.parametrize("nodes", [7, 2.5, [[0]], [0, 9, 1, 1], "ab"],
+                         ids=["missing-int", "missing-float", "unhashable", "list", "str"])
+@pytest.mark.parametrize("name", ["triangles", "clustering", "average_clustering"])
+def test_triangle_functions_read_nodes_as_networkx(name, nodes):
+    """``nodes`` that is not a node is read as networkx's ``nbunch_iter`` reads it: the
+    nodes of it in G, or networkx's NetworkXError (a node not in G that is no sequence,
+    an unhashable element), not a TypeError."""
+    G = nx.Graph([(0, 1), (1, 2), (2, 0), (2, 3)])
+    func = getattr(nx, name)
+    try:
+        want = func(G, nodes)
+    except (nx.NetworkXError, ZeroDivisionError) as err:  # no node: nothing to average
+        with pytest.raises(type(err), match=str(err).replace("[", r"\[")):
+            func(G, nodes, backend="gswitch")
+    else:
+        assert func(G, nodes, backend="gswitch") == pytest.approx(want)
 
 
 @pytest.mark.parametrize("name", ["undirected", "directed", "strings", "disconnected"])

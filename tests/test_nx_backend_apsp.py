@@ -7,7 +7,7 @@ from unittest import mock
 import networkx as nx
 import pytest
 
-from gswitch.nxbackend import BackendInterface, _apsp
+from gswitch.nxbackend import BackendInterface, _apsp, _dispatch
 
 # each test converts a graph once and calls several functions on the cached conversion
 pytestmark = pytest.mark.filterwarnings("ignore:Note. conversions to backend graphs")
@@ -72,6 +72,20 @@ def test_all_pairs_dijkstra_path_length_equals_networkx(graph):
             assert got[s] == pytest.approx(want[s])
 
 
+def test_integer_lengths_past_float32_stay_exact_ints():
+    """Integer lengths past 2**24 are networkx's exact ints (float32 rounds them), from
+    every source of the lazy all-pairs generator, not a NotImplementedError at the
+    first source that reaches that far."""
+    G = nx.path_graph(4)
+    nx.set_edge_attributes(G, 2**23, "weight")
+    G.add_edge(2, 3, weight=1)
+    want = dict(nx.all_pairs_dijkstra_path_length(G))
+    assert want[0][3] == 2**24 + 1
+    got = dict(nx.all_pairs_dijkstra_path_length(G, backend="gswitch"))
+    assert got == want and all(type(x) is int for d in got.values() for x in d.values())
+    assert nx.single_source_dijkstra_path_length(G, 0, backend="gswitch") == want[0]
+
+
 @pytest.mark.parametrize("weight", ["weight", None])
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_floyd_warshall_equals_networkx(name, weight):
@@ -85,6 +99,22 @@ def test_floyd_warshall_equals_networkx(name, weight):
     u = next(iter(G), None)
     if u is not None:
         assert got[u]["not a node"] == float("inf")
+
+
+@pytest.mark.parametrize("back", [-2.0, float("nan")], ids=["negative-cycle", "nan"])
+def test_floyd_warshall_leaves_order_dependent_answers_to_networkx(back, monkeypatch):
+    """A negative cycle or a NaN weight leaves values that depend on the order of the
+    updates: networkx answers (a negative edge on no cycle stays with gswitch)."""
+    G = nx.DiGraph([(0, 1, {"weight": 1.0}), (1, 2, {"weight": -0.5}), (2, 3, {})])
+    assert dict(nx.floyd_warshall(G, backend="gswitch")) == dict(nx.floyd_warshall(G))
+    G.add_edge(1, 0, weight=back)
+    want = {u: dict(d) for u, d in nx.floyd_warshall(G, backend="networkx").items()}
+    monkeypatch.setattr(_dispatch, "SMALL_GRAPH", {})
+    monkeypatch.setattr(nx.config.backend_priority, "algos", ["gswitch"])
+    got = {u: dict(d) for u, d in nx.floyd_warshall(G).items()}
+    assert repr(got) == repr(want)  # NaN included
+    with pytest.raises(NotImplementedError):
+        nx.floyd_warshall(G, backend="gswitch")
 
 
 @pytest.mark.parametrize("wf_improved", [True, False])
@@ -112,7 +142,9 @@ def test_weighted_closeness_and_callable_weights_fall_back():
         assert BackendInterface.can_run(name, (G,), {}) is True
 
 
-def test_missing_source_raises_networkx_error():
-    """closeness of a node not in G raises as networkx does (a KeyError)."""
-    with pytest.raises(KeyError):
-        nx.closeness_centrality(nx.path_graph(3), u=7, backend="gswitch")
+@pytest.mark.parametrize("backend", ["networkx", "gswitch"])
+def test_missing_source_raises_networkx_error(backend):
+    """closeness of a node not in G raises networkx's NodeNotFound (from its path
+    lengths), not a KeyError."""
+    with pytest.raises(nx.NodeNotFound, match="Source 7 is not in G"):
+        nx.closeness_centrality(nx.path_graph(3), u=7, backend=backend)

@@ -6,7 +6,7 @@ import random
 import networkx as nx
 import pytest
 
-from gswitch.nxbackend import BackendInterface
+from gswitch.nxbackend import BackendInterface, _dispatch
 from gswitch.nxbackend._centrality import edge_betweenness_centrality
 from gswitch.nxbackend._graph import from_networkx
 
@@ -92,3 +92,65 @@ def test_empty_graph_and_the_backend_lists_them():
     assert nx.edge_betweenness_centrality(nx.Graph(), backend="gswitch") == {}
     for name in ("betweenness_centrality", "edge_betweenness_centrality"):
         assert hasattr(BackendInterface, name)
+
+
+@pytest.mark.parametrize("name", ["betweenness_centrality", "edge_betweenness_centrality"])
+def test_refused_weights_leave_networkx_the_random_state(name, monkeypatch):
+    """A sampled call whose weights gswitch refuses (not exact in float32) falls back to
+    networkx with the random state it was given, untouched: networkx samples the
+    sources it would have."""
+    G = nx.DiGraph([(0, 3, {"cost": 1.25}), (1, 3, {"cost": 0.1}), (2, 3, {"cost": 0.3})])
+    func = getattr(nx, name)
+    kw = {"k": 1, "weight": "cost", "normalized": False}
+    if name == "betweenness_centrality":
+        kw["endpoints"] = True  # else a sampled source's value is NaN
+    want = func(G, seed=random.Random(31), backend="networkx", **kw)
+    monkeypatch.setattr(_dispatch, "SMALL_GRAPH", {})
+    monkeypatch.setattr(nx.config.backend_priority, "algos", ["gswitch"])
+    assert func(G, seed=random.Random(31), **kw) == want
+
+
+@pytest.mark.parametrize("name", ["betweenness_centrality", "edge_betweenness_centrality"])
+def test_infinite_weights_fall_back(name, monkeypatch):
+    """networkx reaches the nodes behind an infinite weight (at distance inf) and counts
+    their paths: left to networkx."""
+    G = nx.Graph([(0, 1, {"weight": 1.0}), (0, 2, {"weight": float("inf")}),
+                  (2, 3, {"weight": 2.5}), (3, 4, {"weight": 1.0})])
+    func = getattr(nx, name)
+    want = func(G, weight="weight", normalized=False, backend="networkx")
+    monkeypatch.setattr(_dispatch, "SMALL_GRAPH", {})
+    monkeypatch.setattr(nx.config.backend_priority, "algos", ["gswitch"])
+    assert func(G, weight="weight", normalized=False) == want
+    with pytest.raises(NotImplementedError):
+        func(G, weight="weight", backend="gswitch")
+
+
+@pytest.mark.parametrize("name", ["betweenness_centrality", "edge_betweenness_centrality"])
+def test_weights_float64_sums_lose_fall_back(name):
+    """Weights so far apart that a float64 path sum no longer grows by the lightest
+    (2**70 and 1) are left to networkx, which adds Python ints exactly: not gswitch's
+    InvalidInput about a zero-length cycle."""
+    G = nx.path_graph(4)
+    nx.set_edge_attributes(G, 1, "weight")
+    G[0][1]["weight"] = 2**70
+    with pytest.raises(NotImplementedError):
+        getattr(nx, name)(G, weight="weight", backend="gswitch")
+
+
+@pytest.mark.parametrize("name", ["betweenness_centrality", "edge_betweenness_centrality"])
+def test_sampling_more_nodes_than_an_empty_graph_has_raises(name):
+    """k=1 on an empty graph is networkx's ValueError, not an empty answer."""
+    with pytest.raises(ValueError, match="Sample larger than population"):
+        getattr(nx, name)(nx.Graph(), k=1, backend="gswitch")
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+@pytest.mark.parametrize("weight", [None, "weight"])
+def test_zero_sampled_sources_raise_as_networkx(normalized, weight):
+    """k=0 divides by zero sampled sources: networkx's ZeroDivisionError, not NaNs."""
+    G = _weighted(nx.path_graph(4), 1)
+    for func in (nx.betweenness_centrality, nx.edge_betweenness_centrality):
+        with pytest.raises(ZeroDivisionError):
+            func(G, k=0, normalized=normalized, weight=weight)
+        with pytest.raises(ZeroDivisionError):
+            func(G, k=0, normalized=normalized, weight=weight, backend="gswitch")

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import minimum_spanning_tree as scipy_mst
 
 import gswitch as gs
-from gswitch.nxbackend import BackendInterface, _msf
+from gswitch.nxbackend import BackendInterface, _dispatch, _msf
 
 
 def _weighted(G, seed, integer=False):
@@ -148,6 +148,26 @@ def test_networkx_errors():
         list(nx.maximum_spanning_edges(_multi(), algorithm="boruvka", backend="gswitch"))
     with pytest.raises(ValueError, match="random is not a valid choice for an algorithm"):
         nx.minimum_spanning_tree(nx.path_graph(3), algorithm="random", backend="gswitch")
+    for backend in ("networkx", "gswitch"):  # directed first, as networkx checks
+        with pytest.raises(nx.NetworkXNotImplemented):
+            nx.minimum_spanning_tree(nx.DiGraph([(0, 1)]), algorithm="random",
+                                     backend=backend)
+
+
+def test_too_many_edges_to_rank_are_refused_at_the_call(monkeypatch):
+    """A graph past the edges float32 ranks exactly is refused when the edges are asked
+    for, not when the generator is read: networkx then answers, the spanning tree too
+    (networkx's tree reads the edges through the dispatched minimum_spanning_edges)."""
+    monkeypatch.setattr(_msf, "_EXACT_RANKS", 3)
+    G = _weighted(nx.path_graph(6), 1)
+    with pytest.raises(NotImplementedError):
+        nx.minimum_spanning_edges(G, backend="gswitch")
+    want = list(nx.minimum_spanning_edges(G, backend="networkx"))
+    tree = nx.minimum_spanning_tree(G, backend="networkx")
+    monkeypatch.setattr(_dispatch, "SMALL_GRAPH", {})
+    monkeypatch.setattr(nx.config.backend_priority, "algos", ["gswitch"])
+    assert list(nx.minimum_spanning_edges(G)) == want
+    assert nx.utils.graphs_equal(nx.minimum_spanning_tree(G), tree)
 
 
 def test_empty_and_edgeless_graphs():

@@ -50,6 +50,31 @@ def test_matches_networkx_on_a_simple_digraph():
     assert _l1(got.fields["rank"], np.array([want[v] for v in range(80)])) < 1e-4
 
 
+def test_uniform_start_takes_networkx_steps():
+    """uniform_start=1 starts from networkx's uniform vector: its first step only sets
+    it, then each step is networkx's iteration, and it stops after as many."""
+    h = nx.gnm_random_graph(60, 200, seed=6, directed=True)
+    g = gs.Graph.from_networkx(h)
+    personal = {v: float(v % 7 == 0) for v in h}
+    vec = np.array([personal[v] for v in range(60)])
+    tol = 1e-6
+    steps = next(k for k in range(1, 500) if _converges(h, personal, tol, k))
+    r = gs.run("personalized_pagerank", g, personalization=vec, uniform_start=1,
+               tolerance=60 * tol, backend="cpu", config={"variant": "power_pull"})
+    assert r.stats["converged"] and r.iterations == steps + 1
+    want = nx.pagerank(h, personalization=personal, tol=tol, backend="networkx")
+    assert _l1(r.fields["rank"], np.array([want[v] for v in range(60)])) < 1e-5
+
+
+def _converges(h, personal, tol, max_iter):
+    try:
+        nx.pagerank(h, personalization=personal, tol=tol, max_iter=max_iter,
+                    backend="networkx")
+    except nx.PowerIterationFailedConvergence:
+        return False
+    return True
+
+
 @pytest.mark.parametrize("bad,match", [
     (-1, "node -1 is out of range"), (99, "node 99 is out of range"),
     (np.zeros(10), "not all zero"), (np.r_[1.0, -1.0, np.ones(8)], "non-negative"),

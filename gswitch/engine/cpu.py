@@ -632,6 +632,7 @@ class CpuEngine:
         if timer is not None:
             timer.lap("setup")
         step = driving.mode(mode)
+        capped = False
         while it < max_iterations:
             if timer is not None:  # what the last step did after its compaction
                 timer.lap("convergence and mode decision", call=it > 0)
@@ -776,8 +777,13 @@ class CpuEngine:
                 mode, step = following, driving.mode(following)
             if step.operators and step.items == "worklist" and active.size == 0:
                 break
+        else:
+            # out of steps without the stopping rule firing: the run was cut short
+            # (every break above is the stopping rule, which may fire on the last
+            # permitted step: that run converged, as the device's decision reports it)
+            capped = True
         stats["iterations"] = it
-        stats["converged"] = it < max_iterations
+        stats["converged"] = not capped
         if timer is not None:
             timer.lap("convergence and mode decision")
             timer.note_run(spec, stats)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ._graph import NxGraph
 from ._run import run_algorithm
-from ._sssp import single_source_dijkstra_path_length
+from ._sssp import refuse_weights, single_source_dijkstra_path_length
 
 __all__ = [
     "hop_batches",
@@ -42,12 +42,10 @@ def all_pairs_dijkstra_path_length(G: NxGraph, cutoff: float | None = None,
                                    weight: Any = "weight") -> Iterator[tuple[Hashable, dict]]:
     """Networkx's ``all_pairs_dijkstra_path_length``: ``(node, lengths)`` lazily, one
     SSSP per node (the backend's ``single_source_dijkstra_path_length``). Weights that
-    gswitch's SSSP refuses (negative ones) are refused here at the call, not at the
-    first item, so that networkx can still run the call itself.
+    gswitch's SSSP refuses (:func:`~._sssp.refuse_weights`) are refused here at the
+    call, not at the first item, so that networkx can still run the call itself.
     """
-    w = G.weighted_by(weight)
-    if w is not None and w.size and not (w >= 0).all():
-        raise NotImplementedError("gswitch's SSSP needs non-negative edge weights")
+    refuse_weights(G, G.weighted_by(weight))
     return ((node, single_source_dijkstra_path_length(G, node, cutoff=cutoff, weight=weight))
             for node in G.nodes)
 
@@ -65,11 +63,22 @@ def _dense(G: NxGraph, weight: str | None) -> np.ndarray:
 
 def floyd_warshall(G: NxGraph, weight: Any = "weight") -> dict:
     """Networkx's ``floyd_warshall``: ``{u: {v: length}}``, every pair listed, ``inf``
-    where unreachable; the inner mappings default to ``inf`` as networkx's do.
+    where unreachable; the inner mappings default to ``inf`` as networkx's do. NaN
+    weights and negative cycles, where networkx's values depend on its order of updates,
+    are left to networkx (``NotImplementedError``).
     """
     from gswitch.algorithms.apsp import floyd_warshall as blocked
 
-    d = blocked(_dense(G, weight)).tolist()
+    w = G.weighted_by(weight)
+    if w is not None and w.dtype.kind == "f" and np.isnan(w).any():
+        # NaN compares false in networkx's updates and spreads through NumPy's minimum
+        raise NotImplementedError("NaN edge weights: networkx's answer is its own")
+    d = blocked(_dense(G, weight))
+    if (d.diagonal() < 0).any():
+        # a negative cycle: no shortest lengths, and the values left depend on the order
+        # of the updates; networkx's are networkx's
+        raise NotImplementedError("a negative cycle: networkx's answer is its own")
+    d = d.tolist()
     names = G.nodes
     out = {}
     for u, row in zip(names, d):
@@ -84,6 +93,10 @@ def closeness_centrality(G: NxGraph, u: Hashable | None = None, distance: Any = 
     """Networkx's ``closeness_centrality`` without ``distance``: incoming hop distances
     (the reverse graph's BFS for a directed graph) from multi-source BFS batches.
     """
+    if u is not None and u not in G:
+        import networkx as nx
+
+        raise nx.NodeNotFound(f"Source {u} is not in G")  # networkx's path lengths' error
     graph = G.gswitch_graph()
     if G.is_directed():
         graph = graph.reverse

@@ -78,10 +78,15 @@ def _lengths(G: NxGraph, s: int, cutoff: float | None) -> dict:
 
 
 def _ordered(names: np.ndarray, depth: np.ndarray, cutoff: float | None) -> dict:
-    """``{name: hops}`` of the reached nodes, level by level, each level in graph order."""
+    """``{name: hops}`` of the reached nodes, level by level, each level in graph order.
+
+    networkx lists the source, then expands a level while ``cutoff > level``: level
+    ``d`` is listed when ``d < cutoff + 1`` (``cutoff=1.5`` lists level 2, a negative
+    cutoff the source alone).
+    """
     reached = depth >= 0
     if cutoff is not None:
-        reached &= depth <= cutoff
+        reached &= (depth < cutoff + 1) | (depth == 0)
     ids = np.flatnonzero(reached)
     ids = ids[np.argsort(depth[ids], kind="stable")]
     return dict(zip(names[ids].tolist(), depth[ids].tolist()))
@@ -141,6 +146,7 @@ def bfs_edges(G: NxGraph, source: Hashable, reverse: bool = False,
     ``sort_neighbors`` and ``reverse=True`` on a directed graph are refused by
     :func:`can_run`, so networkx runs them.
     """
+    hash(source)  # networkx first puts it in a set: unhashable, its TypeError
     if source not in G:
         raise _not_in_graph(source)
     s = G.node_id(source)

@@ -69,6 +69,7 @@ def number_connected_components(G: NxGraph) -> int:
 def node_connected_component(G: NxGraph, n: Hashable) -> set:
     """Networkx's ``node_connected_component``: the set of nodes in ``n``'s component."""
     _undirected(G)
+    hash(n)  # networkx looks n up in its adjacency: unhashable, its TypeError
     if n not in G:
         raise KeyError(n)  # as networkx's adjacency lookup does
     comp = labels(G)

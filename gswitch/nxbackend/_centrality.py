@@ -21,8 +21,9 @@ def _weighted(G: NxGraph, weight: Any):
     Raises
     ------
     NotImplementedError
-        A weight that is not positive, or not exact in float32 (the engine's weights:
-        networkx's float64 sums would tie other paths); networkx then runs.
+        A weight that is not positive, infinite, or not exact in float32 (the engine's
+        weights: networkx's float64 sums would tie other paths), or weights so far apart
+        that float64 path sums lose the lightest; networkx then runs.
 
     """
     graph = G.gswitch_graph(weight)
@@ -31,9 +32,18 @@ def _weighted(G: NxGraph, weight: Any):
         return graph
     if w.size and not bool((w > 0).all()):
         raise NotImplementedError("gswitch's weighted betweenness needs positive weights")
+    if w.dtype.kind == "f" and np.isinf(w).any():
+        # networkx reaches the nodes behind an infinite weight, at distance inf
+        raise NotImplementedError("gswitch's weighted betweenness needs finite weights")
     if not np.array_equal(w.astype(np.float32).astype(np.float64), w.astype(np.float64)):
         raise NotImplementedError("weights not exact in float32 would change which paths "
                                   "tie in gswitch's weighted betweenness")
+    if w.size and float(w.min()) * 2.0**52 <= float(w.max()) * max(len(G) - 1, 1):
+        # a path may grow longer than the lightest weight can lengthen in float64 (gswitch
+        # refuses that as a zero-length cycle; networkx adds Python ints exactly)
+        raise NotImplementedError("weights spanning more than float64 resolves along a "
+                                  "path: gswitch's weighted betweenness would tie "
+                                  "different lengths")
     if G.is_multigraph():
         graph = graph.remove_self_loops().deduplicate("min")
     return graph
@@ -71,22 +81,21 @@ def betweenness_centrality(G: NxGraph, k: int | None = None, normalized: bool = 
     from gswitch.algorithms.betweenness import rescale
 
     n = len(G)
-    if n == 0:
-        return {}
     if k == n:  # networkx's own shortcut: every node
         k = None
+    # the weights may be refused, and networkx then runs with the same random state:
+    # nothing may be drawn from it before
+    graph = G.gswitch_graph() if weight is None else _weighted(G, weight)
     ids = _sample(G, k, seed)
+    if n == 0:
+        return {}
     kwargs = {} if ids is None else {"sources": ids}
     if weight is None and _batched_fits(n):
         from gswitch.algorithms.betweenness_batched import betweenness
 
-        raw = betweenness(G.gswitch_graph(), ids, endpoints=bool(endpoints),
-                          backend=engine_backend())
+        raw = betweenness(graph, ids, endpoints=bool(endpoints), backend=engine_backend())
     else:
-        if weight is None:
-            name, graph = "betweenness", G.gswitch_graph()
-        else:
-            name, graph = "weighted_betweenness", _weighted(G, weight)
+        name = "betweenness" if weight is None else "weighted_betweenness"
         raw = run_algorithm(name, graph, endpoints=int(bool(endpoints)),
                             **kwargs).fields["betweenness"]
     values = rescale(np.asarray(raw), directed=G.is_directed(), normalized=normalized,
@@ -112,11 +121,12 @@ def edge_betweenness_centrality(G: NxGraph, k: int | None = None, normalized: bo
     from gswitch.algorithms.betweenness_weighted import rescale_edges
 
     n = len(G)
+    # refused weights leave the call to networkx with the same random state: drawn after
+    graph = G.gswitch_graph() if weight is None else _weighted(G, weight)
+    ids = _sample(G, k, seed)
     if n == 0:
         return {}
-    ids = _sample(G, k, seed)
     kwargs = {} if ids is None else {"sources": ids}
-    graph = G.gswitch_graph() if weight is None else _weighted(G, weight)
     if weight is None and _batched_fits(n):
         from gswitch.algorithms.betweenness_batched import edge_betweenness
 

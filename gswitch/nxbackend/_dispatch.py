@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._pagerank import FLOAT32_L1_FLOOR, MAX_ALPHA
+from ._pagerank import FLOAT32_L1_FLOOR, MAX_ALPHA, MAX_STEPS
 
 __all__ = ["can_run", "should_run", "SMALL_GRAPH"]
 
@@ -86,6 +86,10 @@ def _pagerank(args: Mapping[str, Any]) -> str | bool:
     if isinstance(alpha, (int, float)) and not 0.0 <= alpha <= MAX_ALPHA:
         return (f"pagerank with alpha={alpha:g}: gswitch's damping factor is in "
                 f"[0, {MAX_ALPHA:g}]")
+    max_iter = args.get("max_iter")
+    if isinstance(max_iter, int) and max_iter >= MAX_STEPS:
+        return (f"pagerank with max_iter={max_iter}: gswitch takes at most {MAX_STEPS - 1} "
+                "iterations")
     n = len(args["G"])
     if n and n * args["tol"] < FLOAT32_L1_FLOOR:
         return (f"len(G) * tol = {n * args['tol']:.3g} is below what gswitch's float32 ranks "

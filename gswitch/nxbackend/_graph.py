@@ -19,11 +19,17 @@ import numpy as np
 from gswitch.errors import InvalidGraph
 from gswitch.graph import Graph
 
-__all__ = ["NxGraph", "from_networkx", "to_networkx", "NonNumericWeight"]
+__all__ = ["NxGraph", "ViewWatch", "from_networkx", "to_networkx", "NonNumericWeight"]
 
 
-class NonNumericWeight(InvalidGraph, TypeError):
-    """An edge attribute read as a weight holds something that is not a real number."""
+class NonNumericWeight(InvalidGraph, TypeError, NotImplementedError):
+    """An edge attribute read as a weight holds something that is not a real number.
+
+    Also a ``NotImplementedError``, networkx's signal that a backend cannot take a call:
+    with ``backend_priority`` networkx then runs it itself, and answers as it would (it
+    may never read that edge's weight); with ``backend="gswitch"`` its error names this
+    one as the cause.
+    """
 
 
 class NxGraph:
@@ -73,6 +79,17 @@ class NxGraph:
         #: is a subgraph of it with every attribute (``k_core``, spanning trees); ``None``
         #: otherwise
         self.source: Any = None
+        #: for the conversion of a graph view, how to notice that the graph it shows
+        #: has changed (:class:`ViewWatch`); ``None`` otherwise
+        self.watch: ViewWatch | None = None
+
+    def refresh(self) -> None:
+        """Convert the view again, in place, if the graph it shows has changed since the
+        conversion (networkx keeps this conversion in the view's cache, which the
+        change does not clear); nothing for a graph that is not a view.
+        """
+        if self.watch is not None and self.watch.changed():
+            self.__dict__.update(self.watch.convert().__dict__)
 
     # networkx's decorators (not_implemented_for) and membership tests read these
     def is_directed(self) -> bool:
@@ -141,6 +158,36 @@ class NxGraph:
         """The id of ``node``; ``KeyError`` when it is not in the graph."""
         return self.index[node]
 
+    def nbunch_ids(self, nbunch: Iterable) -> list[int]:
+        """The ids of the nodes of ``nbunch`` that are in the graph, in its order, with
+        networkx's ``G.nbunch_iter`` errors (for ``nbunch`` that is not one node).
+
+        Raises
+        ------
+        networkx.NetworkXError
+            ``nbunch`` is not iterable, or holds something unhashable.
+
+        """
+        import networkx as nx
+
+        index, ids = self.index, []
+        node = None
+        try:
+            for node in nbunch:
+                if node in index:
+                    ids.append(index[node])
+        except TypeError as err:
+            message = err.args[0] if err.args and isinstance(err.args[0], str) else ""
+            if "object is not iterable" in message:
+                raise nx.NetworkXError(f"Node {nbunch} is not in the graph.") from None
+            if "iter" in message:
+                raise nx.NetworkXError("nbunch is not a node or a sequence of nodes.") from None
+            if "hashable" in message:
+                raise nx.NetworkXError(f"Node {node} in sequence nbunch is not a valid "
+                                       "node.") from None
+            raise
+        return ids
+
     def out_entries(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(owners, entries)``: the CSR positions of every out-entry of ``nodes``, row by
         row in order, and the node each belongs to.
@@ -188,6 +235,51 @@ class NxGraph:
         if g is None:
             g = self._graphs[key] = make()
         return g
+
+
+#: The key of :class:`ViewWatch`'s token in a networkx graph's ``__networkx_cache__``
+_VIEW_TOKEN = "gswitch view token"
+
+
+class ViewWatch:
+    """Notices that the graph a networkx view shows has changed since a conversion.
+
+    networkx keeps a conversion in the ``__networkx_cache__`` of the graph converted and
+    clears that cache when the graph changes through its methods; a view (``subgraph``,
+    ``reverse(copy=False)``, ``to_undirected(as_view=True)``) has a cache of its own,
+    which a change of the graph it shows leaves alone. The watch puts a token in the
+    shown graph's cache: when networkx clears that cache, the token is gone.
+
+    Parameters
+    ----------
+    view : networkx graph
+        The view converted (views of views show the same graph).
+    convert : callable
+        Converts the view again, as the first conversion did.
+
+    """
+
+    def __init__(self, view: Any, convert: Callable[[], NxGraph]) -> None:
+        shown = view
+        while getattr(shown, "_graph", None) is not None:
+            shown = shown._graph
+        self.convert = convert
+        #: the shown graph's cache; ``None`` where it keeps none (then every call
+        #: converts again: nothing tells a change)
+        self.cache: dict | None = getattr(shown, "__networkx_cache__", None)
+        self.token = None if self.cache is None else self.cache.setdefault(_VIEW_TOKEN,
+                                                                           object())
+
+    @staticmethod
+    def of(G: Any, convert: Callable[[], NxGraph]) -> ViewWatch | None:
+        """A watch for ``G`` if it is a view, else ``None``."""
+        return None if getattr(G, "_graph", None) is None else ViewWatch(G, convert)
+
+    def changed(self) -> bool:
+        """Whether the shown graph's cache was cleared since (a change, as far as
+        networkx tells).
+        """
+        return self.cache is None or self.cache.get(_VIEW_TOKEN) is not self.token
 
 
 def _numeric(attr: str, values: list, edges: Iterable[tuple[Any, Any]]) -> np.ndarray:

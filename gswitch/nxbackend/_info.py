@@ -13,10 +13,12 @@ __all__ = ["get_info", "FUNCTIONS", "DEFAULT_CONFIG", "SUBGRAPH_FUNCTIONS"]
 _BFS = ("Hop distances come from gswitch's BFS (``gswitch.run('bfs')``) on the GPU when "
         "CuPy sees one, else on the CPU engine.")
 _SSSP = ("Distances come from gswitch's SSSP (float32): integer weights give networkx's "
-         "exact integer lengths below 2**24 (past it the call falls back); other weights "
+         "exact integer lengths below 2**24; other weights, and integer lengths past it, "
          "are made exact float64 sums by a host relaxation seeded with gswitch's distances. "
-         "A multigraph uses the lightest of parallel edges. Negative weights and callable "
-         "weights fall back to networkx.")
+         "A multigraph uses the lightest of parallel edges. Negative, NaN and infinite "
+         "weights, positive weights below float32's smallest normal number (1.2e-38), "
+         "integer weights whose sums could pass 2**53, and callable weights fall back to "
+         "networkx.")
 _CC = ("Components come from gswitch's connected components; components and the nodes "
        "they hold are yielded in networkx's order.")
 
@@ -59,7 +61,8 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
         "additional_docs": "Blocked Floyd-Warshall over the dense float64 matrix "
                            "(``gswitch.algorithms.apsp``): array code on the host, not a "
                            "graph operator. Every pair is listed; the inner mappings "
-                           "default to ``inf`` as networkx's do.",
+                           "default to ``inf`` as networkx's do. NaN weights and "
+                           "negative cycles fall back to networkx.",
     },
     "closeness_centrality": {
         "additional_docs": "Incoming hop distances from gswitch's ``msbfs`` (64 nodes per "
@@ -158,9 +161,8 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
             "n * tol``), ranks held in float32: ``n * tol`` below 1e-6 falls back. "
             "Weights must be uniform per graph (the unweighted ranks) or the call falls "
             "back. ``personalization`` runs gswitch's ``personalized_pagerank`` on unweighted "
-            "graphs (its iteration starts from the personalisation, not the uniform vector: "
-            "the same ranks, possibly in another number of steps); ``nstart`` and "
-            "``dangling`` fall back to networkx. "
+            "graphs, from networkx's uniform start vector, step for step too; ``nstart`` "
+            "and ``dangling`` fall back to networkx. "
             "Parallel edges count with multiplicity, as in networkx."),
     },
 }

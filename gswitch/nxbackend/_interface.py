@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
+from collections.abc import Callable
 from typing import Any
 
 from . import (
@@ -17,7 +20,7 @@ from . import (
     _sssp,
     _triangles,
 )
-from ._graph import NxGraph, from_networkx, to_networkx
+from ._graph import NxGraph, ViewWatch, from_networkx, to_networkx
 from ._info import FUNCTIONS, SUBGRAPH_FUNCTIONS
 
 __all__ = ["BackendInterface"]
@@ -45,6 +48,9 @@ class BackendInterface:
                         graph_name: str | None = None) -> NxGraph:
         """A networkx graph as an :class:`NxGraph`, with the edge attributes asked for.
 
+        A view's conversion carries a :class:`ViewWatch`, so that a call converts it
+        again once the graph the view shows has changed.
+
         Raises
         ------
         NotImplementedError
@@ -53,19 +59,10 @@ class BackendInterface:
         """
         if isinstance(G, NxGraph):
             return G
-        if preserve_edge_attrs is True or isinstance(preserve_edge_attrs, dict):
-            if name in SUBGRAPH_FUNCTIONS:
-                # the answer is cut from G itself, attributes and all: convert the
-                # structure and keep G
-                out = from_networkx(G, None, preserve_graph_attrs=True)
-                out.source = G
-                return out
-            raise NotImplementedError("gswitch converts named numeric edge attributes only")
-        attrs = edge_attrs if isinstance(edge_attrs, dict) else (
-            {edge_attrs: 1} if isinstance(edge_attrs, str) else None)
-        out = from_networkx(G, attrs, preserve_graph_attrs=bool(preserve_graph_attrs))
-        if name in SUBGRAPH_FUNCTIONS:
-            out.source = G
+        out = _convert(G, edge_attrs, preserve_edge_attrs, preserve_graph_attrs, name)
+        out.watch = ViewWatch.of(G, lambda: BackendInterface.convert_from_nx(
+            G, edge_attrs, node_attrs, preserve_edge_attrs, preserve_node_attrs,
+            preserve_graph_attrs, name, graph_name))
         return out
 
     @staticmethod
@@ -95,6 +92,39 @@ class BackendInterface:
         mark_known_differences(items)
 
 
+def _convert(G: Any, edge_attrs: Any, preserve_edge_attrs: Any, preserve_graph_attrs: bool,
+             name: str | None) -> NxGraph:
+    if preserve_edge_attrs is True or isinstance(preserve_edge_attrs, dict):
+        if name in SUBGRAPH_FUNCTIONS:
+            # the answer is cut from G itself, attributes and all: convert the structure
+            # and keep G
+            out = from_networkx(G, None, preserve_graph_attrs=True)
+            out.source = G
+            return out
+        raise NotImplementedError("gswitch converts named numeric edge attributes only")
+    attrs = edge_attrs if isinstance(edge_attrs, dict) else (
+        {edge_attrs: 1} if isinstance(edge_attrs, str) else None)
+    out = from_networkx(G, attrs, preserve_graph_attrs=bool(preserve_graph_attrs))
+    if name in SUBGRAPH_FUNCTIONS:
+        out.source = G
+    return out
+
+
+def _refreshing(func: Callable) -> Callable:
+    """``func`` that first converts again any view argument whose graph has changed
+    (:meth:`NxGraph.refresh`): networkx's cache of a view outlives such a change.
+    """
+
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        for value in itertools.chain(args, kwargs.values()):
+            if isinstance(value, NxGraph):
+                value.refresh()
+        return func(*args, **kwargs)
+
+    return call
+
+
 for _name, _func in _FUNCTIONS.items():
-    setattr(BackendInterface, _name, staticmethod(_func))
+    setattr(BackendInterface, _name, staticmethod(_refreshing(_func)))
 del _name, _func

@@ -62,22 +62,21 @@ def _rows(G: NxGraph) -> np.ndarray:
     return np.repeat(np.arange(len(G), dtype=np.int32), np.diff(G.indptr))
 
 
-def _forest(G: NxGraph, weight: Any, minimum: bool, ignore_nan: bool) -> np.ndarray:
-    """The CSR entries of Kruskal's forest, in the order Kruskal yields them.
+def _forest(G: NxGraph, w: np.ndarray | None, minimum: bool, ignore_nan: bool
+            ) -> np.ndarray:
+    """The CSR entries of Kruskal's forest under the weights ``w`` (one per CSR entry,
+    ``None``: every edge weighs 1), in the order Kruskal yields them.
 
     Raises
     ------
     ValueError
         A weight is NaN and ``ignore_nan`` is false (networkx's error).
-    NotImplementedError
-        The graph has 2**24 edges or more (networkx then runs, where it may).
 
     """
     rows = _rows(G)
     # each edge once, at the entry networkx's G.edges lists it: in the row of its end
     # that comes first in the graph
     pos = np.flatnonzero(G.indices >= rows)
-    w = _weights(G, weight)
     vals = np.ones(pos.size) if w is None else w[pos]
     if vals.dtype.kind == "f":
         nan = np.isnan(vals)
@@ -91,9 +90,6 @@ def _forest(G: NxGraph, weight: Any, minimum: bool, ignore_nan: bool) -> np.ndar
     pos, vals = pos[~loop], vals[~loop]
     if pos.size == 0:
         return pos
-    if pos.size >= _EXACT_RANKS:
-        raise NotImplementedError(f"{pos.size:,} edges: gswitch's float32 weights rank at "
-                                  f"most {_EXACT_RANKS - 1:,} edges exactly")
     order = np.argsort(vals if minimum else -vals, kind="stable")
     rank = np.empty(pos.size, dtype=np.float32)
     rank[order] = np.arange(pos.size, dtype=np.float32)
@@ -138,18 +134,26 @@ def _edges(G: NxGraph, entries: np.ndarray, keys: bool, data: bool) -> Iterator[
 
 def _spanning_edges(G: NxGraph, algorithm: str, weight: Any, keys: bool, data: bool,
                     ignore_nan: bool, minimum: bool) -> Iterator[tuple]:
-    _check_algorithm(algorithm)
-    if G.is_directed():
+    if G.is_directed():  # networkx's decorator refuses before the name is looked up
         _not_implemented("directed")
+    _check_algorithm(algorithm)
     if algorithm in ("boruvka", "borůvka") and G.is_multigraph():
         _not_implemented("multigraph")
-    return _lazy(G, weight, keys, data, ignore_nan, minimum)
+    edges = int(np.count_nonzero(G.indices > _rows(G)))  # each once, self loops aside
+    if edges >= _EXACT_RANKS:
+        # refused at the call: raised from the generator, networkx could not run it
+        raise NotImplementedError(f"{edges:,} edges: gswitch's float32 weights rank at "
+                                  f"most {_EXACT_RANKS - 1:,} edges exactly")
+    # read at the call: a weight that is not a number is refused (NonNumericWeight)
+    # while networkx can still run the call itself
+    w = _weights(G, weight)
+    return _lazy(G, w, keys, data, ignore_nan, minimum)
 
 
-def _lazy(G: NxGraph, weight: Any, keys: bool, data: bool, ignore_nan: bool,
+def _lazy(G: NxGraph, w: np.ndarray | None, keys: bool, data: bool, ignore_nan: bool,
           minimum: bool) -> Iterator[tuple]:
     # a generator, as networkx's are: a NaN weight raises when the edges are read
-    yield from _edges(G, _forest(G, weight, minimum, ignore_nan), keys, data)
+    yield from _edges(G, _forest(G, w, minimum, ignore_nan), keys, data)
 
 
 def minimum_spanning_edges(G: NxGraph, algorithm: str = "kruskal", weight: Any = "weight",

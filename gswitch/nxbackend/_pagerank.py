@@ -11,6 +11,7 @@ exists for networkx's ``weight=`` semantics.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -21,13 +22,16 @@ from gswitch.runner import run
 from ._graph import NxGraph
 from ._run import engine_backend, run_algorithm
 
-__all__ = ["pagerank", "FLOAT32_L1_FLOOR"]
+__all__ = ["pagerank", "FLOAT32_L1_FLOOR", "MAX_ALPHA", "MAX_STEPS"]
 
 #: Smallest ``n * tol`` the float32 ranks can resolve as an L1 change between steps.
 FLOAT32_L1_FLOOR = 1e-6
 #: The largest damping factor gswitch's PageRank takes (its ``alpha`` parameter's upper
 #: bound); ``can_run`` leaves larger ones to networkx.
 MAX_ALPHA = 0.999
+#: The most steps gswitch's PageRank takes (its ``max_iterations`` parameter's upper
+#: bound): a larger ``max_iter`` (one step more, the start vector's) is networkx's.
+MAX_STEPS = 10**8
 
 
 def _stochastic(G: NxGraph, weight: str, w: np.ndarray) -> Graph:
@@ -56,10 +60,9 @@ def pagerank(G: NxGraph, alpha: float = 0.85, personalization: Any = None,
     """Networkx's ``pagerank``: ``{node: rank}`` in graph order.
 
     ``personalization`` (unweighted graphs) runs gswitch's ``personalized_pagerank``,
-    whose jumps and dangling rank land by it (networkx's default ``dangling``); its
-    iteration starts from the personalisation rather than the uniform vector, so it may
-    take a different number of steps to the same ranks. ``nstart`` and ``dangling`` are
-    refused by ``can_run`` (networkx runs them).
+    whose jumps and dangling rank land by it (networkx's default ``dangling``), from the
+    uniform vector as networkx's iteration (``uniform_start``). ``nstart`` and
+    ``dangling`` are refused by ``can_run`` (networkx runs them).
 
     Raises
     ------
@@ -72,25 +75,32 @@ def pagerank(G: NxGraph, alpha: float = 0.85, personalization: Any = None,
     n = len(G)
     if n == 0:
         return {}
-    if max_iter < 1:
-        raise nx.PowerIterationFailedConvergence(max_iter)
     w = G.weighted_by(weight)
     if w is not None and w.size and not (w >= 0).all():
         raise NotImplementedError("gswitch's PageRank needs non-negative edge weights")
+    if w is not None and w.dtype.kind == "f" and np.isinf(w).any():
+        # a row of inf / inf shares is NaN; networkx's sparse products give numbers
+        raise NotImplementedError("gswitch's PageRank needs finite edge weights")
     # the ranks are float32: the tolerance parameter's range ends at 1
-    params = {"alpha": float(alpha), "tolerance": min(float(n * tol), 1.0),
-              "max_iterations": int(max_iter)}
+    params = {"alpha": float(alpha), "tolerance": min(float(n * tol), 1.0)}
     uniform = w is None or not w.size or (w == w[0]).all() and w[0] > 0
+    p = None
     if personalization is not None:
         if not uniform:
             raise NotImplementedError("gswitch's personalised PageRank is unweighted")
         p = np.array([float(personalization.get(v, 0)) for v in G.nodes])
         if p.sum() == 0:
-            raise ZeroDivisionError  # as networkx does
+            raise ZeroDivisionError  # as networkx does, before it iterates
         if (p < 0).any():
             raise NotImplementedError("gswitch needs non-negative personalization weights")
+    if operator.index(max_iter) < 1:  # networkx's range(max_iter) takes integers only
+        raise nx.PowerIterationFailedConvergence(max_iter)
+    # gswitch's first step only sets the start vector: networkx's iteration k is its
+    # step k + 1
+    params["max_iterations"] = operator.index(max_iter) + 1
+    if p is not None:
         r = run_algorithm("personalized_pagerank", G.gswitch_graph(), variant="power_pull",
-                          personalization=p, **params)
+                          personalization=p, uniform_start=1, **params)
     elif uniform:
         r = run_algorithm("pagerank", G.gswitch_graph(), variant="power_pull", **params)
     else:

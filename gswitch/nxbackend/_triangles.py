@@ -7,7 +7,6 @@ likewise its number of distinct neighbours other than itself.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
 from typing import Any
 
 import numpy as np
@@ -48,10 +47,6 @@ def _counts(G: NxGraph) -> tuple[np.ndarray, np.ndarray]:
     return tri, graph.symmetrize().simple().out_degree
 
 
-def _ids(G: NxGraph, nodes: Iterable[Hashable]) -> list[int]:
-    return [G.node_id(v) for v in nodes if v in G]
-
-
 def triangles(G: NxGraph, nodes: Any = None) -> dict | int:
     """Networkx's ``triangles``: per node, or for one node when ``nodes`` is one."""
     _undirected(G)
@@ -63,7 +58,7 @@ def triangles(G: NxGraph, nodes: Any = None) -> dict | int:
     if nodes is None:
         return dict(zip(G.nodes, tri.tolist()))
     names, counts = G.names, tri.tolist()
-    return {names[i]: counts[i] for i in _ids(G, nodes)}
+    return {names[i]: counts[i] for i in G.nbunch_ids(nodes)}
 
 
 def transitivity(G: NxGraph) -> float | int:
@@ -95,7 +90,7 @@ def clustering(G: NxGraph, nodes: Any = None, weight: Any = None) -> dict | floa
         i = G.node_id(nodes)
         return 0 if tri[i] == 0 else float(local[i])
     names = G.names
-    ids = range(len(G)) if nodes is None else _ids(G, nodes)
+    ids = range(len(G)) if nodes is None else G.nbunch_ids(nodes)
     return {names[i]: (0 if tri[i] == 0 else float(local[i])) for i in ids}
 
 
