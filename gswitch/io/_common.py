@@ -18,7 +18,7 @@ import tempfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -477,48 +477,47 @@ def _float_ids(path: Path, col: np.ndarray, line_of: Callable[[int], int | None]
     return col
 
 
+def _plain(tok: bytes, parse: Callable[[bytes], Any]) -> Any:
+    """``parse(tok)``, or ``None`` where it fails; a token with an underscore is no number
+    (Python's int() and float() take digit separators, "1_0" is 10, which no graph file
+    means and NumPy's parser refuses).
+    """
+    if b"_" in tok:
+        return None
+    try:
+        return parse(tok)
+    except ValueError:
+        return None
+
+
 def _token_number(tok: bytes, path: Path, lineno: int, what: str) -> float | int:
-    # Python's int() and float() also take digit separators ("1_0" is 10), which no graph
-    # file means and NumPy's parser refuses
-    if b"_" not in tok:
-        try:
-            return int(tok)
-        except ValueError:
-            pass
-        try:
-            return float(tok)
-        except ValueError:
-            pass
-    raise _fail(path, f"{what} {_show(tok)} is not a number", lineno)
+    value = _plain(tok, int)
+    value = _plain(tok, float) if value is None else value
+    if value is None:
+        raise _fail(path, f"{what} {_show(tok)} is not a number", lineno)
+    return value
 
 
 def _int_token(tok: bytes, path: Path, lineno: int, what: str) -> int:
-    if b"_" not in tok:
-        try:
-            return int(tok)
-        except ValueError:
-            pass
-    raise _fail(path, f"{what} {_show(tok)} is not an integer", lineno)
+    value = _plain(tok, int)
+    if value is None:
+        raise _fail(path, f"{what} {_show(tok)} is not an integer", lineno)
+    return value
 
 
 def _id_token(tok: bytes, path: Path, lineno: int, what: str) -> int:
     """A node id as the fast parser takes it (:func:`_float_ids`): an integer, or a
     number with an integral value (``1.0``, ``3e0``), exactly.
     """
-    if b"_" not in tok:
-        try:
-            return int(tok)
-        except ValueError:
-            pass
-        try:
-            x = float(tok)
-        except ValueError:
-            x = math.nan
-        if math.isfinite(x) and x == math.floor(x):
-            if abs(x) < _FLOAT_EXACT:
-                return int(x)
-            raise _fail(path, f"{what} {_show(tok)} is too large to be read exactly as a "
-                        "decimal number; write it as an integer (digits only)", lineno)
+    value = _plain(tok, int)
+    if value is not None:
+        return value
+    x = _plain(tok, float)
+    if x is not None and math.isfinite(x) and x == math.floor(x):
+        if abs(x) < _FLOAT_EXACT:
+            return int(x)
+        raise _fail(path, f"{what} {_show(tok)} is too large to be read exactly as a "
+                    "decimal number; write it as an integer (digits only)", lineno)
     raise _fail(path, f"{what} {_show(tok)} is not an integer", lineno)
 
 
