@@ -15,4 +15,5 @@ BUILTIN_MODULES = (
     "gswitch.algorithms.scc",
     "gswitch.algorithms.msf",
     "gswitch.algorithms.msbfs",
+    "gswitch.algorithms.overlay",
 )

@@ -18,7 +18,11 @@ On the GPU the issue's sizes are ``--cliques 32768 --grid 2048`` (1M-node clique
 ``--only`` and ``--extra`` pick graphs and configurations and add further ones
 (``benchmarks/configs/chain_sssp_ordered.json``: SSSP's ordered passes, the
 ``delta_stepping`` variant under spatial driving, against ``bellman_ford``'s unordered
-ones; ``road_sssp_ordered.json``: the same on the road grid against priority driving).
+ones; ``road_sssp_ordered.json``: the same on the road grid against priority driving;
+``chain_overlay.json``: the ``overlay`` variants of BFS and SSSP, with their parts' entry
+searches kept from the last call on the graph and, ``-cold``, redone on every call).
+An entry may carry ``"params"`` (run arguments such as ``partition_size``) and
+``"cold": true``.
 Each row gives the call's wall time and the device time the run reports.
 
 Usage: python benchmarks/bench_spatial.py [--backend cpu|gpu] [--repeats 3] [--tag NAME]
@@ -91,6 +95,23 @@ def _nx_graph(g):
     return G
 
 
+def _run_options(cfg: dict | None) -> tuple[dict | None, dict, bool]:
+    """A configuration's entry split into the config, the run's parameters (its
+    ``"params"`` key: ``partition_size`` of the overlay variants, say) and whether each
+    call starts cold (``"cold": true``: what a call derives from the graph and keeps with
+    it, :meth:`gswitch.Graph.cached`, is dropped before each call).
+    """
+    if cfg is None:
+        return None, {}, False
+    cfg = dict(cfg)
+    return cfg, cfg.pop("params", {}), bool(cfg.pop("cold", False))
+
+
+def _cold(g, call):
+    g._derived = None
+    return call()
+
+
 def _json_arg(text: str) -> dict:
     """A JSON object given inline or as ``@path``."""
     if text.startswith("@"):
@@ -137,8 +158,11 @@ def main() -> None:
             for label, cfg in {**_configs(alg, args.renumber), **extra}.items():
                 if only and label not in only:
                     continue
+                cfg, params, cold = _run_options(cfg)
                 call = functools.partial(gs.run, alg, g, backend=args.backend, config=cfg,
-                                         **kw)
+                                         **kw, **params)
+                if cold:  # nothing derived from the graph kept from the last call
+                    call = functools.partial(_cold, g, call)
                 t, r = timed(call, args.repeats, warmup=1 if args.backend == "gpu" else 0)
                 problem = compare(alg, r.fields[FIELD[alg]], ref)
                 assert problem is None, f"{alg} {label} on {g.name}: {problem}"

@@ -471,6 +471,9 @@ class AlgorithmSpec:
     default_if: Callable | None = None
     #: the backends this formulation runs on (array code may serve the CPU only)
     backends: tuple[str, ...] = ("cpu", "gpu")
+    #: ``suited(graph) -> str | None``: why this formulation would not pay on the graph
+    #: (the tuner leaves it out of that graph's search), or ``None``
+    suited: Callable | None = None
 
     @property
     def label(self) -> str:
@@ -886,7 +889,8 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
               check_graph: Callable | None = None,
               priority_width: float | None = None, direct: Callable | None = None,
               default_if: Callable | None = None,
-              backends: tuple[str, ...] = ("cpu", "gpu")) -> Any:
+              backends: tuple[str, ...] = ("cpu", "gpu"),
+              suited: Callable | None = None) -> Any:
     """Class decorator turning a declarative class into an :class:`AlgorithmSpec`.
 
     Parameters
@@ -1018,6 +1022,11 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         formulation that runs on the backend (one that would not fit in memory there,
         say): the first whose ``default_on`` names the backend and whose own
         ``default_if`` holds, else the first such formulation.
+    suited : callable, optional
+        ``suited(graph) -> str | None`` on the prepared graph: why this formulation would
+        not pay there, or ``None``. A run still works (and gives the same answer); the
+        tuner leaves the formulation out of that graph's search, with the reason
+        (``overlay`` needs parts joined by few edges).
     backends : tuple of str
         The backends this formulation runs on: both by default; ``("cpu",)`` for array
         code that has no GPU side. A run that names the formulation on another backend is
@@ -1111,7 +1120,7 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
             first_hit_final=first_hit_final, variant=variant, default_variant=default,
             expected=expected, compare=compare, default_on=tuple(default_on),
             step_totals=tuple(totals), check_graph=check_graph, default_if=default_if,
-            backends=tuple(backends),
+            backends=tuple(backends), suited=suited,
             priority_width=_checked_width(priority_width, priority),
             backend_defaults={str(k): dict(v) for k, v in (backend_defaults or {}).items()})
         allowed = {str(k): tuple(v) for k, v in (supports or {}).items()}

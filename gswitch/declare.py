@@ -469,15 +469,20 @@ class HostStep:
     agnostic (``xp.unique``, fancy indexing,
     no Python loop over nodes). ``fields`` holds the :class:`EdgeField` arrays too. With
     ``edges`` set the function is called as ``func(fields, params, xp, edges)``, where
-    ``edges`` is the run's :class:`HostEdges`.
+    ``edges`` is the run's :class:`HostEdges`; with ``graph`` set, as
+    ``func(fields, params, xp, graph)``, where ``graph`` is the :class:`~gswitch.Graph`
+    the stages run on (symmetrised, simple or renumbered as the run made it), for
+    structure derived from the graph once and kept with :meth:`Graph.cached`.
     """
 
     name: str
     func: Callable
     edges: bool = False
+    graph: bool = False
 
 
-def host_step(func: Callable | None = None, *, edges: bool = False) -> Any:
+def host_step(func: Callable | None = None, *, edges: bool = False,
+              graph: bool = False) -> Any:
     """Mark ``func(fields, params, xp)`` as a host step of a staged algorithm.
 
     Parameters
@@ -488,10 +493,15 @@ def host_step(func: Callable | None = None, *, edges: bool = False) -> Any:
     edges : bool
         Call it as ``func(fields, params, xp, edges)`` with the graph's
         :class:`HostEdges`, to compute :class:`EdgeField` values.
+    graph : bool
+        Call it as ``func(fields, params, xp, graph)`` with the :class:`~gswitch.Graph`
+        the stages run on (not with ``edges``).
     """
+    if edges and graph:
+        raise AlgorithmError("host_step takes edges=True or graph=True, not both")
     if func is None:
-        return lambda f: HostStep(f.__name__, f, edges)
-    return HostStep(func.__name__, func, edges)
+        return lambda f: HostStep(f.__name__, f, edges, graph)
+    return HostStep(func.__name__, func, edges, graph)
 
 
 @dataclass

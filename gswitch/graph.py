@@ -168,6 +168,7 @@ class Graph:
         "_min_weight",
         "_selector_features",
         "_call_plans",
+        "_derived",
         "name",
         "node_labels",
         "__weakref__",
@@ -233,6 +234,8 @@ class Graph:
         self._selector_features: dict[str, float] | None = None
         #: gswitch.runner's resolved calls (algorithm, configuration, backend), kept
         self._call_plans: dict | None = None
+        #: Graph.cached's values
+        self._derived: dict | None = None
         self.name = name
         if node_labels is not None and len(node_labels) != indptr.size - 1:
             raise InvalidGraph(f"node_labels has {len(node_labels)} entries, expected one per "
@@ -687,6 +690,41 @@ class Graph:
             w = self._weights
             self._min_weight = 0.0 if w is None or w.size == 0 else float(np.min(w))
         return self._min_weight
+
+    def cached(self, key: Any, build: Any = None) -> Any:
+        """What ``build()`` returns, computed once per graph and ``key`` and kept with
+        the graph (which never changes): structure that algorithms derive from it, such
+        as the boundary of a partition (:mod:`gswitch.algorithms.overlay`).
+
+        Parameters
+        ----------
+        key : hashable
+            Names the value; include everything it depends on besides the graph.
+        build : callable, optional
+            ``build()`` computes it. Two threads asking at once may both build it; one
+            result is kept, and both are the same. Without it, nothing is built or kept.
+
+        Returns
+        -------
+        object
+            The kept value; ``None`` when there is none and no ``build``.
+
+        Examples
+        --------
+        >>> import gswitch as gs
+        >>> g = gs.Graph.from_edges([0, 1], [1, 2])
+        >>> g.cached("edges", lambda: g.n_edges) is g.cached("edges", lambda: -1)
+        True
+
+        """
+        kept = self._derived
+        if kept is None:
+            kept = self._derived = {}
+        if key not in kept:
+            if build is None:
+                return None
+            kept.setdefault(key, build())
+        return kept[key]
 
     def simple(self) -> Graph:
         """The graph without self loops and parallel edges, built once; itself when it

@@ -150,6 +150,8 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
             if st.edges:
                 edges = _host_edges(graph, xp) if edges is None else edges
                 out = st.func(seen, params, xp, edges)
+            elif st.graph:
+                out = st.func(seen, params, xp, graph)
             else:
                 out = st.func(seen, params, xp)
             chosen = _apply(st, spec, out, seen, params, xp)

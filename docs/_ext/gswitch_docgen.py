@@ -245,9 +245,12 @@ def _fields_table(spec) -> str:
                       rows, widths=[14, 10, 18, 14, 8, 36])
 
 
-def _algorithm_params_table(spec) -> str:
+def _algorithm_params_table(spec, names=None) -> str:
+    """``spec``'s parameters (those in ``names`` only, when given) as a table."""
     rows = []
     for n, p in spec.params.items():
+        if names is not None and n not in names:
+            continue
         bounds = "" if p.low is None and p.high is None else \
             f"{literal(p.low)} .. {literal(p.high)}"
         rows.append([literal(n), literal(p.dtype), literal(p.default), bounds, p.doc])
@@ -365,6 +368,10 @@ def algorithms_page(reg=None) -> str:
                     for a, names in v.supports.items()) + " only")
             if facts:
                 out.append("\n".join(facts) + "\n")
+            own = set(v.params) - set(spec.params)
+            if own:  # parameters only this formulation takes
+                out.append(f"**Parameters of** ``{v.variant}``:\n")
+                out.append(_algorithm_params_table(v, own))
             out.append(docstring_directive(f"algorithm:{name}:{v.variant}"))
             out.append("**Traced operators** (``gswitch algorithms --describe``):\n")
             out.append(_operators_text(v))
