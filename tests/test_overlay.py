@@ -6,11 +6,11 @@ import warnings
 
 import numpy as np
 import pytest
-
-import gswitch as gs
 from gswitch.algorithms.bfs import expected_depth
 from gswitch.algorithms.overlay import boundary
 from gswitch.algorithms.sssp import expected_distances
+
+import gswitch as gs
 from gswitch.generators import clique_chain, grid2d
 
 OVERLAY = {"variant": "overlay"}
@@ -135,8 +135,9 @@ def test_long_boundary_searches_the_whole_graph_and_says_so_once():
 
 
 def test_tuner_searches_the_overlay_only_where_it_suits():
-    from gswitch.plugins import get_registry
     from gswitch.tuner.space import build_space
+
+    from gswitch.plugins import get_registry
 
     spec = get_registry().algorithm("sssp")
     chain = clique_chain(64, 32, weighted=True)
