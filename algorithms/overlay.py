@@ -14,7 +14,8 @@ steps whatever the load balance. The overlay cuts that path into parts:
    part at once, again never crossing a cut edge, so each part holds the distances from
    its own ``j``-th entry. The number of rounds is the most entries of any part. These
    distances depend on the graph alone and are kept with it
-   (:meth:`gswitch.Graph.cached`): a later call on the same graph skips the rounds;
+   (:meth:`gswitch.Graph.cached`): a later call on the same graph skips the rounds (its
+   ``plan`` goes straight on to ``solve``);
 4. ``solve`` (a host step): the boundary graph has a node per boundary node and a virtual
    source, with the local distances (source to boundary node, entry to boundary node of
    the same part) and the cut edges as its edges. Its exact distances come from
@@ -252,9 +253,9 @@ def _plan(fields: dict, params: dict, xp: Any, graph: gs.Graph, name: str) -> di
     table = xp.full_like(fields["table"], _unreached(dist.dtype))
     _view(table, b)[:, b.slots] = dist[dev["keys"]]
     known = graph.cached(("overlay.local", b.size, np.dtype(dist.dtype).str, xp.__name__))
-    if known is not None:  # the entries' searches of an earlier call on this graph
+    if known is not None:  # the entries' searches of an earlier call: straight to solve
         _view(table, b)[:, : b.slots] = known
-        return {"table": table, "round": b.slots, "start": dev["keys"][:0]}
+        return {"table": table, "round": b.slots, "repeat": "solve"}
     return {"table": table, "round": 0, "start": dev["ranked"][0],
             name: _restart(fields, name, xp, dev["ranked"][0])}
 

@@ -462,8 +462,9 @@ class HostStep:
     set of the next stage that starts from :func:`chosen_nodes` (node ids, or a boolean
     mask over the nodes, which needs no sort), and field arrays
     under their names to replace them, and ``"repeat"``: the name of a stage (or host
-    step) to go back to, which loops the stages from there until a condition the host
-    step tests holds; or ``"stop": True``, which ends the run after this step (what else
+    step) to go on from: an earlier one loops the stages from there until a condition
+    the host step tests holds, a later one skips the stages in between (work a
+    previous call already did); or ``"stop": True``, which ends the run after this step (what else
     it returned is applied first): the stages and host steps after it do not run, as
     when its work is done before them (not with ``"repeat"``). It must be array-module
     agnostic (``xp.unique``, fancy indexing,
