@@ -318,12 +318,53 @@ _DEFAULTS = {"worklist": "bitmap", "load_balance": "twc", "driving": "data",
              "direction": "push", "launch": "persistent"}
 
 
-@gs.algorithm(name="bfs", variant="overlay", default=False, finalize_on_device=True,
-              reference="scipy.sparse.csgraph.shortest_path(unweighted=True)",
-              priority=lambda n: n.depth, suited=lambda g: suited(g),
-              defaults=_DEFAULTS, **_CONFIG)
-class OverlayBFS:
-    """Breadth-first search over a partition overlay (see :mod:`.overlay`): hop
+def _formulation(name: str, doc: str, field: gs.NodeField, table: str, op: Any,
+                 **extra: Any) -> type:
+    """The class both overlay formulations declare: the distance ``field`` under
+    ``name``, the scratch fields and parameters, and the three searches (each confined
+    to a part by ``op``) with the two host steps between them.
+    """
+    @gs.stage(**_CONFIG)
+    class source_search:
+        """From the source, inside its part."""
+
+        start = gs.from_source()
+        edge = gs.edge_op(op)
+
+    @gs.stage(**_CONFIG)
+    class entry_search:
+        """From the entry of one rank of every part, each inside its part."""
+
+        start = gs.chosen_nodes()
+        edge = gs.edge_op(op)
+
+    @gs.stage(**_CONFIG)
+    class final_search:
+        """From every boundary node at its exact distance, inside its part."""
+
+        start = gs.chosen_nodes()
+        edge = gs.edge_op(op)
+
+    def plan(fields, params, xp, graph):
+        return _plan(fields, params, xp, graph, name)
+
+    def solve(fields, params, xp, graph):
+        return _collect(fields, params, xp, graph, name)
+
+    body = {"__doc__": doc, name: field, "origin": _origin(), "table": _table(table),
+            "partition_size": _size(), "round": _round(),
+            "source_search": source_search, "plan": gs.host_step(plan, graph=True),
+            "entry_search": entry_search, "solve": gs.host_step(solve, graph=True),
+            "final_search": final_search, **extra}
+    return type(f"Overlay{name.title()}", (), body)
+
+
+def _finalize_depth(fields, params):
+    fields["depth"] = replace_at_least(fields["depth"], int_inf("int32"), -1)
+    return fields
+
+
+_BFS_DOC = """Breadth-first search over a partition overlay (see :mod:`.overlay`): hop
     distances from the source by searches inside parts of ``partition_size``
     consecutive ids and an exact search over their boundary.
 
@@ -351,58 +392,12 @@ class OverlayBFS:
     >>> import gswitch as gs
     >>> g = gs.Graph.from_edges(range(9), range(1, 10)).symmetrize()
     >>> r = gs.run("bfs", g, source=0, backend="cpu",
-    ...            config={"variant": "overlay"}, partition_size=4)
+    ...            config={"variant": "overlay"}, partition_size=5)
     >>> r.fields["depth"].tolist()
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+"""
 
-    """
-
-    depth = gs.NodeField("int32", init=gs.INF, at_source=0, doc="hops from the source")
-    origin = _origin()
-    table = _table("int32")
-    partition_size = _size()
-    round = _round()
-
-    @gs.stage(**_CONFIG)
-    class source_search:
-        """From the source, inside its part."""
-
-        start = gs.from_source()
-        visit = gs.edge_op(_hop)
-
-    @gs.host_step(graph=True)
-    def plan(fields, params, xp, graph):
-        return _plan(fields, params, xp, graph, "depth")
-
-    @gs.stage(**_CONFIG)
-    class entry_search:
-        """From the entry of one rank of every part, each inside its part."""
-
-        start = gs.chosen_nodes()
-        visit = gs.edge_op(_hop)
-
-    @gs.host_step(graph=True)
-    def solve(fields, params, xp, graph):
-        return _collect(fields, params, xp, graph, "depth")
-
-    @gs.stage(**_CONFIG)
-    class final_search:
-        """From every boundary node at its exact depth, inside its part."""
-
-        start = gs.chosen_nodes()
-        visit = gs.edge_op(_hop)
-
-    @staticmethod
-    def finalize(fields, params):
-        fields["depth"] = replace_at_least(fields["depth"], int_inf("int32"), -1)
-        return fields
-
-
-@gs.algorithm(name="sssp", variant="overlay", default=False, weights="nonnegative",
-              reference="scipy.sparse.csgraph.dijkstra", priority=lambda n: n.dist,
-              suited=lambda g: suited(g), defaults=_DEFAULTS, **_CONFIG)
-class OverlaySSSP:
-    """Single-source shortest paths over a partition overlay (see :mod:`.overlay`):
+_SSSP_DOC = """Single-source shortest paths over a partition overlay (see :mod:`.overlay`):
     searches inside parts of ``partition_size`` consecutive ids, and an exact search
     over their boundary.
 
@@ -433,46 +428,28 @@ class OverlaySSSP:
     >>> import gswitch as gs
     >>> g = gs.Graph.from_edges(range(9), range(1, 10), [2.0] * 9)
     >>> r = gs.run("sssp", g, source=0, backend="cpu",
-    ...            config={"variant": "overlay"}, partition_size=4)
+    ...            config={"variant": "overlay"}, partition_size=5)
     >>> r.fields["dist"].tolist()
     [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0, 18.0]
+"""
 
-    """
 
-    dist = gs.NodeField("float32", init=gs.INF, at_source=0.0, doc="distance from the source")
-    origin = _origin()
-    table = _table("float32")
-    partition_size = _size()
-    round = _round()
+OverlayBFS = gs.algorithm(
+    _formulation("depth", _BFS_DOC,
+                 gs.NodeField("int32", init=gs.INF, at_source=0, doc="hops from the source"),
+                 "int32", _hop, finalize=staticmethod(_finalize_depth)),
+    name="bfs", variant="overlay", default=False, finalize_on_device=True,
+    reference="scipy.sparse.csgraph.shortest_path(unweighted=True)",
+    priority=lambda n: n.depth, suited=lambda g: suited(g), defaults=_DEFAULTS, **_CONFIG)
 
-    @gs.stage(**_CONFIG)
-    class source_search:
-        """From the source, inside its part."""
-
-        start = gs.from_source()
-        relax = gs.edge_op(_relax)
-
-    @gs.host_step(graph=True)
-    def plan(fields, params, xp, graph):
-        return _plan(fields, params, xp, graph, "dist")
-
-    @gs.stage(**_CONFIG)
-    class entry_search:
-        """From the entry of one rank of every part, each inside its part."""
-
-        start = gs.chosen_nodes()
-        relax = gs.edge_op(_relax)
-
-    @gs.host_step(graph=True)
-    def solve(fields, params, xp, graph):
-        return _collect(fields, params, xp, graph, "dist")
-
-    @gs.stage(**_CONFIG)
-    class final_search:
-        """From every boundary node at its exact distance, inside its part."""
-
-        start = gs.chosen_nodes()
-        relax = gs.edge_op(_relax)
+OverlaySSSP = gs.algorithm(
+    _formulation("dist", _SSSP_DOC,
+                 gs.NodeField("float32", init=gs.INF, at_source=0.0,
+                              doc="distance from the source"),
+                 "float32", _relax),
+    name="sssp", variant="overlay", default=False, weights="nonnegative",
+    reference="scipy.sparse.csgraph.dijkstra", priority=lambda n: n.dist,
+    suited=lambda g: suited(g), defaults=_DEFAULTS, **_CONFIG)
 
 
 @gs.hookimpl
