@@ -185,3 +185,18 @@ def test_gpu_priority_driving_and_random_graphs():
                 r = gs.run(alg, g, source=s, backend="gpu", config=OVERLAY,
                            partition_size=size)
             _check(alg, r.fields[field], g, s)
+
+
+@pytest.mark.parametrize("alg", ["bfs", "sssp"])
+def test_docstring_examples_run(alg):
+    import doctest
+
+    from gswitch.plugins import get_registry
+
+    spec = get_registry().algorithm(alg, "overlay")
+    test = doctest.DocTestParser().get_doctest(spec.doc, {}, alg, None, 0)
+    runner = doctest.DocTestRunner()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # parts that fit: no fallback
+        runner.run(test)
+    assert test.examples and runner.failures == 0
