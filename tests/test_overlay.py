@@ -200,3 +200,19 @@ def test_docstring_examples_run(alg):
         warnings.simplefilter("error", RuntimeWarning)  # parts that fit: no fallback
         runner.run(test)
     assert test.examples and runner.failures == 0
+
+
+def test_cut_edges_match_a_pass_over_every_edge():
+    from gswitch.algorithms.overlay import _cut_edges
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.integers(1, 80))
+        m = int(rng.integers(0, 4 * n + 1))
+        g = gs.Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n_nodes=n)
+        size = int(rng.integers(1, n + 3))
+        src = np.repeat(np.arange(n), np.diff(g.indptr))
+        cut = np.flatnonzero(src // size != g.indices // size)
+        u, v, pos = _cut_edges(g, size)
+        assert u.tolist() == src[cut].tolist() and v.tolist() == g.indices[cut].tolist()
+        assert pos.tolist() == cut.tolist()
