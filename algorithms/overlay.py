@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 import gswitch as gs
+from gswitch._hints import option
 from gswitch._memory import check_memory
 from gswitch.algorithm import int_inf
 from gswitch.arrayops import replace_at_least
@@ -142,9 +143,7 @@ def _boundary(graph: gs.Graph, size: int) -> Boundary:
                         np.zeros(0), unfit=(
             f"variant overlay: parts of {size} nodes have up to {slots} entry nodes "
             f"({keys.size:,} boundary nodes in all), too many for its table of one value "
-            f"per node ({n:,}), so it searches the whole graph at once; it pays on graphs "
-            "whose parts are joined by few edges (chains of clusters): set another "
-            "partition_size, a renumber order, or another variant"))
+            f"per node ({n:,})"))
     ranked = tuple(entries[rank == j] for j in range(slots))
     # the entry of each rank of every part, as indices in keys
     parts = np.unique(part)
@@ -243,13 +242,21 @@ def _solve(b: Boundary, local: np.ndarray, dtype: Any, hops: bool) -> np.ndarray
     return dijkstra(g, indices=k)[:k]
 
 
+def _remedy(fact: str) -> str:
+    """``fact`` with what to change, spelled as the caller writes it."""
+    return (f"{fact}; it pays on graphs whose parts are joined by few edges (chains of "
+            f"clusters): set another part size ({option('partition_size')}), a "
+            f"renumbering ({option('renumber_key')}) or another variant "
+            f"({option('variant')})")
+
+
 def suited(graph: gs.Graph) -> str | None:
     """Why the overlay does not pay on ``graph`` at the default part size (the tuner
     leaves the variants out of its search there), or ``None``.
     """
     b = boundary(graph, DEFAULT_PARTITION)
     if b.unfit:
-        return b.unfit
+        return _remedy(b.unfit)
     if b.keys.size == 0:
         return (f"variant overlay: no edge joins two parts of {DEFAULT_PARTITION} nodes, "
                 "so it is the plain search with more stages")
@@ -261,7 +268,8 @@ def _plan(fields: dict, params: dict, xp: Any, graph: gs.Graph, name: str) -> di
     if b.unfit:  # one search over the whole graph (a single part) from the sources
         if graph.cached(("overlay.warned", b.size)) is None:  # once per graph and size
             graph.cached(("overlay.warned", b.size), lambda: True)
-            warnings.warn(b.unfit, RuntimeWarning, stacklevel=2)
+            warnings.warn(_remedy(b.unfit + ", so it searches the whole graph at once"),
+                          RuntimeWarning, stacklevel=2)
         origin = xp.flatnonzero(fields["origin"])
         return {"partition_size": _WHOLE, "start": origin, "repeat": "final_search",
                 name: _restart(fields, name, xp, origin)}

@@ -32,6 +32,9 @@ _SPELLINGS: dict[str, tuple[str, str]] = {
     "no_device": ("drop device", "drop --device"),
     "drop_loops": ("graph.remove_self_loops(), or self_loops='drop' when building the graph",
                    "--simple (drops self loops and merges parallel edges)"),
+    "partition_size": ("partition_size=N", "--param partition_size=N"),
+    "renumber_key": ("config={'renumber': 'bfs'}", "--set renumber=bfs"),
+    "variant": ("config={'variant': NAME}", "--set variant=NAME"),
     "merge_duplicates": ("graph.deduplicate(), or duplicates='drop' when building the graph",
                          "--simple (drops self loops and merges parallel edges)"),
 }

@@ -17,6 +17,7 @@ import re
 import sys
 import tempfile
 import textwrap
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -909,6 +910,11 @@ def _split_debug(argv: list[str]) -> tuple[list[str], bool]:
     return rest + tail, len(rest) != len(head)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning under the command line: one line on stderr, without the source line."""
+    print(f"gswitch: warning: {_one_line(message)}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``gswitch`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -923,7 +929,8 @@ def main(argv: list[str] | None = None) -> int:
     if handler is None:  # pragma: no cover - every subcommand has a handler
         parser.error(f"no handler for command {args.command!r}")
     try:
-        with cli_names():
+        with cli_names(), warnings.catch_warnings():
+            warnings.showwarning = _show_warning
             return handler(args)
     except GswitchError as exc:
         if debug:

@@ -216,3 +216,14 @@ def test_cut_edges_match_a_pass_over_every_edge():
         u, v, pos = _cut_edges(g, size)
         assert u.tolist() == src[cut].tolist() and v.tolist() == g.indices[cut].tolist()
         assert pos.tolist() == cut.tolist()
+
+
+def test_cli_says_in_one_line_which_flags_to_change(capsys):
+    from gswitch.cli import main
+
+    code = main(["run", "bfs", "--generate", "grid:40x40", "--backend", "cpu", "--source",
+                 "0", "--set", "variant=overlay", "--param", "partition_size=16"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 0
+    assert len(err) == 1 and err[0].startswith("gswitch: warning: variant overlay")
+    assert "--param partition_size=N" in err[0] and "--set renumber=bfs" in err[0]
