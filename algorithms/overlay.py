@@ -114,22 +114,28 @@ class Boundary:
         return len(self.ranked)
 
 
-def boundary(graph: gs.Graph, size: int) -> Boundary:
+def boundary(graph: gs.Graph, size: int, xp: Any = np) -> Boundary:
     """The boundary of ``graph``'s parts of ``size`` consecutive ids, computed once per
     graph and size (:meth:`gswitch.Graph.cached`).
 
     Its ``unfit`` says why, when the table of local distances (a value per boundary
     node and entry rank, plus one for the source) would not fit in one value per node:
-    the parts have too long a boundary for the overlay.
+    the parts have too long a boundary for the overlay. With ``xp`` CuPy the pass over
+    the edges runs on the device, on the graph's resident copy (the rest is over the
+    cut edges alone); the boundary is the same either way.
     """
-    return graph.cached(("overlay.boundary", int(size)), lambda: _boundary(graph, int(size)))
+    return graph.cached(("overlay.boundary", int(size)),
+                        lambda: _boundary(graph, int(size), xp))
 
 
-def _boundary(graph: gs.Graph, size: int) -> Boundary:
+def _boundary(graph: gs.Graph, size: int, xp: Any = np) -> Boundary:
     n, m = graph.n_nodes, graph.n_edges
-    check_memory(f"the partition overlay of a graph of {m:,} edges", 8 * n + 24 * m,
-                 "use another variant of the algorithm")
-    u, v, cut = _cut_edges(graph, size)
+    if xp is np:
+        check_memory(f"the partition overlay of a graph of {m:,} edges", 8 * n + 24 * m,
+                     "use another variant of the algorithm")
+        u, v, cut = _cut_edges(graph, size)
+    else:
+        u, v, cut = _cut_edges_on_device(graph, size)
     w = (np.ones(cut.size) if graph.weights is None
          else graph.weights[cut].astype(np.float64))
     entries = np.unique(v)
@@ -184,6 +190,36 @@ def _cut_edges(graph: gs.Graph, size: int) -> tuple[np.ndarray, np.ndarray, np.n
     pos = first + np.arange(src.size, dtype=np.int64)
     keep = indices[pos] // size != src // size
     return src[keep], indices[pos[keep]].astype(np.int64), pos[keep]
+
+
+#: Edges per chunk of the device pass: its scratch arrays stay near 100 MB.
+_CHUNK = 1 << 22
+
+
+def _cut_edges_on_device(graph: gs.Graph, size: int
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_cut_edges` on the device: each edge's row found by a binary search of
+    the row offsets, a chunk of edges at a time; only the cut edges come back.
+    """
+    import cupy as cp
+
+    from gswitch.engine.gpu import GpuEngine
+
+    res = GpuEngine.instance().resident(graph)
+    row, col = res.row, res.col
+    parts = []
+    for lo in range(0, graph.n_edges, _CHUNK):
+        pos = cp.arange(lo, min(lo + _CHUNK, graph.n_edges), dtype=cp.int32)
+        src = cp.searchsorted(row, pos, side="right") - 1
+        dst = col[lo: lo + pos.size]
+        keep = cp.flatnonzero(dst // size != src // size)
+        parts.append(cp.stack([src[keep], dst[keep].astype(src.dtype),
+                               pos[keep].astype(src.dtype)]))
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    u, v, pos = cp.concatenate(parts, axis=1).get().astype(np.int64)
+    return u, v, pos
 
 
 def _on(graph: gs.Graph, b: Boundary, xp: Any) -> dict[str, Any]:
@@ -250,11 +286,16 @@ def _remedy(fact: str) -> str:
             f"({option('variant')})")
 
 
-def suited(graph: gs.Graph) -> str | None:
+def suited(graph: gs.Graph, backend: str = "cpu") -> str | None:
     """Why the overlay does not pay on ``graph`` at the default part size (the tuner
-    leaves the variants out of its search there), or ``None``.
+    leaves the variants out of its search there, and the selector passes over a pick of
+    them), or ``None``. With ``backend="gpu"`` the pass over the edges runs on the
+    device where there is one.
     """
-    b = boundary(graph, DEFAULT_PARTITION)
+    xp = np
+    if backend == "gpu" and gs.gpu_available():
+        import cupy as xp
+    b = boundary(graph, DEFAULT_PARTITION, xp)
     if b.unfit:
         return _remedy(b.unfit)
     if b.keys.size == 0:
@@ -264,7 +305,7 @@ def suited(graph: gs.Graph) -> str | None:
 
 
 def _plan(fields: dict, params: dict, xp: Any, graph: gs.Graph, name: str) -> dict:
-    b = boundary(graph, params["partition_size"])
+    b = boundary(graph, params["partition_size"], xp)
     if b.unfit:  # one search over the whole graph (a single part) from the sources
         if graph.cached(("overlay.warned", b.size)) is None:  # once per graph and size
             graph.cached(("overlay.warned", b.size), lambda: True)
@@ -288,7 +329,7 @@ def _plan(fields: dict, params: dict, xp: Any, graph: gs.Graph, name: str) -> di
 
 
 def _collect(fields: dict, params: dict, xp: Any, graph: gs.Graph, name: str) -> dict:
-    b = boundary(graph, params["partition_size"])
+    b = boundary(graph, params["partition_size"], xp)
     dev = _on(graph, b, xp)
     table, dist = fields["table"], fields[name]
     j = int(params["round"])
@@ -467,7 +508,7 @@ OverlayBFS = gs.algorithm(
                  "int32", _hop, finalize=staticmethod(_finalize_depth)),
     name="bfs", variant="overlay", default=False, finalize_on_device=True,
     reference="scipy.sparse.csgraph.shortest_path(unweighted=True)",
-    priority=lambda n: n.depth, suited=lambda g: suited(g), defaults=_DEFAULTS, **_CONFIG)
+    priority=lambda n: n.depth, suited=suited, defaults=_DEFAULTS, **_CONFIG)
 
 OverlaySSSP = gs.algorithm(
     _formulation("dist", _SSSP_DOC,
@@ -476,7 +517,7 @@ OverlaySSSP = gs.algorithm(
                  "float32", _relax),
     name="sssp", variant="overlay", default=False, weights="nonnegative",
     reference="scipy.sparse.csgraph.dijkstra", priority=lambda n: n.dist,
-    suited=lambda g: suited(g), defaults=_DEFAULTS, **_CONFIG)
+    suited=suited, defaults=_DEFAULTS, **_CONFIG)
 
 
 @gs.hookimpl

@@ -218,6 +218,32 @@ def test_cut_edges_match_a_pass_over_every_edge():
         assert pos.tolist() == cut.tolist()
 
 
+@pytest.mark.gpu
+@needs_gpu
+def test_device_cut_edges_match_the_host_pass(monkeypatch):
+    from gswitch.algorithms import overlay
+
+    monkeypatch.setattr(overlay, "_CHUNK", 37)  # several chunks, one cut at an odd edge
+    rng = np.random.default_rng(8)
+    for _ in range(60):
+        n = int(rng.integers(1, 300))
+        m = int(rng.integers(0, 6 * n + 1))
+        g = gs.Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n_nodes=n)
+        size = int(rng.integers(1, n + 3))
+        want = overlay._cut_edges(g, size)
+        got = overlay._cut_edges_on_device(g, size)
+        for a, b in zip(got, want):
+            assert a.dtype == np.int64 and a.tolist() == b.tolist()
+    g = clique_chain(40, 32, weighted=True, seed=2)
+    host = overlay._boundary(g, 128)
+    import cupy
+
+    dev = overlay._boundary(g, 128, cupy)
+    for name in ("keys", "seed", "cut_u", "cut_v", "cut_w"):
+        assert np.array_equal(getattr(host, name), getattr(dev, name))
+    assert [r.tolist() for r in host.ranked] == [r.tolist() for r in dev.ranked]
+
+
 def test_cli_says_in_one_line_which_flags_to_change(capsys):
     from gswitch.cli import main
 
