@@ -21,8 +21,9 @@ On the GPU the issue's sizes are ``--cliques 32768 --grid 2048`` (1M-node clique
 ones; ``road_sssp_ordered.json``: the same on the road grid against priority driving;
 ``chain_overlay.json``: the ``overlay`` variants of BFS and SSSP, with their parts' entry
 searches kept from the last call on the graph and, ``-cold``, redone on every call).
-An entry may carry ``"params"`` (run arguments such as ``partition_size``) and
-``"cold": true``.
+An entry may carry ``"params"`` (run arguments such as ``partition_size``),
+``"cold": true`` and ``"plain": true`` (no config: the selector's pick, as a call
+without one gets; ``no-config-cold`` is that call with nothing kept from the last).
 Each row gives the call's wall time and the device time the run reports.
 
 Usage: python benchmarks/bench_spatial.py [--backend cpu|gpu] [--repeats 3] [--tag NAME]
@@ -60,6 +61,7 @@ def _configs(alg, renumber=False):
     extra = {"variant": "label_propagation"} if alg == "cc" else {}
     out = {k: {"direction": "push", **extra, **v} for k, v in out.items()}
     out["no-config"] = None  # what a call without a config runs (the selector's pick)
+    out["no-config-cold"] = {"plain": True, "cold": True}  # the same, a first call each time
     return out
 
 
@@ -104,7 +106,9 @@ def _run_options(cfg: dict | None) -> tuple[dict | None, dict, bool]:
     if cfg is None:
         return None, {}, False
     cfg = dict(cfg)
-    return cfg, cfg.pop("params", {}), bool(cfg.pop("cold", False))
+    params, cold = cfg.pop("params", {}), bool(cfg.pop("cold", False))
+    # "plain": no config at all, what a call without one runs (the selector's pick)
+    return (None if cfg.pop("plain", False) else cfg), params, cold
 
 
 def _cold(g, call):
@@ -153,7 +157,8 @@ def main() -> None:
                   f"{nx_s * 1e3:.1f} ms")
             variants = get_registry().variants[alg]
             # a configuration naming another algorithm's variant is left out of this one
-            extra = {k: {"direction": "push", **v} for k, v in args.extra.items()
+            extra = {k: v if v.get("plain") else {"direction": "push", **v}
+                     for k, v in args.extra.items()
                      if v.get("variant", "default") in ("default", *variants)}
             for label, cfg in {**_configs(alg, args.renumber), **extra}.items():
                 if only and label not in only:

@@ -8,7 +8,8 @@ features pointing at their winners (:func:`gswitch.selector.train`). Rows writte
 the runs recorded features get them from the graphs rebuilt here: each graph's name says
 its kind and scale (``bench_formulations.parse_graph_name``), and
 ``bench_formulations.gpu_graph`` builds it with the generators and seeds of the run.
-One command retrains from any number of runs::
+One command retrains from any number of runs; a graph that several runs measured takes
+its rows from the last of them on the command line::
 
     python benchmarks/train_selector.py benchmarks/results/h100_s24chooseA_formulations_gpu.json \\
         benchmarks/results/h100_s24chooseB_formulations_gpu.json \\
@@ -80,6 +81,16 @@ def features_for(rows: list[dict], cache: Path | None = None) -> dict[tuple[str,
     return out
 
 
+def latest_runs(runs: list[list[dict]], algs: list[str]) -> list[dict]:
+    """The rows of ``algs``, each (algorithm, graph) from the last run that measured it:
+    a graph measured again (with more candidates, say) is judged within that one run, so
+    no winner is ever chosen between timings of two runs.
+    """
+    last = {(r["algorithm"], r["graph"]): i for i, rows in enumerate(runs) for r in rows}
+    return [r for i, rows in enumerate(runs) for r in rows
+            if r["algorithm"] in algs and last[(r["algorithm"], r["graph"])] == i]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", type=Path, nargs="+", help="bench_formulations JSON files")
@@ -91,14 +102,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="features of rebuilt graphs, kept between runs")
     ap.add_argument("--out", type=Path, default=MODEL_PATH)
     args = ap.parse_args(argv)
-    rows = []
+    runs = []
     for path in args.results:
         if not path.exists():
             print(f"train_selector: {path} does not exist", file=sys.stderr)
             return 2
-        rows += json.loads(path.read_text())["rows"]
+        runs.append(json.loads(path.read_text())["rows"])
     algs = [a for a in args.algs.split(",") if a]
-    rows = [r for r in rows if r["algorithm"] in algs]
+    rows = latest_runs(runs, algs)
     feats = features_for(rows, args.features_cache)
     model = {"algorithms": {}}
     for alg in algs:

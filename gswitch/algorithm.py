@@ -471,8 +471,9 @@ class AlgorithmSpec:
     default_if: Callable | None = None
     #: the backends this formulation runs on (array code may serve the CPU only)
     backends: tuple[str, ...] = ("cpu", "gpu")
-    #: ``suited(graph) -> str | None``: why this formulation would not pay on the graph
-    #: (the tuner leaves it out of that graph's search), or ``None``
+    #: ``suited(graph, backend) -> str | None``: why this formulation would not pay on
+    #: the graph (the tuner leaves it out of that graph's search, the selector passes
+    #: over a pick of it), or ``None``
     suited: Callable | None = None
 
     @property
@@ -1023,10 +1024,11 @@ def algorithm(cls: type | None = None, *, name: str | None = None,
         say): the first whose ``default_on`` names the backend and whose own
         ``default_if`` holds, else the first such formulation.
     suited : callable, optional
-        ``suited(graph) -> str | None`` on the prepared graph: why this formulation would
-        not pay there, or ``None``. A run still works (and gives the same answer); the
-        tuner leaves the formulation out of that graph's search, with the reason
-        (``overlay`` needs parts joined by few edges).
+        ``suited(graph, backend) -> str | None`` on the prepared graph: why this
+        formulation would not pay there on ``backend`` ("cpu" or "gpu"), or ``None``. A
+        run still works (and gives the same answer); the tuner leaves the formulation
+        out of that graph's search, with the reason, and the selector passes over a pick
+        of it (``overlay`` needs parts joined by few edges).
     backends : tuple of str
         The backends this formulation runs on: both by default; ``("cpu",)`` for array
         code that has no GPU side. A run that names the formulation on another backend is

@@ -72,12 +72,15 @@ class Pick:
     distance: float
     #: every training graph with its distance and entry, nearest first
     neighbours: tuple[tuple[str, float, int], ...] = ()
+    #: nearer training graphs whose entry was passed over: (graph, why it does not suit)
+    passed: tuple[tuple[str, str], ...] = ()
 
     @property
     def note(self) -> str:
         """One line: where the configuration came from."""
+        over = "".join(f"; {g!r}'s entry passed over: {why}" for g, why in self.passed)
         return (f"selector: the best of the nearest training graph {self.nearest!r} "
-                f"(feature distance {self.distance:.2f})")
+                f"(feature distance {self.distance:.2f}){over}")
 
 
 def graph_features(graph: Any) -> dict[str, float]:
@@ -257,9 +260,33 @@ def load_model(path: str | Path | None = None) -> dict | None:
     return model
 
 
-def select(algorithm: str, graph: Any, path: str | Path | None = None) -> Pick | None:
+def _unsuited(algorithm: str, config: dict[str, Any], graph: Any, backend: str
+              ) -> str | None:
+    """Why the formulation ``config`` names would not pay on ``graph``: its ``suited``
+    (:func:`gswitch.algorithm`), asked only of formulations that declare one.
+    """
+    from .errors import GswitchError
+    from .plugins import get_registry
+
+    try:
+        spec = get_registry().algorithm(algorithm, config.get("variant", "default"))
+    except GswitchError:  # a variant this install lacks: the run's own check says so
+        return None
+    suited = getattr(spec, "suited", None)
+    if suited is None or not hasattr(graph, "indptr"):
+        return None
+    return suited(graph, backend)
+
+
+def select(algorithm: str, graph: Any, path: str | Path | None = None,
+           backend: str = "gpu") -> Pick | None:
     """The model's configuration for ``algorithm`` on ``graph``, or ``None`` (no usable
     model, or none for this algorithm).
+
+    The entry of the nearest training graph, unless its formulation says it would not
+    pay on ``graph`` (``suited``: the overlay variants on parts with long boundaries);
+    then the next nearest graph's entry that does, the ones passed over named in the
+    pick's note.
     """
     model = load_model(path)
     if model is None or algorithm not in model["algorithms"]:
@@ -273,8 +300,14 @@ def select(algorithm: str, graph: Any, path: str | Path | None = None) -> Pick |
     used = [k for k in model.get("features", FEATURES) if k in WEIGHTS]
     ranked = sorted(((t["graph"], feature_distance(feats, t["features"], used),
                       int(t["best"])) for t in entry["training"]), key=lambda x: x[1])
-    name, dist, best = ranked[0]
-    return Pick(algorithm, dict(entry["portfolio"][best]), feats, name, dist, tuple(ranked))
+    passed: list[tuple[str, str]] = []
+    for name, dist, best in ranked:
+        config = dict(entry["portfolio"][best])
+        why = _unsuited(algorithm, config, graph, backend)
+        if why is None:
+            return Pick(algorithm, config, feats, name, dist, tuple(ranked), tuple(passed))
+        passed.append((name, why))
+    return None
 
 
 def explain(algorithm: str, graph: Any, path: str | Path | None = None) -> str:
@@ -289,8 +322,10 @@ def explain(algorithm: str, graph: Any, path: str | Path | None = None) -> str:
         return "\n".join(lines)
     lines.append("training graphs, nearest first (distance, entry):")
     lines += [f"  {g:28s} {d:6.2f}  #{i}" for g, d, i in pick.neighbours]
-    lines.append(f"chosen: portfolio entry #{pick.neighbours[0][2]}, the best on "
-                 f"{pick.nearest!r}:")
+    for g, why in pick.passed:
+        lines.append(f"passed over {g!r}'s entry: {why}")
+    entry = next(i for g, _, i in pick.neighbours if g == pick.nearest)
+    lines.append(f"chosen: portfolio entry #{entry}, the best on {pick.nearest!r}:")
     lines.append("  " + json.dumps(pick.config, sort_keys=True))
     return "\n".join(lines)
 

@@ -154,6 +154,20 @@ def test_train_selector_rebuilds_features_from_names(tmp_path):
         train.features_for([{"algorithm": "bfs", "graph": "mystery-graph"}], None)
 
 
+def test_a_graph_measured_again_is_judged_within_the_last_run():
+    """Rows of a graph two runs measured come from the later run alone; graphs one run
+    measured keep theirs; other algorithms are left out."""
+    train = _bench("train_selector")
+    first = [{"algorithm": "bfs", "graph": "g1", "label": "a"},
+             {"algorithm": "bfs", "graph": "g2", "label": "a"},
+             {"algorithm": "cc", "graph": "g1", "label": "a"}]
+    second = [{"algorithm": "bfs", "graph": "g1", "label": "b"},
+              {"algorithm": "sssp", "graph": "g2", "label": "b"}]
+    rows = train.latest_runs([first, second], ["bfs", "sssp"])
+    assert [(r["algorithm"], r["graph"], r["label"]) for r in rows] == [
+        ("bfs", "g2", "a"), ("bfs", "g1", "b"), ("sssp", "g2", "b")]
+
+
 def _plan_commands():
     """Each ``bench_formulations.py`` command of the plan, as its argument words."""
     text = PLAN.read_text().replace("\\\n", " ")

@@ -70,6 +70,32 @@ def test_picks_follow_the_nearest_training_graph(tmp_path):
     assert "degree_max_over_mean" in text and json.dumps(B, sort_keys=True) in text
 
 
+def test_a_pick_that_does_not_suit_the_graph_is_passed_over(tmp_path):
+    """The overlay wins on the training chain; a grid near it in features gets the next
+    nearest graph's entry, with the reason in the note and in explain, while a chain of
+    cliques keeps the overlay."""
+    from gswitch.generators import clique_chain
+
+    over = {"variant": "overlay", "launch": "persistent"}
+    feats = {"chain": selector.graph_features(clique_chain(64, 32)),
+             "mesh": selector.graph_features(grid2d(64, 64))}
+    rows = [_row("chain", over, 1.0), _row("chain", A, 5.0), _row("mesh", A, 1.0),
+            _row("mesh", over, 3.0)]
+    path = tmp_path / "selector.json"
+    path.write_text(json.dumps(selector.train(rows, feats)))
+    chain = selector.select("bfs", clique_chain(128, 32), path, backend="cpu")
+    assert chain.config == over and chain.nearest == "chain" and not chain.passed
+    # a mesh of the chain's degrees: nearest to the chain, but its parts have long borders
+    mesh = gs.Graph.from_scipy(__import__("scipy.sparse", fromlist=["x"]).kron(
+        grid2d(32, 32).to_scipy(), np.ones((8, 8))).tocsr())
+    pick = selector.select("bfs", mesh, path, backend="cpu")
+    assert pick.neighbours[0][0] == "chain"
+    assert pick.config == A and pick.nearest == "mesh"
+    assert pick.passed[0][0] == "chain" and "overlay" in pick.passed[0][1]
+    assert "passed over" in pick.note
+    assert "passed over 'chain'" in selector.explain("bfs", mesh, path)
+
+
 def test_the_diameter_tells_a_sparse_random_graph_from_a_mesh():
     """A sparse random graph has the degrees of a road grid and the short paths of a
     random graph: the shipped model sends it to a random graph's configuration, and

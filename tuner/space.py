@@ -848,7 +848,8 @@ def build_space(spec: AlgorithmSpec, graph: Graph, backend: str,
     space = SearchSpace(spec.name, backend, version=space_version(),
                         default_variant=default_variant)
     for v, vspec in list(family.items()):  # array code without this backend's side
-        off = vspec.off_backend(backend) or (vspec.suited(graph) if vspec.suited else None)
+        off = vspec.off_backend(backend) or (vspec.suited(graph, backend)
+                                              if vspec.suited else None)
         if off:
             space.excluded[f"variant={v}"] = off
             del family[v]

@@ -13,8 +13,9 @@ Two measures, both for BFS and SSSP:
   timed in several runs takes their mean). A pick never timed there is listed as
   unknown.
 
-Both compare corpora (``--corpus old``: the three H100 runs of the first model;
-``new``: with the H200 corpus runs) and the weight of the two size features. Usage::
+Both compare corpora (``old``: the three H100 runs of the first model; ``new``: with
+the H200 corpus runs; ``overlay``: with the clique chains measured again among the
+overlay variants, the shipped one) and the weight of the two size features. Usage::
 
     python benchmarks/experiments/selector_offline_eval.py [--size-weights 0.1,0.5,1]
 """
@@ -30,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
 
-from train_selector import features_for  # noqa: E402
+from train_selector import features_for, latest_runs  # noqa: E402
 
 import gswitch.selector as sel  # noqa: E402
 
@@ -38,6 +39,8 @@ RESULTS = HERE / "results"
 OLD = ["h100_s24chooseA_formulations_gpu.json", "h100_s24chooseB_formulations_gpu.json",
        "h100_s24road_formulations_gpu.json"]
 NEW = OLD + ["h200_corpusA_formulations_gpu.json", "h200_corpusB_formulations_gpu.json"]
+#: the shipped corpus: the clique chains measured again with the overlay variants
+OVERLAY = NEW + ["h200_corpusC_formulations_gpu.json"]
 EVAL = ["h200_s29a_selector_tuned.json", "h200_s29b_selector_tuned.json",
         "h200_s29c_selector_tuned.json", "h200x2_s31_bench_selector_tuned_s31a.json",
         "h200x2_s31_bench_selector_tuned_s31b.json",
@@ -115,11 +118,10 @@ def main() -> int:
             known[k].append((r["tuned_config"], 1.0))
     eval_feats = json.loads((RESULTS / "selector_eval_features.json").read_text())
     corpora = {}
-    for label, names in (("old", OLD), ("new", NEW)):
-        rows = [r for n in names for r in json.loads((RESULTS / n).read_text())["rows"]
-                if r["algorithm"] in ALGS]
-        corpora[label] = rows
-    feats = features_for(corpora["new"], RESULTS / "selector_features.json")
+    for label, names in (("old", OLD), ("new", NEW), ("overlay", OVERLAY)):
+        corpora[label] = latest_runs(
+            [json.loads((RESULTS / n).read_text())["rows"] for n in names], list(ALGS))
+    feats = features_for(corpora["overlay"], RESULTS / "selector_features.json")
     saved = dict(sel.WEIGHTS)
     try:
         for w in (float(x) for x in args.size_weights.split(",")):
