@@ -51,9 +51,10 @@ def main() -> None:
     for _ in range(3):
         t2 = time.perf_counter()
         r = gs.run(args.alg, g, **kw)
+        took = [(s["stage"], s.get("device_time_s") or s.get("host_s") or 0.0)
+                for s in r.stats.get("stages", [])]
         print(f"warm after cold: {(time.perf_counter() - t2) * 1e3:.1f} ms, stages "
-              + ", ".join(f"{s['stage']} {1e3 * (s.get('device_time_s') or s.get('host_s') or 0):.2f}"
-                          for s in r.stats.get("stages", [])))
+              + ", ".join(f"{name} {1e3 * t:.2f}" for name, t in took))
     plain = {"source": 0, "backend": args.backend}
     for label in ("plain, cold", "plain, warm", "plain, warm"):
         if label.endswith("cold"):
