@@ -101,7 +101,8 @@ def _run_options(cfg: dict | None) -> tuple[dict | None, dict, bool]:
     """A configuration's entry split into the config, the run's parameters (its
     ``"params"`` key: ``partition_size`` of the overlay variants, say) and whether each
     call starts cold (``"cold": true``: what a call derives from the graph and keeps with
-    it, :meth:`gswitch.Graph.cached`, is dropped before each call).
+    it, :meth:`gswitch.Graph.cached`, its selector features and its device copy are
+    dropped before each call).
     """
     if cfg is None:
         return None, {}, False
@@ -112,7 +113,12 @@ def _run_options(cfg: dict | None) -> tuple[dict | None, dict, bool]:
 
 
 def _cold(g, call):
+    # a first call on the graph: nothing derived from it kept, no selector features, no
+    # device copy (the kernels stay compiled: that is per process, not per graph)
     g._derived = None
+    g._selector_features = None
+    if gs.gpu_available():
+        gs.release(g)
     return call()
 
 

@@ -532,6 +532,7 @@ def test_resident_graph_is_freed_with_its_graph():
     from gswitch.engine.gpu import GpuEngine
 
     engine = GpuEngine.instance()
+    gc.collect()  # graphs an earlier test left to the collector are not counted here
     g = gs.Graph.from_edges([0, 1, 2], [1, 2, 3])
     gs.run("bfs", g, source=0, backend="gpu", config={"direction": "pull"})
     assert g in engine._graphs
@@ -539,6 +540,26 @@ def test_resident_graph_is_freed_with_its_graph():
     del g
     gc.collect()
     assert len(engine._graphs) == before - 1
+
+
+def test_resident_in_degree_counted_on_the_device_matches_the_host():
+    """A graph whose host in-degrees were never asked for gets them counted on the
+    device at upload; both counts agree (isolated nodes and parallel edges included),
+    and the host's are left uncomputed."""
+    from gswitch.engine.gpu import GpuEngine
+
+    engine = GpuEngine.instance()
+    rng = np.random.default_rng(21)
+    for n, m in ((1, 0), (7, 0), (50, 300), (1000, 40)):
+        g = gs.Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n_nodes=n)
+        res = engine.resident(g)
+        if m:
+            assert g._in_degree is None
+        assert res.in_degree.dtype == np.int32
+        assert res.in_degree.get().tolist() == g.in_degree.tolist()
+        r = gs.run("bfs", g, source=0, backend="gpu", config={"direction": "pull"})
+        assert compare("bfs", r.fields["depth"], reference("bfs", g, source=0)) is None
+        gs.release(g)
 
 
 def test_resident_copy_of_an_equal_graph_follows_the_graph_in_use():

@@ -244,6 +244,38 @@ def test_fingerprint_sensitive_to_changes(change):
     assert change().fingerprint != Graph.from_edges(SRC, DST, W).fingerprint
 
 
+def test_equality_compares_the_arrays_as_the_fingerprint_would():
+    """Graphs compare by their arrays without hashing them; == agrees with equal
+    fingerprints, whether or not they were computed (weights compared by their bits,
+    as the fingerprint hashes them: -0.0 is not 0.0, float64 is not float32)."""
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        n = int(rng.integers(1, 30))
+        m = int(rng.integers(0, 60))
+        src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+        w = rng.integers(0, 3, m).astype(np.float64)
+        a = Graph.from_edges(src, dst, w, n_nodes=n, directed=bool(rng.integers(2)))
+        variants = [Graph(a.indptr, a.indices, a.weights, directed=a.directed, validate=False),
+                    Graph(a.indptr, a.indices, None, directed=a.directed, validate=False),
+                    Graph(a.indptr.astype(np.int32), a.indices, a.weights,
+                          directed=a.directed, validate=False)]
+        if m:
+            flipped = a.weights.copy()
+            flipped[int(rng.integers(m))] += 1.0
+            signed = np.where(a.weights == 0, -0.0, a.weights)
+            variants += [Graph(a.indptr, a.indices, flipped, directed=a.directed,
+                               validate=False),
+                         Graph(a.indptr, a.indices, signed, directed=a.directed,
+                               validate=False),
+                         Graph(a.indptr, a.indices, a.weights.astype(np.float32),
+                               directed=a.directed, validate=False)]
+        for b in variants:
+            fresh = Graph(a.indptr, a.indices, a.weights, directed=a.directed, validate=False)
+            direct = fresh == b
+            assert fresh._fingerprint is None and b._fingerprint is None
+            assert direct == (fresh.fingerprint == b.fingerprint) == (fresh == b)
+
+
 def test_fingerprint_ignores_name():
     """The name is a label, not part of the identity."""
     a = Graph.from_edges(SRC, DST, name="a")

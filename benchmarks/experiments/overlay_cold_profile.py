@@ -1,5 +1,6 @@
-"""Where a first (cold) overlay call on the clique chain spends its time: cProfile of
-calls that drop what the graph keeps (:meth:`gswitch.Graph.cached`) before each.
+"""Where a first (cold) overlay call on the clique chain spends its time: calls that
+drop what the graph keeps (:meth:`gswitch.Graph.cached`) before each, warm calls, plain
+calls (the selector's pick), and cProfile of a plain first call on a new graph object.
 
 Usage::
 
@@ -62,10 +63,15 @@ def main() -> None:
         t2 = time.perf_counter()
         r = gs.run(args.alg, g, **plain) if args.backend == "gpu" else r
         print(f"{label}: {(time.perf_counter() - t2) * 1e3:.1f} ms, {r.stats['config_source']}")
+    # a first plain call on a graph object never seen (kernels compiled above)
+    fresh = clique_chain(args.cliques, 32, weighted=True, seed=1)
+    t2 = time.perf_counter()
     prof = cProfile.Profile()
     prof.enable()
-    call()
+    r = gs.run(args.alg, fresh, **plain)
     prof.disable()
+    print(f"plain, first call on a new graph object (profiled): "
+          f"{(time.perf_counter() - t2) * 1e3:.1f} ms, {r.stats['config_source']}")
     st = pstats.Stats(prof)
     st.sort_stats("cumulative").print_stats(args.top)
     st.sort_stats("tottime").print_stats(args.top)
