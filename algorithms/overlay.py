@@ -199,13 +199,24 @@ _CHUNK = 1 << 22
 def _cut_edges_on_device(graph: gs.Graph, size: int
                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_cut_edges` on the device: each edge's row found by a binary search of
-    the row offsets, a chunk of edges at a time; only the cut edges come back.
+    the row offsets, a chunk of edges at a time; only the cut edges come back. A graph
+    not on the device yet is uploaded (its copy serves the runs after) where it fits,
+    with room for the chunks; else the host pass runs.
     """
     import cupy as cp
 
     from gswitch.engine.gpu import GpuEngine
 
-    res = GpuEngine.instance().resident(graph)
+    engine = GpuEngine.instance()
+    res = engine._known(graph)
+    if res is None:
+        n, m = graph.n_nodes, graph.n_edges
+        need = 4 * (2 * n + 1) + (8 if graph.weights is not None else 4) * m + 32 * _CHUNK
+        free = int(cp.cuda.runtime.memGetInfo()[0]) + \
+            int(cp.get_default_memory_pool().free_bytes())
+        if need > 0.9 * free:
+            return _cut_edges(graph, size)
+        res = engine.resident(graph)
     row, col = res.row, res.col
     parts = []
     for lo in range(0, graph.n_edges, _CHUNK):

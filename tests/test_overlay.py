@@ -242,6 +242,16 @@ def test_device_cut_edges_match_the_host_pass(monkeypatch):
     for name in ("keys", "seed", "cut_u", "cut_v", "cut_w"):
         assert np.array_equal(getattr(host, name), getattr(dev, name))
     assert [r.tolist() for r in host.ranked] == [r.tolist() for r in dev.ranked]
+    # a graph not on the device that would not fit there: the host pass, no upload
+    from gswitch.engine.gpu import GpuEngine
+
+    fresh = clique_chain(40, 32, weighted=True, seed=3)
+    monkeypatch.setattr(cupy.cuda.runtime, "memGetInfo", lambda: (0, 1 << 30))
+    monkeypatch.setattr(cupy.get_default_memory_pool(), "free_bytes", lambda: 0)
+    got = overlay._cut_edges_on_device(fresh, 128)
+    assert GpuEngine.instance()._known(fresh) is None
+    for a, b in zip(got, overlay._cut_edges(fresh, 128)):
+        assert a.tolist() == b.tolist()
 
 
 def test_cli_says_in_one_line_which_flags_to_change(capsys):
