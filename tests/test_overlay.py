@@ -247,7 +247,8 @@ def test_device_cut_edges_match_the_host_pass(monkeypatch):
 
     fresh = clique_chain(40, 32, weighted=True, seed=3)
     monkeypatch.setattr(cupy.cuda.runtime, "memGetInfo", lambda: (0, 1 << 30))
-    monkeypatch.setattr(cupy.get_default_memory_pool(), "free_bytes", lambda: 0)
+    monkeypatch.setattr(cupy, "get_default_memory_pool",
+                        lambda: type("NoPool", (), {"free_bytes": lambda self: 0})())
     got = overlay._cut_edges_on_device(fresh, 128)
     assert GpuEngine.instance()._known(fresh) is None
     for a, b in zip(got, overlay._cut_edges(fresh, 128)):
