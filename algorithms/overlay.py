@@ -62,7 +62,7 @@ import numpy as np
 
 import gswitch as gs
 from gswitch._hints import option
-from gswitch._memory import check_memory
+from gswitch._memory import MemoryRefused, check_memory
 from gswitch.algorithm import int_inf
 from gswitch.arrayops import replace_at_least
 
@@ -219,8 +219,8 @@ def _cut_edges_on_device(graph: gs.Graph, size: int
         res = engine.resident(graph)
     row, col = res.row, res.col
     parts = []
-    for lo in range(0, graph.n_edges, _CHUNK):
-        pos = cp.arange(lo, min(lo + _CHUNK, graph.n_edges), dtype=cp.int32)
+    for lo in range(0, int(col.size), _CHUNK):
+        pos = cp.arange(lo, min(lo + _CHUNK, int(col.size)), dtype=cp.int32)
         src = cp.searchsorted(row, pos, side="right") - 1
         dst = col[lo: lo + pos.size]
         keep = cp.flatnonzero(dst // size != src // size)
@@ -306,7 +306,10 @@ def suited(graph: gs.Graph, backend: str = "cpu") -> str | None:
     xp = np
     if backend == "gpu" and gs.gpu_available():
         import cupy as xp
-    b = boundary(graph, DEFAULT_PARTITION, xp)
+    try:
+        b = boundary(graph, DEFAULT_PARTITION, xp)
+    except MemoryRefused as exc:  # too large to even find its boundary here
+        return f"variant overlay: {exc}"
     if b.unfit:
         return _remedy(b.unfit)
     if b.keys.size == 0:

@@ -275,7 +275,10 @@ def _unsuited(algorithm: str, config: dict[str, Any], graph: Any, backend: str
     suited = getattr(spec, "suited", None)
     if suited is None or not hasattr(graph, "indptr"):
         return None
-    return suited(graph, backend)
+    try:
+        return suited(graph, backend)
+    except GswitchError as exc:  # it could not even look (memory): it does not suit
+        return str(exc)
 
 
 def select(algorithm: str, graph: Any, path: str | Path | None = None,

@@ -96,6 +96,30 @@ def test_a_pick_that_does_not_suit_the_graph_is_passed_over(tmp_path):
     assert "passed over 'chain'" in selector.explain("bfs", mesh, path)
 
 
+def test_a_formulation_that_cannot_look_at_the_graph_is_passed_over(tmp_path, monkeypatch):
+    """Where the overlay cannot even find a graph's boundary (not enough memory), the
+    selector takes the next entry and says why; it never raises."""
+    from gswitch.algorithms import overlay
+
+    from gswitch._memory import MemoryRefused
+    from gswitch.generators import clique_chain
+
+    over = {"variant": "overlay"}
+    feats = {"chain": selector.graph_features(clique_chain(64, 32)),
+             "mesh": selector.graph_features(grid2d(64, 64))}
+    path = tmp_path / "selector.json"
+    path.write_text(json.dumps(selector.train(
+        [_row("chain", over, 1.0), _row("chain", A, 5.0), _row("mesh", A, 1.0)], feats)))
+
+    def refuse(what, needed, fix):
+        raise MemoryRefused(f"{what} needs more memory than there is; {fix}")
+
+    monkeypatch.setattr(overlay, "check_memory", refuse)
+    pick = selector.select("bfs", clique_chain(96, 32), path, backend="cpu")
+    assert pick.config == A and pick.passed[0][0] == "chain"
+    assert "needs more memory" in pick.passed[0][1]
+
+
 def test_the_diameter_tells_a_sparse_random_graph_from_a_mesh():
     """A sparse random graph has the degrees of a road grid and the short paths of a
     random graph: the shipped model sends it to a random graph's configuration, and
