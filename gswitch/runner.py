@@ -405,6 +405,8 @@ def _choose_config(algorithm: str | AlgorithmSpec, graph: Any,
         return config, "given"
     if backend != "gpu" or not isinstance(algorithm, str) or not isinstance(graph, Graph):
         return None, "default"
+    if graph.n_edges >= 2**31:  # the engine refuses it, saying why: nothing to pick
+        return None, "default"
     from .selector import select
 
     pick = select(algorithm, graph)

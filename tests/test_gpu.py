@@ -542,12 +542,14 @@ def test_resident_graph_is_freed_with_its_graph():
     assert len(engine._graphs) == before - 1
 
 
-def test_resident_in_degree_counted_on_the_device_matches_the_host():
-    """A graph whose host in-degrees were never asked for gets them counted on the
-    device at upload; both counts agree (isolated nodes and parallel edges included),
-    and the host's are left uncomputed."""
+def test_resident_in_degree_counted_on_the_device_matches_the_host(monkeypatch):
+    """A large graph whose host in-degrees were never asked for gets them counted on the
+    device at upload (here every graph with an edge counts as large); both counts agree
+    (isolated nodes and parallel edges included), and the host's are left uncomputed."""
+    from gswitch.engine import memory
     from gswitch.engine.gpu import GpuEngine
 
+    monkeypatch.setattr(memory, "HOST_REVERSE_EDGES", 0)
     engine = GpuEngine.instance()
     rng = np.random.default_rng(21)
     for n, m in ((1, 0), (7, 0), (50, 300), (1000, 40)):

@@ -163,10 +163,11 @@ class _Resident:
         self.row = cp.asarray(graph.indptr.astype(np.int32))
         self.col = cp.asarray(graph.indices)
         self.weights = cp.asarray(graph.weights) if graph.weights is not None else None
-        # counted on the device unless the host has the counts already: a bincount of
-        # every edge's target on the host costs tens of ms on a graph of 30M edges
+        # counted on the device for a large graph whose host counts were never asked
+        # for (a host bincount of 30M edges' targets takes tens of ms); a small one's on
+        # the host, where CuPy's bincount would load cupyx on a first call
         known = getattr(graph, "_in_degree", None)
-        if known is not None or graph.n_edges == 0:
+        if known is not None or graph.n_edges <= HOST_REVERSE_EDGES:
             self.in_degree = cp.asarray(graph.in_degree.astype(np.int32))
         else:
             self.in_degree = cp.bincount(self.col, minlength=graph.n_nodes).astype(cp.int32)
