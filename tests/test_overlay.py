@@ -202,15 +202,22 @@ def test_docstring_examples_run(alg):
     assert test.examples and runner.failures == 0
 
 
+def _random_parts(rng: np.random.Generator, most: int, degree: int
+                  ) -> tuple[gs.Graph, int]:
+    """A random multigraph of up to ``most`` nodes and a part size for it."""
+    n = int(rng.integers(1, most))
+    m = int(rng.integers(0, degree * n + 1))
+    g = gs.Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n_nodes=n)
+    return g, int(rng.integers(1, n + 3))
+
+
 def test_cut_edges_match_a_pass_over_every_edge():
     from gswitch.algorithms.overlay import _cut_edges
 
     rng = np.random.default_rng(3)
     for _ in range(200):
-        n = int(rng.integers(1, 80))
-        m = int(rng.integers(0, 4 * n + 1))
-        g = gs.Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n_nodes=n)
-        size = int(rng.integers(1, n + 3))
+        g, size = _random_parts(rng, 80, 4)
+        n = g.n_nodes
         src = np.repeat(np.arange(n), np.diff(g.indptr))
         cut = np.flatnonzero(src // size != g.indices // size)
         u, v, pos = _cut_edges(g, size)
@@ -226,10 +233,7 @@ def test_device_cut_edges_match_the_host_pass(monkeypatch):
     monkeypatch.setattr(overlay, "_CHUNK", 37)  # several chunks, one cut at an odd edge
     rng = np.random.default_rng(8)
     for _ in range(60):
-        n = int(rng.integers(1, 300))
-        m = int(rng.integers(0, 6 * n + 1))
-        g = gs.Graph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n_nodes=n)
-        size = int(rng.integers(1, n + 3))
+        g, size = _random_parts(rng, 300, 6)
         want = overlay._cut_edges(g, size)
         got = overlay._cut_edges_on_device(g, size)
         for a, b in zip(got, want):
