@@ -196,6 +196,22 @@ def _nodes_arg(rng: random.Random, G: Any) -> Any:
     return picked
 
 
+def _independent_nodes(rng: random.Random, G: Any) -> Any:
+    """``nodes`` of ``maximal_independent_set``: none, an independent sample (mostly),
+    or nodes that are not (joined, self-looped or missing)."""
+    choice = rng.random()
+    if choice < 0.3 or not len(G):
+        return rng.choice([None, []])
+    picked: list = []
+    for v in rng.sample(list(G), rng.randint(1, len(G))):
+        if choice < 0.85 and any(u in picked or u == v for u in G[v]):
+            continue
+        picked.append(v)
+    if rng.random() < 0.1:
+        picked.append(MISSING)
+    return picked
+
+
 def _personalization(rng: random.Random, G: Any) -> Any:
     nodes = list(G)
     if not nodes or rng.random() < 0.1:
@@ -237,6 +253,8 @@ ARGS: dict[str, Callable[[random.Random, Any], dict]] = {
     "node_connected_component": lambda r, G: {"n": _node(r, G)},
     "is_connected": lambda r, G: {},
     "triangles": lambda r, G: {"nodes": _nodes_arg(r, G)},
+    "maximal_independent_set": lambda r, G: {"nodes": _independent_nodes(r, G),
+                                             "seed": r.randint(0, 99)},
     "transitivity": lambda r, G: {},
     "clustering": lambda r, G: {"nodes": _nodes_arg(r, G),
                                 "weight": r.choice([None, None, "weight"])},
@@ -487,6 +505,22 @@ def _asyn(want: list, got: list, G: Any, kw: dict) -> str | None:
     return None
 
 
+def _independent_maximal(want: list, got: list, G: Any, kw: dict) -> str | None:
+    """Another set than networkx's may be right: independent, maximal, with ``nodes``."""
+    chosen = set(got)
+    if len(chosen) != len(got) or not chosen <= set(G):
+        return f"not a set of the graph's nodes: {_short(got)}"
+    if not set(kw.get("nodes") or ()) <= chosen:
+        return f"{_short(got)} lacks nodes asked for"
+    for u, v in G.edges():
+        if u != v and u in chosen and v in chosen:
+            return f"not independent: {u!r} - {v!r}"
+    for v in G:
+        if v not in chosen and not any(u in chosen for u in G[v]):
+            return f"not maximal: {v!r} and its neighbours are all outside"
+    return None
+
+
 _SPANNING = ("minimum_spanning_edges", "maximum_spanning_edges", "minimum_spanning_tree",
              "maximum_spanning_tree")
 
@@ -505,6 +539,7 @@ COMPARE: dict[str, Callable[[Any, Any, Any, dict], str | None]] = {
     "betweenness_centrality": _ordered,
     "edge_betweenness_centrality": _ordered,
     "triangles": _ordered,
+    "maximal_independent_set": _independent_maximal,
     "transitivity": _approx,
     "clustering": _ordered,
     "average_clustering": _approx,

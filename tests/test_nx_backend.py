@@ -746,3 +746,62 @@ def test_small_graph_core_numbers_take_the_measured_gpu_configuration(monkeypatc
     monkeypatch.setattr(_centrality, "engine_backend", lambda: "cpu")
     assert _centrality._small_core_config(graph) is None
     assert nx.core_number(G, backend="gswitch") == nx.core_number(G)
+
+
+def _independent_maximal(G, chosen):
+    """networkx's set semantics: no edge inside (self loops aside), every node outside
+    next to one inside."""
+    inside = all(u not in chosen or v not in chosen for u, v in G.edges() if u != v)
+    return inside and all(v in chosen or any(w in chosen for w in G[v]) for v in G)
+
+
+@pytest.mark.parametrize("name", ["undirected", "multigraph"])
+def test_maximal_independent_set_is_independent_maximal_and_holds_nodes(
+        gswitch_for_every_size, name):
+    """The set differs from networkx's (both draw at random) but keeps its promises: it
+    is independent and maximal, holds the nodes asked for, and a seed gives one set."""
+    G = nx.MultiGraph(_zoo()["undirected"]) if name == "multigraph" else _zoo()["undirected"]
+    for seed in (0, 1, 7):
+        got = nx.maximal_independent_set(G, seed=seed)
+        assert len(got) == len(set(got)) and _independent_maximal(G, set(got))
+        assert got == nx.maximal_independent_set(G, seed=seed)
+    forced = [0, ("t", 1), "iso"]
+    forced = [v for v in forced if not any(w in forced for w in G[v] if w != v)]
+    got = nx.maximal_independent_set(G, forced, seed=2)
+    assert set(got[:len(forced)]) == set(forced)  # the nodes asked for come first
+    assert _independent_maximal(G, set(got))
+    want = nx.maximal_independent_set(G, forced, seed=2, backend="networkx")
+    assert _independent_maximal(G, set(want)) and set(forced) <= set(want)
+
+
+def test_maximal_independent_set_refuses_what_networkx_refuses(gswitch_for_every_size):
+    G = _zoo()["undirected"]
+    u, v = next((a, b) for a, b in G.edges() if a != b)
+    for bad in ([u, v], [3], ["nowhere"]):  # joined, a self loop, not a node
+        with pytest.raises(nx.NetworkXUnfeasible) as ours:
+            nx.maximal_independent_set(G, bad)
+        with pytest.raises(nx.NetworkXUnfeasible) as theirs:
+            nx.maximal_independent_set(G, bad, backend="networkx")
+        assert str(ours.value) == str(theirs.value)
+    with pytest.raises(nx.NetworkXNotImplemented):
+        nx.maximal_independent_set(nx.DiGraph([(0, 1)]))
+    assert "maximal_independent_set" in get_info()["functions"]
+    assert BackendInterface.can_run("maximal_independent_set", (G,), {})
+
+
+def test_maximal_independent_set_runs_in_gswitch(gswitch_for_every_size, monkeypatch):
+    """The call reaches gswitch's Luby rounds, on the nodes left by the forced ones."""
+    from gswitch.nxbackend import _mis
+
+    seen = []
+    original = _mis.run_algorithm
+
+    def counting(name, graph, **kw):
+        seen.append((name, graph.n_nodes))
+        return original(name, graph, **kw)
+
+    monkeypatch.setattr(_mis, "run_algorithm", counting)
+    G = nx.path_graph(10)
+    got = nx.maximal_independent_set(G, [0], seed=3)
+    assert seen == [("maximal_independent_set", 8)]  # 0 and its neighbour 1 left out
+    assert got[0] == 0 and _independent_maximal(G, set(got))

@@ -52,6 +52,10 @@ SMALL_GRAPH: dict[str, int] = {
     "maximum_spanning_edges": 5_000,
     "minimum_spanning_tree": 8_000,
     "maximum_spanning_tree": 8_000,
+    # networkx draws from a list of the available nodes each step (quadratic); the two
+    # tied at 4,000 nodes plus edges, gswitch won from 12,000
+    # (benchmarks/results/cpu_nx_should_run_mis.txt)
+    "maximal_independent_set": 5_000,
     "triangles": 2_000,
     "transitivity": 2_000,
     "clustering": 2_000,

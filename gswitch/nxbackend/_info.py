@@ -91,6 +91,13 @@ FUNCTIONS: dict[str, dict[str, Any]] = {
     "number_connected_components": {"additional_docs": _CC},
     "node_connected_component": {"additional_docs": _CC},
     "is_connected": {"additional_docs": _CC},
+    "maximal_independent_set": {
+        "additional_docs": "The set comes from gswitch's ``maximal_independent_set`` (Luby's "
+                           "rounds, priorities hashed from a 32-bit word drawn from "
+                           "``seed``) on the nodes that neither are in ``nodes`` nor "
+                           "neighbour one. It is independent, maximal and holds ``nodes``, "
+                           "like networkx's, but another such set: both draw at random.",
+    },
     "triangles": {"additional_docs": _TRI},
     "transitivity": {"additional_docs": _TRI},
     "clustering": {"additional_docs": _TRI + " Undirected and unweighted only; a directed "

@@ -14,6 +14,7 @@ from . import (
     _centrality,
     _dispatch,
     _lpa,
+    _mis,
     _msf,
     _pagerank,
     _scc,
@@ -27,8 +28,8 @@ __all__ = ["BackendInterface"]
 
 _FUNCTIONS = {
     name: getattr(module, name)
-    for module in (_apsp, _bfs, _cc, _centrality, _lpa, _msf, _pagerank, _scc, _sssp,
-                   _triangles)
+    for module in (_apsp, _bfs, _cc, _centrality, _lpa, _mis, _msf, _pagerank, _scc,
+                   _sssp, _triangles)
     for name in module.__all__
     if name in FUNCTIONS
 }
