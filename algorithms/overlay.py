@@ -218,15 +218,17 @@ def _cut_edges_on_device(graph: gs.Graph, size: int
     from gswitch.engine.gpu import GpuEngine
 
     engine = GpuEngine.instance()
-    res = engine._known(graph)
-    if res is None:
-        n, m = graph.n_nodes, graph.n_edges
-        need = 4 * (2 * n + 1) + (8 if graph.weights is not None else 4) * m + 32 * _CHUNK
-        free = int(cp.cuda.runtime.memGetInfo()[0]) + \
-            int(cp.get_default_memory_pool().free_bytes())
-        if need > 0.9 * free:
-            return _cut_edges(graph, size)
-        res = engine.resident(graph)
+    with engine.call_lock:  # the selector's check runs outside a call: one upload
+        res = engine._known(graph)
+        if res is None:
+            n, m = graph.n_nodes, graph.n_edges
+            need = (4 * (2 * n + 1) + (8 if graph.weights is not None else 4) * m
+                    + 32 * _CHUNK)
+            free = int(cp.cuda.runtime.memGetInfo()[0]) + \
+                int(cp.get_default_memory_pool().free_bytes())
+            if need > 0.9 * free:
+                return _cut_edges(graph, size)
+            res = engine.resident(graph)
     row, col = res.row, res.col
     parts = []
     for lo in range(0, int(col.size), _CHUNK):
