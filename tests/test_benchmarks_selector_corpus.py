@@ -180,13 +180,14 @@ def _plan_commands():
 
 def test_the_plan_parses_and_trains_on_no_evaluation_size(formulations, monkeypatch):
     """The plan's commands parse; every graph in them is below the 2^20 nodes of the
-    smallest evaluation graph (scale 19 or less, or the 258k-node metis mesh)."""
+    smallest evaluation graph (scale 19 or less, or the 258k-node metis mesh); the third
+    measures the chains again among the overlay candidates."""
     monkeypatch.setenv("GSWITCH_DATA_DIR", "restored-after-the-test")
     monkeypatch.chdir(BENCH)  # the commands run in benchmarks/
     commands = _plan_commands()
-    assert len(commands) == 2
+    assert len(commands) == 3
     named = []
-    for words in commands:
+    for words in commands[:2]:
         args = formulations.parse_args(words)
         assert args.algs == ["bfs", "sssp"] and args.extra["bfs"] and args.extra["sssp"]
         named += args.graphs
@@ -196,6 +197,12 @@ def test_the_plan_parses_and_trains_on_no_evaluation_size(formulations, monkeypa
     assert [(k, int(s) if s else 22) for k, s, _ in table] == named
     for kind, scale, name in table:
         assert formulations.graph_name(kind, int(scale) if scale else 22) == name
+    # corpus C: the clique chains again, among the overlay candidates too
+    again = formulations.parse_args(commands[2])
+    assert {k for k, _ in again.graphs} == {"chain"}
+    assert all(scale <= 19 for _, scale in again.graphs)
+    for alg in ("bfs", "sssp"):
+        assert any(c.get("variant") == "overlay" for c in again.extra[alg])
 
 
 # ---------------------------------------------------------------- bench_selector_tuned
