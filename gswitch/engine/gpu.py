@@ -59,6 +59,7 @@ from .memory import (
 from .pinned import PinnedResults
 from .plan import _EARLY_READ_BYTES, _Plan
 from .timing import PhaseTimer
+from .upload import Uploader
 
 __all__ = ["GpuEngine", "LaunchContext", "estimate_bytes"]
 
@@ -147,7 +148,9 @@ class GpuEngine:
         self.const_written: dict[int, bytes] = {}
         self._grids: dict[tuple, int] = {}
         self._state_dtypes: dict[str, np.dtype] = {}
-        self._copier: Any = None  # thread pool of _bring_back, made on first need
+        self._copier: Any = None  # host threads of large copies (copier()), on first need
+        #: large host arrays go up through page-locked slots that host threads fill
+        self.uploader = Uploader(cp, self.stream, self.device_id, self._copy_threads())
         #: Whether a launch strategy that polls its decisions in host memory
         #: (:attr:`~gswitch.strategy.LaunchStrategy.polls_control`) may: on x86-64 hosts,
         #: whose loads keep their order (the host reads the step number, then the rest of
@@ -265,7 +268,7 @@ class GpuEngine:
             # not ordered before work on a non-blocking stream, and under load (several
             # processes on one GPU) the transpose sort read the arrays before they landed
             with self.stream:
-                res = _Resident(self.cp, graph)
+                res = _Resident(self.cp, graph, self.to_device)
             self.stream.synchronize()
             self._graphs[graph] = res
         return res
@@ -797,6 +800,23 @@ class GpuEngine:
         return {name: fresh[name] if ptr else np.array(v, copy=True)
                 for name, v, ptr in items}
 
+    def copier(self) -> Any:
+        """The host threads of large copies to and from the device, made on first use."""
+        if self._copier is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._copier = ThreadPoolExecutor(self._copy_threads(),
+                                              thread_name_prefix="gswitch-copy")
+        return self._copier
+
+    def to_device(self, host: np.ndarray) -> Any:
+        """A device copy of a host array, queued on the engine's stream; a large one
+        through host threads and page-locked staging (:mod:`gswitch.engine.upload`).
+        """
+        up = self.uploader
+        return up.to_device(host, self.copier() if host.nbytes >= up.least and
+                            up.threads >= 2 else None)
+
     @staticmethod
     def _copy_threads() -> int:
         return min(_COPY_THREADS, (os.cpu_count() or 1) // 2)
@@ -833,11 +853,7 @@ class GpuEngine:
                 rt.streamSynchronize(sp)
                 ctx._synced_at = self.work
             return {name: np.array(v, copy=True) for name, v, _p in items}
-        if self._copier is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._copier = ThreadPoolExecutor(self._copy_threads(),
-                                              thread_name_prefix="gswitch-copy")
+        copier = self.copier()
         out = {name: np.empty_like(v) for name, v, _p in items}
         chunks = _chunks([(v.nbytes, v.dtype.itemsize) for _n, v, _p in items],
                          _COPY_CHUNK_BYTES)
@@ -858,7 +874,7 @@ class GpuEngine:
             wait(events[k].ptr)
             np.copyto(dst[i][lo:hi], src[i][lo:hi])
 
-        list(self._copier.map(take, range(len(chunks))))
+        list(copier.map(take, range(len(chunks))))
         rt.streamSynchronize(sp)  # every event has passed: returns at once
         ctx._synced_at = self.work
         return out

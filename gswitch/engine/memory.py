@@ -155,14 +155,17 @@ def estimate_bytes(graph: Graph, spec: AlgorithmSpec, config: Config) -> int:
 class _Resident:
     """A graph's device arrays, the buffer pool of runs on it, and their plans."""
 
-    def __init__(self, cp: Any, graph: Graph) -> None:
+    def __init__(self, cp: Any, graph: Graph, upload: Any = None) -> None:
+        # upload(host array) -> device array, queued on the caller's stream
+        upload = upload or cp.asarray
         self.cp = cp
+        self.upload = upload
         # weak: the engine keeps residents in a WeakKeyDictionary keyed by the graph, and a
         # strong reference from the value would keep graph and device arrays alive forever
         self._graph = weakref.ref(graph)
         self.row = cp.asarray(graph.indptr.astype(np.int32))
-        self.col = cp.asarray(graph.indices)
-        self.weights = cp.asarray(graph.weights) if graph.weights is not None else None
+        self.col = upload(graph.indices)
+        self.weights = upload(graph.weights) if graph.weights is not None else None
         # counted on the device for a large graph whose host counts were never asked
         # for (a host bincount of 30M edges' targets takes tens of ms); a small one's on
         # the host, where CuPy's bincount would load cupyx on a first call
@@ -212,9 +215,9 @@ class _Resident:
                 self.reverse = (self.row, self.col, self.weights)
             elif not on_device:
                 rev = graph.reverse
-                self.reverse = (cp.asarray(rev.indptr.astype(np.int32)),
-                                cp.asarray(rev.indices),
-                                cp.asarray(rev.weights) if rev.weights is not None else None)
+                up = self.upload
+                self.reverse = (cp.asarray(rev.indptr.astype(np.int32)), up(rev.indices),
+                                up(rev.weights) if rev.weights is not None else None)
             else:
                 n, m = graph.n_nodes, graph.n_edges
                 order = cp.argsort(self.col)  # stable

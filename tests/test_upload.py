@@ -1,0 +1,116 @@
+"""Large arrays to the device through threads and page-locked slots
+(:mod:`gswitch.engine.upload`), the threaded least weight and the sliced byte comparison
+of graphs: the plans and host parts on any machine, the copies on the GPU against the
+host arrays."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import gswitch as gs
+from gswitch import graph as graph_module
+from gswitch.engine.upload import upload_ranges
+
+
+def needs_gpu(test):
+    """A GPU-suite test: marked ``gpu``, skipped with the reason without a device."""
+    test = pytest.mark.skipif(not gs.gpu_available(),
+                              reason="needs CuPy and an NVIDIA GPU")(test)
+    return pytest.mark.gpu(test)
+
+
+@pytest.mark.parametrize("nbytes", [0, 1, 7, 8, 9, 64, 1000, 4097])
+@pytest.mark.parametrize("chunk", [1, 8, 100])
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])
+def test_upload_ranges_cover_every_byte_once(nbytes, chunk, threads):
+    plan = upload_ranges(nbytes, chunk, threads)
+    assert len(plan) <= threads
+    covered = np.zeros(nbytes, dtype=np.int64)
+    for ranges in plan:
+        assert ranges, "a thread with no work is not started"
+        for lo, hi in ranges:
+            assert 0 <= lo < hi <= nbytes and hi - lo <= chunk
+            covered[lo:hi] += 1
+        starts = [lo for lo, _hi in ranges]
+        assert starts == sorted(starts)
+    assert (covered == 1).all()
+
+
+@pytest.mark.parametrize("size", [5, 1000, 40_001])
+def test_threaded_least_weight_matches_numpy(monkeypatch, size):
+    monkeypatch.setattr(graph_module, "_THREADED_MIN_VALUES", 4)
+    monkeypatch.setattr(graph_module.os, "cpu_count", lambda: 16)
+    rng = np.random.default_rng(size)
+    w = rng.uniform(-3, 5, size).astype(np.float32)
+    assert graph_module._least(w) == float(np.min(w))
+    w[size // 2] = np.nan  # NaN anywhere makes the least NaN, as np.min does
+    assert np.isnan(graph_module._least(w))
+    w[size // 2] = -np.inf
+    assert graph_module._least(w) == -np.inf
+
+
+def test_graphs_differing_only_in_a_late_slice_are_not_equal():
+    n = (1 << 20) * 3 + 17  # beyond the comparison's slices
+    src = np.arange(n, dtype=np.int64) % 5000
+    dst = (src * 7 + 1) % 5000
+    w = np.ones(n, dtype=np.float32)
+    a = gs.Graph.from_edges(src, dst, weights=w, n_nodes=5000)
+    w2 = w.copy()
+    w2[-1] = np.float32(1.0000001)
+    b = gs.Graph.from_edges(src, dst, weights=w2, n_nodes=5000)
+    c = gs.Graph.from_edges(src, dst, weights=w.copy(), n_nodes=5000)
+    assert a == c and a.fingerprint == c.fingerprint
+    assert b != a and b.fingerprint != a.fingerprint
+    z = gs.Graph.from_edges(src, dst, weights=np.where(w > 0, -0.0, 0.0), n_nodes=5000)
+    p = gs.Graph.from_edges(src, dst, weights=np.zeros(n), n_nodes=5000)
+    assert (z == p) == (z.fingerprint == p.fingerprint)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.int64, np.uint8])
+@pytest.mark.parametrize("count", [1, 256, 257, 4099])
+@pytest.mark.parametrize("threads", [2, 5])
+def test_threaded_upload_matches_the_host_array(dtype, count, threads):
+    import cupy as cp
+
+    from gswitch.engine.gpu import GpuEngine
+    from gswitch.engine.upload import Uploader
+
+    engine = GpuEngine.instance()
+    up = Uploader(cp, engine.stream, engine.device_id, threads, chunk=64, least=1)
+    rng = np.random.default_rng(count)
+    host = rng.integers(0, 250, count).astype(dtype)
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in range(2):  # the second reuses the slots
+            dev = up.to_device(host, pool)
+            engine.stream.synchronize()
+            assert dev.dtype == host.dtype and dev.shape == host.shape
+            assert np.array_equal(dev.get(), host)
+            host = host[::-1].copy()
+    dev = up.to_device(host[::2], None)  # the plain copy, from a strided view
+    engine.stream.synchronize()
+    assert np.array_equal(dev.get(), host[::2])
+
+
+@needs_gpu
+@pytest.mark.parametrize("alg", ["bfs", "sssp"])
+def test_a_graph_uploaded_by_threads_gives_the_reference_answer(monkeypatch, alg):
+    from gswitch.engine.gpu import GpuEngine
+    from gswitch.generators import rmat
+    from gswitch.testing.reference import compare, reference
+
+    engine = GpuEngine.instance()
+    if engine.uploader.threads < 2:
+        pytest.skip("this host has fewer than four cores: uploads take the plain copy")
+    monkeypatch.setattr(engine.uploader, "least", 1)
+    monkeypatch.setattr(engine.uploader, "chunk", 4096)
+    g = rmat(12, 8, seed=3, weighted=True)
+    r = gs.run(alg, g, source=0, backend="gpu")
+    out = r.fields["depth" if alg == "bfs" else "dist"]
+    assert compare(alg, out, reference(alg, g, source=0)) is None
+    res = engine.resident(g)
+    assert np.array_equal(res.col.get(), g.indices)
+    assert np.array_equal(res.weights.get(), g.weights)
