@@ -97,7 +97,7 @@ def test_the_gpu_search_leaves_it_out_until_validated():
     out and why, and the shipped selector model stays current."""
     import json
 
-    from gswitch.tuner.space import build_space
+    from gswitch.tuner import build_space
 
     from gswitch.selector import MODEL_PATH, model_version
 

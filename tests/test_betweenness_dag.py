@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from gswitch.algorithms import _brandes_dag
 from gswitch.algorithms.betweenness import rescale
-from gswitch.tuner.space import build_space
+from gswitch.tuner import build_space
 
 import gswitch as gs
 from gswitch.errors import AlgorithmError

@@ -78,7 +78,7 @@ def test_the_gpu_search_keeps_the_new_parameters_at_their_defaults_for_now():
     the shipped selector model stays current."""
     import json
 
-    from gswitch.tuner.space import build_space
+    from gswitch.tuner import build_space
 
     from gswitch.selector import MODEL_PATH, model_version
 

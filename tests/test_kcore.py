@@ -168,8 +168,7 @@ def test_every_stage_compiles(launch, nvcc):
 
 def test_the_tuner_searches_both_formulations(tmp_path):
     """A CPU study of core_number searches both variants and finishes verified trials."""
-    from gswitch.tuner import tune
-    from gswitch.tuner.space import build_space
+    from gswitch.tuner import build_space, tune
 
     g = GENERATED["rmat"]()
     space = build_space(get_registry().algorithm(NAME), g, "cpu")

@@ -56,7 +56,7 @@ def test_strategies_command_lists_them_as_validated(capsys):
 
 def test_the_tuner_searches_them_on_the_gpu():
     """The tuner's GPU space offers each of them, and excludes none."""
-    from gswitch.tuner.space import build_space
+    from gswitch.tuner import build_space
 
     space = build_space(get_registry().algorithm("bfs"), grid2d(4, 4), "gpu")
     for axis, name in NEW:

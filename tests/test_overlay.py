@@ -135,7 +135,7 @@ def test_long_boundary_searches_the_whole_graph_and_says_so_once():
 
 
 def test_tuner_searches_the_overlay_only_where_it_suits():
-    from gswitch.tuner.space import build_space
+    from gswitch.tuner import build_space
 
     from gswitch.plugins import get_registry
 

@@ -245,7 +245,7 @@ def test_bad_value_is_one_line_naming_the_key_and_the_choices():
 
 
 def test_the_tuner_searches_it_on_both_backends():
-    from gswitch.tuner.space import build_space
+    from gswitch.tuner import build_space
 
     g = road(6, 6)
     for backend in ("cpu", "gpu"):

@@ -214,7 +214,7 @@ def test_own_operators_mode_needs_operators():
 
 
 def test_the_gpu_search_offers_spatial_and_unrolling():
-    from gswitch.tuner.space import build_space
+    from gswitch.tuner import build_space
 
     spec = get_registry().algorithm("bfs")
     space = build_space(spec, gs.generators.grid2d(6, 6), "gpu")

@@ -122,7 +122,7 @@ def test_the_gpu_search_offers_ordered_passes():
     """The tuner's GPU search for SSSP offers spatial driving under delta_stepping, with
     the width among spatial's searched parameters, and a drawn width gives a valid
     configuration of either formulation."""
-    from gswitch.tuner.space import build_space
+    from gswitch.tuner import build_space
 
     space = build_space(get_registry().algorithm("sssp"),
                         clique_chain(4, 32, weighted=True, seed=1), "gpu")
@@ -142,7 +142,8 @@ def test_the_search_draws_partitions_of_a_multiple_of_32():
     reads a study's stray size as the nearest of them; any size in the range stays a
     valid configuration."""
     import optuna
-    from gswitch.tuner.space import build_space, moves
+    from gswitch.tuner import build_space
+    from gswitch.tuner.space import moves
 
     size = SpatialDriving.params["partition_size"]
     assert size.searched == tuple(32 << k for k in range(8))

@@ -338,8 +338,8 @@ def test_prebuilt_renumbered_copies_are_read_not_built(tmp_path, monkeypatch):
 
 
 def test_prebuild_runs_for_large_gpu_studies_only(tmp_path):
+    from gswitch.tuner import build_space
     from gswitch.tuner.prebuild import MIN_EDGES, Prebuilder, renumber_methods
-    from gswitch.tuner.space import build_space
 
     from gswitch.plugins import get_registry
 
@@ -394,8 +394,8 @@ def test_a_large_gpu_study_starts_its_builds(tmp_path):
     renumbering of the space, and they write the copies beside the graph file."""
     import types
 
+    from gswitch.tuner import build_space
     from gswitch.tuner.prebuild import MIN_EDGES, Prebuilder
-    from gswitch.tuner.space import build_space
 
     from gswitch.plugins import get_registry
 

@@ -1,7 +1,8 @@
 """Optuna tuner: per graph, the fastest correct strategy combination, remembered.
 
 The search space is assembled from the registered strategies and their declared
-parameters (:mod:`gswitch.tuner.space`); every trial runs in a worker process and its
+parameters (:mod:`gswitch.tuner.build`, held by :mod:`gswitch.tuner.space`); every trial
+runs in a worker process and its
 answer is checked against a reference (:mod:`gswitch.tuner.worker`); studies live in
 any Optuna storage and are keyed by algorithm, graph fingerprint, device and space
 version (:mod:`gswitch.tuner.storage`); :func:`tune` runs a study and
@@ -24,7 +25,7 @@ from typing import Any
 #: its names, so loading the tuner's plugin with every registry costs nothing.
 _LAZY = {
     "MODES": "resolve", "resolve_config": "resolve",
-    "SearchSpace": "space", "TunerError": "space", "build_space": "space",
+    "SearchSpace": "space", "TunerError": "space", "build_space": "build",
     "space_version": "space",
     "default_storage_url": "storage", "open_storage": "storage", "study_name": "storage",
     "tuned_studies": "storage",

@@ -62,9 +62,10 @@ from gswitch.plugins import get_plugin_manager, get_registry
 from gswitch.strategy import AXES
 
 from .ahead import Precompiler, default_compile_ahead
+from .build import build_space
 from .prebuild import Prebuilder
 from .session import _has_set_constraint, _Session, best_feasible
-from .space import SearchSpace, TunerError, build_space
+from .space import SearchSpace, TunerError
 from .storage import (
     _scrub,
     cache_dir,
