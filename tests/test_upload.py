@@ -112,5 +112,6 @@ def test_a_graph_uploaded_by_threads_gives_the_reference_answer(monkeypatch, alg
     out = r.fields["depth" if alg == "bfs" else "dist"]
     assert compare(alg, out, reference(alg, g, source=0)) is None
     res = engine.resident(g)
+    assert np.array_equal(res.row.get(), g.indptr.astype(np.int32))
     assert np.array_equal(res.col.get(), g.indices)
     assert np.array_equal(res.weights.get(), g.weights)

@@ -163,7 +163,7 @@ class _Resident:
         # weak: the engine keeps residents in a WeakKeyDictionary keyed by the graph, and a
         # strong reference from the value would keep graph and device arrays alive forever
         self._graph = weakref.ref(graph)
-        self.row = cp.asarray(graph.indptr.astype(np.int32))
+        self.row = upload(graph.indptr.astype(np.int32))
         self.col = upload(graph.indices)
         self.weights = upload(graph.weights) if graph.weights is not None else None
         # counted on the device for a large graph whose host counts were never asked
