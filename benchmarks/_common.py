@@ -87,6 +87,28 @@ def timed(fn, repeats: int, warmup: int = 0) -> tuple[float, object]:
     return statistics.median(ts), out
 
 
+def interleaved_rates(ways: dict, reps: int, mb: float, check, width: int = 40
+                      ) -> dict[str, float]:
+    """Median milliseconds of each of ``ways`` (name -> function) over ``reps`` rounds
+    that run every way in turn, so that drift hits them alike; ``check(name, got)``
+    verifies each call's result (``None`` results are not checked). Prints each way's
+    median and the rate at which it moves ``mb`` MiB.
+    """
+    times: dict[str, list[float]] = {k: [] for k in ways}
+    for _ in range(reps):
+        for name, fn in ways.items():
+            t = time.perf_counter()
+            got = fn()
+            times[name].append(time.perf_counter() - t)
+            if got is not None:
+                check(name, got)
+    out = {}
+    for name, ts in times.items():
+        ms = out[name] = statistics.median(ts) * 1e3
+        print(f"  {name:{width}s} {ms:7.3f} ms  {mb / 1024 / ms * 1e3:6.1f} GiB/s")
+    return out
+
+
 def peer_parser(doc: str, repeats: int) -> argparse.ArgumentParser:
     """The options of a benchmark against CPU peers: ``--backend``, ``--repeats``, ``--tag``."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])

@@ -25,12 +25,10 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
-import statistics
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from _common import require_gpu, write_json
+from _common import interleaved_rates, require_gpu, write_json
 
 
 def main() -> None:
@@ -99,18 +97,10 @@ def main() -> None:
     out = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "mb": args.mb,
            "ms": {}}
     print(f"{args.mb} MiB back into a fresh array on {out['device']}, median of {args.reps}")
-    times: dict[str, list[float]] = {k: [] for k in ways}
-    for _ in range(args.reps):  # interleaved, so that drift hits every way alike
-        for name, fn in ways.items():
-            t = time.perf_counter()
-            got = fn()
-            times[name].append(time.perf_counter() - t)
-            if got is not None:
-                assert np.array_equal(got, want), name
-    for name, ts in times.items():
-        ms = statistics.median(ts) * 1e3
-        out["ms"][name] = ms
-        print(f"  {name:34s} {ms:7.3f} ms  {args.mb / 1024 / ms * 1e3:6.1f} GiB/s")
+    def check(name, got):
+        assert np.array_equal(got, want), name
+
+    out["ms"] = interleaved_rates(ways, args.reps, args.mb, check, width=34)
     write_json("readback_floor", out)
 
 

@@ -26,12 +26,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import argparse
 import os
-import statistics
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from _common import require_gpu, write_json
+from _common import interleaved_rates, require_gpu, write_json
 
 
 def main() -> None:
@@ -86,18 +84,11 @@ def main() -> None:
     out = {"device": engine.device_name, "mb": args.mb, "cores": cores, "ms": {}}
     print(f"{args.mb} MiB to the device on {out['device']} ({cores} host cores), "
           f"median of {args.reps}")
-    times: dict[str, list[float]] = {k: [] for k in ways}
-    for _ in range(args.reps):  # interleaved, so that drift hits every way alike
-        for name, fn in ways.items():
-            t = time.perf_counter()
-            got = fn()
-            times[name].append(time.perf_counter() - t)
-            if got is not None:
-                assert np.array_equal(got.get(), host), name
-    for name, ts in times.items():
-        ms = statistics.median(ts) * 1e3
-        out["ms"][name] = ms
-        print(f"  {name:40s} {ms:7.2f} ms  {args.mb / 1024 / ms * 1e3:6.1f} GiB/s")
+
+    def check(name, got):
+        assert np.array_equal(got.get(), host), name
+
+    out["ms"] = interleaved_rates(ways, args.reps, args.mb, check)
     write_json("upload_floor", out)
 
 
