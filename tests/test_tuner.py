@@ -21,7 +21,7 @@ from gswitch.tuner.worker import PLUGINS_ENV
 
 import gswitch as gs
 from gswitch.cli import main
-from gswitch.config import DEFAULTS
+from gswitch.config import DEFAULTS, Config
 from gswitch.generators import parse_generator_spec
 from gswitch.plugins import AXES, get_registry
 from gswitch.strategy import Categorical, FloatRange, IntRange
@@ -149,9 +149,11 @@ def test_neighbours_change_one_parameter_or_one_axis(algorithm):
             if space.config(n).strategy("driving").pushes_only() != \
                     before.strategy("driving").pushes_only():
                 # the move decides whether direction is drawn (a driving strategy that
-                # pushes only holds it at push): its study parameter comes or goes
+                # pushes only holds it at push): its study parameter comes or goes, and
+                # the parameters of a direction strategy it holds out go with it
                 changed -= {k for k in changed
-                            if k.split("|")[0] == "direction" and (k in n) != (k in params)}
+                            if k.split("|")[0].split(".")[0] == "direction"
+                            and (k in n) != (k in params)}
             if "variant" in changed:
                 variant_moves += 1
                 cfg = space.config(n)
@@ -404,7 +406,14 @@ def test_the_default_trial_is_never_pruned(storage, monkeypatch):
 
 def test_local_search_tries_untried_neighbours_of_the_best(storage):
     """With refine=0.5, about half the trials after the warm start are neighbours of the
-    best trial finished before them, never one tried already; with 0 there are none.
+    best trial finished when they were enqueued, never one tried already; with 0 there
+    are none.
+
+    A local trial is enqueued at some moment between the end of the trial it refines
+    and its own start; trials that end or start in between (asked ahead, or run by the
+    sampler meanwhile) may or may not have been seen, so only what is certain is
+    checked: the refined trial was the best of those ended by its own end, and the
+    local trial repeats no trial started by then.
     """
     from gswitch.tuner.study import best_feasible
 
@@ -415,15 +424,44 @@ def test_local_search_tries_untried_neighbours_of_the_best(storage):
     local = [t for t in trials if t.user_attrs.get("source") == "refine"]
     sampled = [t for t in trials if "source" not in t.user_attrs]
     assert local and len(local) <= len(sampled) + 1
+    by_number = {t.number: t for t in trials}
     for t in local:
-        before = [u for u in trials if u.number < t.number]
-        best = best_feasible(before)
-        assert t.user_attrs["refine_of"] == best.number
-        assert t.params in space.neighbours(best.params)
-        assert t.params not in [u.params for u in before]
+        refined = by_number[t.user_attrs["refine_of"]]
+        assert refined.number < t.number
+        assert refined.datetime_complete <= t.datetime_start
+        ended = [u for u in trials if u.datetime_complete is not None
+                 and u.datetime_complete <= refined.datetime_complete]
+        assert best_feasible(ended).value == refined.value
+        assert t.params in space.neighbours(refined.params)
+        seen = [u for u in trials if u.number != t.number
+                and u.datetime_start is not None
+                and u.datetime_start <= refined.datetime_complete]
+        assert t.params not in [u.params for u in seen]
     other = tune("sssp", g, trials=10, backend="cpu", storage=storage, seed=3, refine=0,
                  name="no local search")
     assert not [h for h in other.history if h["source"] == "refine"]
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+@pytest.mark.parametrize("alg", ["bfs", "sssp", "pagerank"])
+def test_neighbours_are_the_parameters_of_the_configurations_they_name(alg, backend):
+    """Every neighbour, two moves out from the default, is exactly the study parameters
+    of its own configuration: no parameter of a strategy an earlier choice holds out (a
+    driving that only pushes holds the direction at push), so a local search never
+    counts one configuration under two spellings."""
+    import random
+
+    space = build_space(get_registry().algorithm(alg), parse_generator_spec(GRAPH), backend)
+    rng = random.Random(0)
+    frontier, checked = [space.trial_params(Config({}))], 0
+    for _ in range(2):
+        moved = [nb for p in frontier for nb in space.neighbours(p)]
+        for nb in moved:
+            assert space.trial_params(space.config(nb)) == nb
+        checked += len(moved)
+        rng.shuffle(moved)
+        frontier = moved[:12]
+    assert checked > 50
 
 
 def test_continued_repeats_a_one_parameter_step_inside_its_range():

@@ -409,21 +409,29 @@ class SearchSpace:
 
     def _encode(self, variant: str, chosen: dict[str, str], values: dict[str, Any]
                 ) -> dict[str, Any]:
-        """Study parameters picking ``variant`` and the strategies ``chosen``; parameter
-        values from ``values`` where it has them, else their defaults.
+        """Study parameters picking ``variant`` and the strategies ``chosen`` (an axis
+        that the earlier choices hold or narrow to other strategies takes its first
+        choice); parameter values from ``values`` where it has them, else their
+        defaults.
         """
         out: dict[str, Any] = {}
         if "variant" in self.axes:
             out["variant"] = variant
         config: dict[str, Any] = {}
         for axis in AXES:
-            name, _ = self.axis_choices(axis, variant, self._pushes_only(variant, config))
+            name, choices = self.axis_choices(axis, variant,
+                                              self._pushes_only(variant, config))
+            # an axis held, or narrowed by the strategies before it (a driving that only
+            # pushes holds the direction), takes its first choice: what a trial of these
+            # parameters runs, as _decode reads it, with no parameters of another
+            pick = chosen[axis] if name is not None and chosen[axis] in choices \
+                else choices[0]
             if name is not None:
-                out[name] = chosen[axis]
-            for pname, space in self.strategy_params(variant, axis, chosen[axis]).items():
-                key = _param_name(axis, chosen[axis], pname)
+                out[name] = pick
+            for pname, space in self.strategy_params(variant, axis, pick).items():
+                key = _param_name(axis, pick, pname)
                 out[key] = values.get(key, space.default)
-            config.update(self._config_values(variant, axis, chosen[axis], out))
+            config.update(self._config_values(variant, axis, pick, out))
         for key, space in self.globals_of(variant).items():
             out[key] = values.get(key, space.default)
         return out
