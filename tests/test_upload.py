@@ -69,6 +69,95 @@ def test_graphs_differing_only_in_a_late_slice_are_not_equal():
     assert (z == p) == (z.fingerprint == p.fingerprint)
 
 
+class _FakeRuntime:
+    """The four runtime calls of an upload, done at once on host memory: a transfer is
+    a ``memmove``, and a chunk may be told to fail."""
+
+    def __init__(self, fail_at=None):
+        self.fail_at, self.devices, self.copies = fail_at, set(), []
+
+    def setDevice(self, device):  # noqa: N802 - CUDA's spelling
+        self.devices.add(device)
+
+    def eventSynchronize(self, ptr):  # noqa: N802
+        pass
+
+    def eventRecord(self, ptr, stream):  # noqa: N802
+        pass
+
+    def memcpyAsync(self, dst, src, nbytes, kind, stream):  # noqa: N802
+        import ctypes
+
+        assert kind == 1  # host to device
+        if self.fail_at is not None and len(self.copies) >= self.fail_at:
+            raise RuntimeError("transfer failed")
+        self.copies.append(nbytes)
+        ctypes.memmove(dst, src, nbytes)
+
+
+class _FakeDeviceArray:
+    def __init__(self, shape, dtype):
+        from types import SimpleNamespace
+
+        self.host = np.zeros(shape, dtype=dtype)
+        self.shape, self.dtype = self.host.shape, self.host.dtype
+        self.data = SimpleNamespace(ptr=self.host.ctypes.data)
+
+    def set(self, array, stream=None):
+        self.host[...] = array
+
+
+def _fake_cupy(runtime):
+    from types import SimpleNamespace
+
+    class Event:
+        def __init__(self, disable_timing=False):
+            self.ptr = id(self)
+
+        def synchronize(self):
+            pass
+
+    cuda = SimpleNamespace(runtime=runtime, Event=Event, alloc_pinned_memory=bytearray)
+    return SimpleNamespace(cuda=cuda, empty=lambda shape, dtype: _FakeDeviceArray(shape, dtype))
+
+
+@pytest.mark.parametrize("count", [0, 1, 15, 16, 17, 1000])
+@pytest.mark.parametrize("threads", [2, 3])
+def test_upload_logic_on_host_memory(count, threads):
+    """The threads' chunks and slots on host memory (a stand-in for CuPy's calls): every
+    byte lands once, each chunk at most one slot long, each thread on the device."""
+    from types import SimpleNamespace
+
+    from gswitch.engine.upload import Uploader
+
+    rt = _FakeRuntime()
+    up = Uploader(_fake_cupy(rt), SimpleNamespace(ptr=7), 3, threads, chunk=64, least=1)
+    host = np.arange(count, dtype=np.int32) * 7 - 5
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in range(2):  # the second upload reuses the slots
+            dev = up.to_device(host, pool)
+            assert np.array_equal(dev.host, host)
+            host = host[::-1].copy()
+    assert sum(rt.copies) == 2 * host.nbytes and all(0 < c <= 64 for c in rt.copies)
+    assert rt.devices <= {3} and (count == 0 or rt.devices == {3})
+    plain = up.to_device(host[::2], None)  # no pool: the plain copy of a strided view
+    assert np.array_equal(plain.host, host[::2])
+
+
+def test_a_failed_transfer_fails_the_upload_after_every_thread_stopped():
+    from types import SimpleNamespace
+
+    from gswitch.engine.upload import Uploader
+
+    rt = _FakeRuntime(fail_at=5)
+    up = Uploader(_fake_cupy(rt), SimpleNamespace(ptr=7), 0, 3, chunk=64, least=1)
+    with ThreadPoolExecutor(3) as pool:
+        with pytest.raises(RuntimeError, match="transfer failed"):
+            up.to_device(np.ones(4096, dtype=np.int32), pool)
+        assert up._lock.acquire(blocking=False)  # released: the next upload may start
+        up._lock.release()
+
+
 @needs_gpu
 @pytest.mark.parametrize("dtype", [np.int32, np.float32, np.int64, np.uint8])
 @pytest.mark.parametrize("count", [1, 256, 257, 4099])

@@ -127,7 +127,11 @@ class Uploader:
                     rt.memcpyAsync(base + lo, buf.ctypes.data, hi - lo, _H2D, sp)
                     rt.eventRecord(event.ptr, sp)
 
-            list(pool.map(copy, range(len(plan))))
+            futures = [pool.submit(copy, t) for t in range(len(plan))]
+            for f in futures:  # every thread done with the slots before they serve again
+                f.exception()
+            for f in futures:
+                f.result()
         return dev
 
     def _staging(self, count: int) -> list[tuple[np.ndarray, Any]]:
