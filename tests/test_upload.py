@@ -53,19 +53,20 @@ def test_threaded_least_weight_matches_numpy(monkeypatch, size):
 
 
 def test_graphs_differing_only_in_a_late_slice_are_not_equal():
-    n = (1 << 20) * 3 + 17  # beyond the comparison's slices
-    src = np.arange(n, dtype=np.int64) % 5000
-    dst = (src * 7 + 1) % 5000
-    w = np.ones(n, dtype=np.float32)
-    a = gs.Graph.from_edges(src, dst, weights=w, n_nodes=5000)
+    n, m = 5000, (1 << 20) * 3 + 17  # beyond the comparison's slices
+    indptr = np.linspace(0, m, n + 1).astype(np.int64)
+    indices = (np.arange(m, dtype=np.int64) % n).astype(np.int32)
+
+    def graph(weights):
+        return gs.Graph(indptr, indices, weights, validate=False)
+
+    w = np.ones(m, dtype=np.float32)
     w2 = w.copy()
     w2[-1] = np.float32(1.0000001)
-    b = gs.Graph.from_edges(src, dst, weights=w2, n_nodes=5000)
-    c = gs.Graph.from_edges(src, dst, weights=w.copy(), n_nodes=5000)
+    a, b, c = graph(w), graph(w2), graph(w.copy())
     assert a == c and a.fingerprint == c.fingerprint
     assert b != a and b.fingerprint != a.fingerprint
-    z = gs.Graph.from_edges(src, dst, weights=np.where(w > 0, -0.0, 0.0), n_nodes=5000)
-    p = gs.Graph.from_edges(src, dst, weights=np.zeros(n), n_nodes=5000)
+    z, p = graph(np.full(m, -0.0, dtype=np.float32)), graph(np.zeros(m, dtype=np.float32))
     assert (z == p) == (z.fingerprint == p.fingerprint)
 
 
