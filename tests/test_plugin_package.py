@@ -68,25 +68,34 @@ def target(tmp_path_factory):
     return tgt
 
 
-def test_third_party_strategy_is_found_everywhere(target):
-    """Installed from outside, byte_flags is listed, runs, conforms and compiles; a
-    broken entry point is reported by name and does not stop the others."""
-    from gswitch.testing.nvcc import find_nvcc
-
+def _check(target, compile_it: bool):
+    """Run CHECK in a fresh process that finds the package on its path: its result and
+    what `gswitch strategies` printed after it."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(target)] + [p for p in sys.path if p])}
-    have_nvcc = find_nvcc() is not None
-    proc = subprocess.run([sys.executable, "-c", CHECK, "1" if have_nvcc else "0"],
+    proc = subprocess.run([sys.executable, "-c", CHECK, "1" if compile_it else "0"],
                           capture_output=True, text=True, env=env, timeout=600, cwd=target)
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT"))
-    out = json.loads(line[len("RESULT"):])
+    return json.loads(line[len("RESULT"):]), proc.stdout.split(line, 1)[1]
+
+
+def test_third_party_strategy_is_found_everywhere(target):
+    """Installed from outside, byte_flags is listed, runs and conforms; a broken entry
+    point is reported by name and does not stop the others."""
+    out, listing = _check(target, compile_it=False)
     assert out["source"] == "byte_flags"
     assert out["conformance"] == []
     assert out["cpu_run"] is None
     assert out["pairs"] >= 1
-    if have_nvcc:
-        assert out["compile"] == []
+    assert out["compile"] is None
     assert any("broken_one" in f and "broken-gswitch-plugin" in f for f in out["failures"])
-    listing = proc.stdout.split(line, 1)[1]  # what `gswitch strategies` printed
     assert "byte_flags" in listing
+
+
+@pytest.mark.compile
+def test_third_party_strategy_compiles(target, nvcc):
+    """The installed strategy's device code compiles in every combination it joins."""
+    out, _listing = _check(target, compile_it=True)
+    assert out["source"] == "byte_flags"
+    assert out["compile"] == []
