@@ -121,6 +121,14 @@ template <typename T> __device__ __forceinline__ T gs_shared_or(T* p, T v) {
 template <> __device__ __forceinline__ long long gs_shared_or(long long* p, long long v) {
   return (long long)atomicOr((unsigned long long*)p, (unsigned long long)v);
 }
+// equal bits (a NaN equals itself, so a pass that keeps one ends)
+template <typename T> __device__ __forceinline__ bool gs_same_bits(T a, T b) { return a == b; }
+template <> __device__ __forceinline__ bool gs_same_bits(float a, float b) {
+  return __float_as_uint(a) == __float_as_uint(b);
+}
+template <> __device__ __forceinline__ bool gs_same_bits(double a, double b) {
+  return __double_as_longlong(a) == __double_as_longlong(b);
+}
 // floats: the read, then one integer atomic on the bits (gs_bits_min / max)
 #define GS_SHARED_BITS(T)                                              \
   template <> __device__ __forceinline__ T gs_shared_min(T* p, T v) {  \
@@ -159,6 +167,9 @@ def stage_source(spec: AlgorithmSpec, kinds: dict[str, str], types: dict[str, st
         f"    {{ {t[f]}* g = gs.F_{f} + L.lo + i; const {t[f]} x = L.f_{f}[i];\n"
         f"      if ({_BETTER[k].format(x='x', g='gs_ld(g)')}) gs_atomic_{k}(g, x); }}\n"
         for f, k in kinds.items())
+    keep_members = "".join(f"  {t[f]} f_{f};\n" for f in kinds)
+    keep_reads = "".join(f"  r.f_{f} = gs_lds(L.f_{f} + k);\n" for f in kinds)
+    keep_same = " && ".join(f"gs_same_bits(a.f_{f}, b.f_{f})" for f in kinds)
     head, _, rest = local_edge_op.partition("{\n")
     head = head.replace("const int it)", "const int it, const GsLocal& L)")
     return (
@@ -173,4 +184,10 @@ def stage_source(spec: AlgorithmSpec, kinds: dict[str, str], types: dict[str, st
         "  for (unsigned i = threadIdx.x; i < len; i += blockDim.x) {\n" + loads + "  }\n}\n"
         "__device__ __forceinline__ void gs_local_store(const GsLocal& L, unsigned len) {\n"
         "  for (unsigned i = threadIdx.x; i < len; i += blockDim.x) {\n" + stores + "  }\n}\n"
+        # a node's staged values as a resident partition's pass last relaxed them
+        "struct GsKeep {\n" + keep_members + "};\n"
+        "__device__ __forceinline__ GsKeep gs_keep_read(const GsLocal& L, unsigned k) {\n"
+        "  GsKeep r;\n" + keep_reads + "  return r;\n}\n"
+        "__device__ __forceinline__ bool gs_keep_same(const GsKeep& a, const GsKeep& b) {\n"
+        "  return " + keep_same + ";\n}\n"
         + head + "{\n" + _to_shared(rest, kinds))

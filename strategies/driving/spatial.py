@@ -6,9 +6,18 @@ from typing import Any
 
 import numpy as np
 
+from gswitch import expr as ex
 from gswitch import hookimpl
-from gswitch.codegen_stage import STAGE_BYTES, staged_fields
-from gswitch.strategy import Buffer, DrivingStrategy, FloatRange, IntRange, Phase, StepMode
+from gswitch.codegen_stage import STAGE_BYTES, capacity, staged_fields
+from gswitch.strategy import (
+    Buffer,
+    Categorical,
+    DrivingStrategy,
+    FloatRange,
+    IntRange,
+    Phase,
+    StepMode,
+)
 
 from ._local import local_problem, pulls
 from .priority import default_width
@@ -17,6 +26,10 @@ from .priority import default_width
 SPATIAL = StepMode("spatial", items="worklist", pushes=False, own_operators=True)
 #: Largest partition: its node bitmap (128 words) lives in a block's shared memory.
 MAX_PARTITION = 4096
+#: Resident partitions: nodes a thread owns (``GS_RES_NPT``), and the most edges whose
+#: columns a block holds in shared memory (``GS_RES_EDGES``; spatial.cuh).
+RESIDENT_NODES_PER_THREAD = 4
+RESIDENT_EDGES = 6144
 
 
 class SpatialDriving(DrivingStrategy):
@@ -103,8 +116,32 @@ class SpatialDriving(DrivingStrategy):
     of its partitions at once (one ballot a warp), so a step with few active partitions
     among thousands costs one read of the bitmap.
 
-    The GPU phase passes the GPU suite (``tests/test_spatial.py`` and the all-pairs
-    configurations of ``tests/test_gpu.py``), and the tuner's GPU search offers it.
+    Resident partitions (``resident=True``, GPU only; the CPU engine gives the same
+    answer and ignores it): where the operator is staged and local iteration is on, a
+    block loads a partition's rows and columns (16-bit offsets; at most
+    :data:`RESIDENT_EDGES` columns, else read from global memory) with its staged values
+    into shared memory once per visit. Thread ``t`` owns nodes ``t + j * block_size``
+    (``j`` < :data:`RESIDENT_NODES_PER_THREAD`, so ``partition_size`` is at most four
+    times ``block_size``) and keeps in registers each one's values as last relaxed and its
+    first four edges' targets. A pass relaxes the in-partition edges of every owned node
+    whose value changed, one barrier a pass; the edges that leave the partition are
+    applied once per visit, from final values (so ``check`` refuses operators that guard
+    on a staged source value). Each step's active partitions are listed, and blocks take
+    them in turn instead of owning every ``gridDim``-th partition. A stand-alone kernel
+    of the same design (``benchmarks/experiments/tile_bfs.py``, H200,
+    ``benchmarks/results/h200_s48_tile_bfs.log``) took the 2048x2048 road grid's BFS on
+    its ``hilbert`` copy to 8.2 to 8.6 ms of device time at 1024-node partitions and
+    512 threads, against 15.9 ms for the tuned level-synchronous configuration in that
+    process; the list instead of the fixed partition-to-block map was worth 1.3x, and
+    the register-held neighbours and change test 1.6x over flag arrays. In the engine
+    (see ``benchmarks/RESULTS.md``) it runs one block per multiprocessor at 512 threads
+    and is slower than that kernel. The list and the marks cross blocks and steps
+    through atomics and volatile reads: with plain stores and cached reads the
+    persistent launch lost a mark in 7 of 36 runs of that graph, the host loop in none.
+
+    The GPU phase passes the GPU suite (``tests/test_spatial.py``,
+    ``tests/test_spatial_resident.py`` and the all-pairs configurations of
+    ``tests/test_gpu.py``), and the tuner's GPU search offers it.
     """
 
     name = "spatial"
@@ -113,6 +150,7 @@ class SpatialDriving(DrivingStrategy):
                                    searched=tuple(32 << k for k in range(8))),
         "local_iterations": IntRange(0, MAX_PARTITION, MAX_PARTITION),
         "width_scale": FloatRange(1.0 / 64, 64.0, 1.0, log=True),
+        "resident": Categorical((False, True), False, compile_time=True),
     }
     cuda_files = ("spatial.cuh",)
     modes = (SPATIAL,)
@@ -127,7 +165,40 @@ class SpatialDriving(DrivingStrategy):
             problem = local_problem(algorithm, "spatial local iteration")
             if problem:
                 problem += " (or set driving.local_iterations=0)"
+        if problem is None and self.options["resident"] and backend == "gpu":
+            problem = self._resident_problem(algorithm, config)
         return problem if problem is not None else self._width_problem(algorithm)
+
+    def _resident_problem(self, algorithm: Any, config: Any) -> str | None:
+        label = getattr(algorithm, "label", algorithm.name)
+        size = self.size()
+        block = int(config.get("block_size", 256)) if config is not None else 256
+        kinds = staged_fields(algorithm)
+        if not kinds:
+            return (f"driving.resident holds the fields an order-free edge operator reduces "
+                    f"into in shared memory, and {label}'s operator cannot be held there; "
+                    "set driving.resident=false")
+        if int(self.options["local_iterations"]) == 0:
+            return "driving.resident iterates inside partitions; set driving.local_iterations > 0"
+        if size % 32:
+            return (f"driving.resident needs partitions of a multiple of 32 nodes; got "
+                    f"driving.partition_size={size}")
+        cap = capacity(algorithm, kinds)
+        if size > cap:
+            return (f"driving.resident holds at most {cap} nodes of {label}'s fields in shared "
+                    f"memory; lower driving.partition_size (got {size})")
+        if size > RESIDENT_NODES_PER_THREAD * block:
+            return (f"driving.resident gives a thread at most {RESIDENT_NODES_PER_THREAD} "
+                    f"nodes: driving.partition_size ({size}) must be at most "
+                    f"{RESIDENT_NODES_PER_THREAD} x block_size ({block})")
+        for st in algorithm.edge.statements:
+            if isinstance(st, ex.Guard) and any(
+                    isinstance(e, ex.FieldLoad) and e.node == "src" and e.field in kinds
+                    for e in ex.walk(st.value)):
+                return (f"driving.resident applies a node's edges that leave the partition once, "
+                        f"from its final values, and {label} guards on the source's "
+                        f"{st.value!r}; set driving.resident=false")
+        return None
 
     def _width_problem(self, algorithm: Any) -> str | None:
         # no effect without a priority key or without local iteration (nothing to
@@ -166,9 +237,12 @@ class SpatialDriving(DrivingStrategy):
         # two node bitmaps, two pass queues of 2-byte offsets, three counters and three
         # lowest buckets, a word per warp of active partitions, and the staged fields
         # where the operator is staged
-        warps = int(config.get("block_size", 256)) // 32 if config is not None else 32
-        total = 2 * 4 * (MAX_PARTITION // 32) + 2 * 2 * MAX_PARTITION + 24 + 4 * warps
-        return total + (STAGE_BYTES if spec is not None and staged_fields(spec) else 0)
+        block = int(config.get("block_size", 256)) if config is not None else 1024
+        staged = STAGE_BYTES if spec is not None and staged_fields(spec) else 0
+        if self.options["resident"] and staged:  # rows and columns, 16 bits each
+            return 2 * (RESIDENT_NODES_PER_THREAD * block + 1) + 2 * RESIDENT_EDGES + staged
+        total = 2 * 4 * (MAX_PARTITION // 32) + 2 * 2 * MAX_PARTITION + 24 + 4 * (block // 32)
+        return total + staged
 
     def size(self) -> int:
         """Nodes per partition."""
@@ -188,10 +262,15 @@ class SpatialDriving(DrivingStrategy):
                 "local_iterations": ("int", int(self.options["local_iterations"])),
                 "inv_width": ("float", 1.0 if not width else 1.0 / width)}
 
+    def defines(self) -> dict[str, str]:
+        return {"GS_SPATIAL_RESIDENT": "1" if self.options["resident"] else "0"}
+
     def buffers(self, spec, graph, config):
         n = 0 if graph is None else graph.n_nodes
         words = (-(-n // self.size()) + 31) // 32
         out = [Buffer("parts", "unsigned", 2 * max(words, 1), zero=True)]
+        if self.options["resident"]:  # each step's active partitions (two halves)
+            out.append(Buffer("list", "int", 2 * max(-(-n // self.size()), 1)))
         if spec is not None and staged_fields(spec):
             # the nodes marked since their partition last ran, two halves by step parity
             # (GS_SPATIAL_DIRTY: the first pass of an order-free operator reads only them)
