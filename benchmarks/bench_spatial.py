@@ -42,7 +42,7 @@ import scipy.sparse.csgraph as csgraph
 from _common import peer_parser, require_gpu, timed, write_json
 
 import gswitch as gs
-from gswitch.generators import clique_chain, road
+from gswitch.generators import clique_chain, grid2d, road
 from gswitch.plugins import get_registry
 from gswitch.testing.reference import compare, reference
 
@@ -138,7 +138,8 @@ def main() -> None:
     ap.add_argument("--no-networkx", action="store_true", help="leave networkx out")
     ap.add_argument("--renumber", action="store_true",
                     help="add the baseline with renumber=rcm and renumber=bfs")
-    ap.add_argument("--graphs", default="chain,road", help="chain, road or both")
+    ap.add_argument("--graphs", default="chain,road",
+                    help="chain, road, grid (the road's full grid), comma-separated")
     ap.add_argument("--only", default="",
                     help="comma-separated configuration labels to time (default: all)")
     ap.add_argument("--extra", type=_json_arg, default={},
@@ -151,7 +152,9 @@ def main() -> None:
     os.environ["GSWITCH_CPU_STEPS"] = "1"
     rows = []
     graphs = {"chain": lambda: clique_chain(args.cliques, 32, weighted=True, seed=1),
-              "road": lambda: road(args.grid, args.grid, seed=1)}
+              "road": lambda: road(args.grid, args.grid, seed=1),
+              # the full grid (no edge removed, unweighted): call_breakdown.py --grid's graph
+              "grid": lambda: grid2d(args.grid, args.grid)}
     only = set(filter(None, args.only.split(",")))
     for g in (graphs[name]() for name in args.graphs.split(",")):
         G = None if args.no_networkx else _nx_graph(g)

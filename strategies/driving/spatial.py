@@ -11,7 +11,6 @@ from gswitch import hookimpl
 from gswitch.codegen_stage import STAGE_BYTES, capacity, staged_fields
 from gswitch.strategy import (
     Buffer,
-    Categorical,
     DrivingStrategy,
     FloatRange,
     IntRange,
@@ -26,9 +25,8 @@ from .priority import default_width
 SPATIAL = StepMode("spatial", items="worklist", pushes=False, own_operators=True)
 #: Largest partition: its node bitmap (128 words) lives in a block's shared memory.
 MAX_PARTITION = 4096
-#: Resident partitions: nodes a thread owns (``GS_RES_NPT``), and the most edges whose
-#: columns a block holds in shared memory (``GS_RES_EDGES``; spatial.cuh).
-RESIDENT_NODES_PER_THREAD = 4
+#: Resident partitions: the most edges whose columns a block holds in shared memory
+#: (``GS_RES_EDGES``; spatial.cuh).
 RESIDENT_EDGES = 6144
 
 
@@ -116,13 +114,14 @@ class SpatialDriving(DrivingStrategy):
     of its partitions at once (one ballot a warp), so a step with few active partitions
     among thousands costs one read of the bitmap.
 
-    Resident partitions (``resident=True``, GPU only; the CPU engine gives the same
-    answer and ignores it): where the operator is staged and local iteration is on, a
+    Resident partitions (``resident`` = 1, 2 or 4 nodes a thread, 0 off; GPU only, the
+    CPU engine gives the same answer and ignores it): where the operator is staged and
+    local iteration is on, a
     block loads a partition's rows and columns (16-bit offsets; at most
     :data:`RESIDENT_EDGES` columns, else read from global memory) with its staged values
     into shared memory once per visit. Thread ``t`` owns nodes ``t + j * block_size``
-    (``j`` < :data:`RESIDENT_NODES_PER_THREAD`, so ``partition_size`` is at most four
-    times ``block_size``) and keeps in registers each one's values as last relaxed and its
+    (``j < resident``, so ``partition_size`` is at most ``resident`` times
+    ``block_size``) and keeps in registers each one's values as last relaxed and its
     first four edges' targets. A pass relaxes the in-partition edges of every owned node
     whose value changed, one barrier a pass; the edges that leave the partition are
     applied once per visit, from final values (so ``check`` refuses operators that guard
@@ -150,8 +149,13 @@ class SpatialDriving(DrivingStrategy):
                                    searched=tuple(32 << k for k in range(8))),
         "local_iterations": IntRange(0, MAX_PARTITION, MAX_PARTITION),
         "width_scale": FloatRange(1.0 / 64, 64.0, 1.0, log=True),
-        "resident": Categorical((False, True), False, compile_time=True),
+        "resident": IntRange(0, 4, 0, compile_time=True, searched=(0, 1, 2, 4)),
     }
+    #: Resident partitions have passed this file's GPU tests, the all-pairs GPU suite
+    #: and the driving-mode suite, but neither the whole GPU suite nor a retraining of
+    #: the shipped selector: the tuner's GPU search keeps them off (and the selector's
+    #: model current) until both have run.
+    unvalidated_params = ("resident",)
     cuda_files = ("spatial.cuh",)
     modes = (SPATIAL,)
     in_activation_order = False
@@ -165,7 +169,7 @@ class SpatialDriving(DrivingStrategy):
             problem = local_problem(algorithm, "spatial local iteration")
             if problem:
                 problem += " (or set driving.local_iterations=0)"
-        if problem is None and self.options["resident"] and backend == "gpu":
+        if problem is None and int(self.options["resident"]) and backend == "gpu":
             problem = self._resident_problem(algorithm, config)
         return problem if problem is not None else self._width_problem(algorithm)
 
@@ -187,10 +191,11 @@ class SpatialDriving(DrivingStrategy):
         if size > cap:
             return (f"driving.resident holds at most {cap} nodes of {label}'s fields in shared "
                     f"memory; lower driving.partition_size (got {size})")
-        if size > RESIDENT_NODES_PER_THREAD * block:
-            return (f"driving.resident gives a thread at most {RESIDENT_NODES_PER_THREAD} "
-                    f"nodes: driving.partition_size ({size}) must be at most "
-                    f"{RESIDENT_NODES_PER_THREAD} x block_size ({block})")
+        per = int(self.options["resident"])
+        if size > per * block:
+            return (f"driving.resident={per} gives a thread {per} node{'s' if per > 1 else ''}: "
+                    f"driving.partition_size ({size}) must be at most {per} x block_size "
+                    f"({block}); raise driving.resident or block_size")
         for st in algorithm.edge.statements:
             if isinstance(st, ex.Guard) and any(
                     isinstance(e, ex.FieldLoad) and e.node == "src" and e.field in kinds
@@ -239,8 +244,9 @@ class SpatialDriving(DrivingStrategy):
         # where the operator is staged
         block = int(config.get("block_size", 256)) if config is not None else 1024
         staged = STAGE_BYTES if spec is not None and staged_fields(spec) else 0
-        if self.options["resident"] and staged:  # rows and columns, 16 bits each
-            return 2 * (RESIDENT_NODES_PER_THREAD * block + 1) + 2 * RESIDENT_EDGES + staged
+        per = int(self.options["resident"])
+        if per and staged:  # rows and columns, 16 bits each, and a mark word per 32 nodes
+            return 2 * (per * block + 1) + 2 * RESIDENT_EDGES + per * block // 8 + staged
         total = 2 * 4 * (MAX_PARTITION // 32) + 2 * 2 * MAX_PARTITION + 24 + 4 * (block // 32)
         return total + staged
 
@@ -263,13 +269,13 @@ class SpatialDriving(DrivingStrategy):
                 "inv_width": ("float", 1.0 if not width else 1.0 / width)}
 
     def defines(self) -> dict[str, str]:
-        return {"GS_SPATIAL_RESIDENT": "1" if self.options["resident"] else "0"}
+        return {"GS_SPATIAL_RESIDENT": str(int(self.options["resident"]))}
 
     def buffers(self, spec, graph, config):
         n = 0 if graph is None else graph.n_nodes
         words = (-(-n // self.size()) + 31) // 32
         out = [Buffer("parts", "unsigned", 2 * max(words, 1), zero=True)]
-        if self.options["resident"]:  # each step's active partitions (two halves)
+        if int(self.options["resident"]):  # each step's active partitions (two halves)
             out.append(Buffer("list", "int", 2 * max(-(-n // self.size()), 1)))
         if spec is not None and staged_fields(spec):
             # the nodes marked since their partition last ran, two halves by step parity

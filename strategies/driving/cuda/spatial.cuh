@@ -34,10 +34,11 @@
 #else
 #define GS_SPATIAL_ORDER 0
 #endif
-// Resident partitions (driving.resident, an order-free staged operator with marks): see
+// Resident partitions (driving.resident, nodes a thread owns; an order-free staged
+// operator with marks): see
 // the second gs_phase_spatial_run below; a step's active partitions are also listed (two
 // halves by step parity, gs.driving_list) so that blocks take them in turn.
-#if defined(GS_SPATIAL_RESIDENT) && GS_SPATIAL_RESIDENT && GS_SPATIAL_DIRTY
+#if defined(GS_SPATIAL_RESIDENT) && GS_SPATIAL_RESIDENT > 0 && GS_SPATIAL_DIRTY
 #define GS_SPATIAL_RESIDENT_ON 1
 #else
 #define GS_SPATIAL_RESIDENT_ON 0
@@ -398,7 +399,7 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
 // blockIdx.x, then every gridDim.x-th) and loads a partition's rows (16-bit offsets), its
 // columns (16-bit partition offsets, GS_RES_EXT for a target outside) and its staged
 // values into shared memory once. Thread t owns nodes t + j * blockDim (j <
-// GS_RES_NPT) and keeps in registers each one's staged values as last relaxed (GsKeep)
+// GS_RES_NPT, driving.resident) and keeps in registers each one's staged values as last relaxed (GsKeep)
 // and its first four edges' targets. A pass relaxes the in-partition edges of each owned
 // node whose values changed since (or that was marked since the partition last ran), one
 // barrier a pass, until a pass changes nothing (or gs.driving_local_iterations more
@@ -408,7 +409,7 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
 // order-free operator that is the fixed point of the queue passes above; a pass reads
 // shared memory and registers only. A partition of more edges than GS_RES_EDGES reads its
 // rows and columns from global memory instead.
-#define GS_RES_NPT 4
+#define GS_RES_NPT GS_SPATIAL_RESIDENT  // nodes a thread owns
 #define GS_RES_EDGES 6144
 #define GS_RES_EXT 0xFFFFu
 
