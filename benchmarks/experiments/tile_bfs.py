@@ -860,7 +860,10 @@ def main() -> None:
     n_sm = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
     print(f"device {sys_name}, {n_sm} multiprocessors", flush=True)
     kern = cp.RawKernel(KERNEL, "tile_bfs", options=("-std=c++17",))
-    best = {"block_size": 128, "l2_prefetch": True, "launch": "persistent",
+    # as benchmarks/configs/road_resident.json's best-bfs; runs before 2026-11-29's last
+    # ones left the direction out, so BFS's default (direction_optimizing) ran: 16 ms
+    # device where push takes 11 (h200_s48_grid_road_resident.log)
+    best = {"direction": "push", "block_size": 128, "l2_prefetch": True, "launch": "persistent",
             "load_balance": "virtual_warp", "load_balance.size": 4,
             "read_before_atomic": False, "worklist": "warp_aggregated"}
     rows = []

@@ -116,8 +116,7 @@ class SpatialDriving(DrivingStrategy):
 
     Resident partitions (``resident`` = 1, 2 or 4 nodes a thread, 0 off; GPU only, the
     CPU engine gives the same answer and ignores it): where the operator is staged and
-    local iteration is on, a
-    block loads a partition's rows and columns (16-bit offsets; at most
+    local iteration is on, a block loads a partition's rows and columns (16-bit offsets; at most
     :data:`RESIDENT_EDGES` columns, else read from global memory) with its staged values
     into shared memory once per visit. Thread ``t`` owns nodes ``t + j * block_size``
     (``j < resident``, so ``partition_size`` is at most ``resident`` times
@@ -126,17 +125,20 @@ class SpatialDriving(DrivingStrategy):
     whose value changed, one barrier a pass; the edges that leave the partition are
     applied once per visit, from final values (so ``check`` refuses operators that guard
     on a staged source value). Each step's active partitions are listed, and blocks take
-    them in turn instead of owning every ``gridDim``-th partition. A stand-alone kernel
-    of the same design (``benchmarks/experiments/tile_bfs.py``, H200,
-    ``benchmarks/results/h200_s48_tile_bfs.log``) took the 2048x2048 road grid's BFS on
-    its ``hilbert`` copy to 8.2 to 8.6 ms of device time at 1024-node partitions and
-    512 threads, against 15.9 ms for the tuned level-synchronous configuration in that
-    process; the list instead of the fixed partition-to-block map was worth 1.3x, and
-    the register-held neighbours and change test 1.6x over flag arrays. In the engine
-    (see ``benchmarks/RESULTS.md``) it runs one block per multiprocessor at 512 threads
-    and is slower than that kernel. The list and the marks cross blocks and steps
-    through atomics and volatile reads: with plain stores and cached reads the
-    persistent launch lost a mark in 7 of 36 runs of that graph, the host loop in none.
+    them in turn instead of owning every ``gridDim``-th partition (1.3x in a stand-alone
+    kernel of the same design, ``benchmarks/experiments/tile_bfs.py``; register-held
+    targets and change test: 1.6x over flag arrays). Wins on meshes: BFS on the
+    2048x2048 grid's ``hilbert`` copy, 512-node partitions, ``resident=1``, 512 threads,
+    two blocks a multiprocessor, 6.3 ms a call against 13.2 ms for the tuned
+    level-synchronous configuration in the same run (H200,
+    ``benchmarks/results/h200_s48_grid_road_resident.log``). Loses on the road grid with
+    10% of its edges removed: 15.3 ms at best against 13.1, since a removed edge sends a
+    shortest path around through a neighbouring partition, which then corrects the first
+    arrival (3 to 4 times the grid's visits a partition). The list and the marks cross
+    blocks and steps through atomics and volatile reads: with plain stores and cached
+    reads the persistent launch lost a mark in 7 of 36 runs of the road graph, the host
+    loop in none. Not yet in the tuner's GPU search (``unvalidated_params``) nor in the
+    shipped selector's training.
 
     The GPU phase passes the GPU suite (``tests/test_spatial.py``,
     ``tests/test_spatial_resident.py`` and the all-pairs configurations of
