@@ -28,8 +28,9 @@ import time
 
 import numpy as np
 
-KERNEL = r"""
-#define INF 0x3fffffff
+#: What every version's source opens with: its constants and the grid barrier (the
+#: persistent launch's, strategies/launch/cuda/persistent.cuh, on a word of its own).
+_PRELUDE = r"""#define INF 0x3fffffff
 #define EXT 0xFFFFu
 
 __device__ __forceinline__ void grid_sync(unsigned* word) {
@@ -45,7 +46,9 @@ __device__ __forceinline__ void grid_sync(unsigned* word) {
   }
   __syncthreads();
 }
+"""
 
+KERNEL = _PRELUDE + r"""
 // flags: a word per partition in two halves by step parity (set when the partition is
 // activated for the step); lists: the activated partitions of each step, two halves;
 // ctl[s % 3]: how many step s holds.
@@ -190,28 +193,26 @@ extern "C" __global__ void tile_bfs(const long long* __restrict__ row,
 """
 
 
+
+#: The parts of the v3 kernel the later versions replace: its passes, and how a block
+#: picks its partitions (start marker included, end marker not).
+_PASSES = ('      int r = 0;\n',
+           '      long long c2 = clock64();')
+_PICK = ('    const int mine = (int)__ldcg(ctl + step % 3);',
+         '      const int lo = p << shift;')
+
+
+def _between(text: str, marks: tuple[str, str], new: str) -> str:
+    """``text`` with the part from ``marks[0]`` up to ``marks[1]`` replaced by ``new``."""
+    i = text.index(marks[0])
+    j = text.index(marks[1], i)
+    return text[:i] + new + text[j:]
+
 # v3: each thread owns nodes tid + j * blockDim (j < NPT, a compile-time count); their
 # first four in-partition neighbours, their last relaxed and their loaded depths live in
 # registers, and a pass relaxes an owned node whose shared-memory depth fell below the
 # last one it relaxed: no flag arrays, no row or column reads for degrees up to four.
-KERNEL_V3 = r"""
-#define INF 0x3fffffff
-#define EXT 0xFFFFu
-
-__device__ __forceinline__ void grid_sync(unsigned* word) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    const unsigned add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1u) : 1u;
-    unsigned old, now;
-    asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;"
-                 : "=r"(old) : "l"(word), "r"(add) : "memory");
-    do {
-      asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
-    } while (((old ^ now) & 0x80000000u) == 0u);
-  }
-  __syncthreads();
-}
-
+KERNEL_V3 = _PRELUDE + r"""
 __device__ __forceinline__ bool relax(int* dist_s, unsigned k, int d) {
   return k != EXT && d < dist_s[k] && atomicMin(dist_s + k, d) > d;
 }
@@ -372,135 +373,7 @@ extern "C" __global__ void tile_bfs(const long long* __restrict__ row,
 # value is not waited for; a pass continues on the read that saw an improvement) and
 # -DSTATIC=1: partitions owned by block p % grid (the engine's spatial mapping) instead
 # of a list of the step's active partitions
-KERNEL_V5 = r"""
-#define INF 0x3fffffff
-#define EXT 0xFFFFu
-
-__device__ __forceinline__ void grid_sync(unsigned* word) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    const unsigned add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1u) : 1u;
-    unsigned old, now;
-    asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;"
-                 : "=r"(old) : "l"(word), "r"(add) : "memory");
-    do {
-      asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
-    } while (((old ^ now) & 0x80000000u) == 0u);
-  }
-  __syncthreads();
-}
-
-__device__ __forceinline__ bool relax(int* dist_s, unsigned k, int d) {
-  return k != EXT && d < dist_s[k] && atomicMin(dist_s + k, d) > d;
-}
-
-extern "C" __global__ void tile_bfs(const long long* __restrict__ row,
-                                    const int* __restrict__ col, int* depth,
-                                    unsigned* dirty, unsigned* flags, int* lists,
-                                    unsigned* ctl, const int n, const int P, const int shift,
-                                    const int nparts, const int ecap, const int max_steps,
-                                    unsigned long long* stats) {
-  extern __shared__ int smem[];
-  int* dist_s = smem;                                   // P
-  int* row_s = dist_s + P;                              // P + 1
-  unsigned short* col_s = (unsigned short*)(row_s + P + 1);  // ecap
-  const unsigned W = (unsigned)(n + 31) / 32u;
-  const int tid = threadIdx.x, bd = blockDim.x;
-  unsigned long long my_rounds = 0, my_parts = 0, my_edges = 0;
-  long long cyc_load = 0, cyc_rounds = 0, cyc_out = 0, cyc_sync = 0;
-  int step = 0;
-  for (;; ++step) {
-    unsigned* fcur = flags + (size_t)(step & 1) * nparts;
-    unsigned* fnxt = flags + (size_t)((step + 1) & 1) * nparts;
-    const int* lcur = lists + (size_t)(step & 1) * nparts;
-    int* lnxt = lists + (size_t)((step + 1) & 1) * nparts;
-    unsigned* dcur = dirty + (size_t)(step & 1) * W;
-    unsigned* dnxt = dirty + (size_t)((step + 1) & 1) * W;
-    unsigned* cnt = ctl + (step + 1) % 3;
-#if STATIC
-    __shared__ int plist[1024];
-    __shared__ int n_plist;
-    if (tid == 0) n_plist = 0;
-    __syncthreads();
-    for (int j = tid; blockIdx.x + j * gridDim.x < nparts; j += bd) {
-      const int pp = blockIdx.x + j * gridDim.x;
-      if (__ldcg(fcur + pp)) plist[atomicAdd(&n_plist, 1)] = pp;
-    }
-    if (blockIdx.x == 0 && tid == 0) ctl[(step + 2) % 3] = 0u;
-    __syncthreads();
-    const int mine = n_plist;
-    for (int q = 0; q < mine; ++q) {
-      long long c0 = clock64();
-      const int p = plist[q];
-#elif DYN
-    const int mine = (int)__ldcg(ctl + step % 3);
-    if (blockIdx.x == 0 && tid == 0) {
-      ctl[(step + 2) % 3] = 0u;
-      ctl[4 + (step + 2) % 3] = 0u;
-    }
-    __shared__ int q_s;
-    for (;;) {
-      if (tid == 0) q_s = (int)atomicAdd(ctl + 4 + step % 3, 1u);
-      __syncthreads();
-      const int q = q_s;
-      if (q >= mine) break;
-      long long c0 = clock64();
-      const int p = __ldcg(lcur + q);
-#else
-    const int mine = (int)__ldcg(ctl + step % 3);
-    if (blockIdx.x == 0 && tid == 0) ctl[(step + 2) % 3] = 0u;
-    for (int q = blockIdx.x; q < mine; q += gridDim.x) {
-      long long c0 = clock64();
-      const int p = __ldcg(lcur + q);
-#endif
-      const int lo = p << shift;
-      const int len = min(P, n - lo);
-      const long long e0 = row[lo];
-      const int ne = (int)(row[lo + len] - e0);
-      const bool big = ne > ecap;  // not handled here: the host sizes ecap to fit
-      int orig[NPT], last[NPT], deg[NPT];
-      unsigned nb0[NPT], nb1[NPT];
-#pragma unroll
-      for (int j = 0; j < NPT; ++j) {
-        const int i = tid + j * bd;
-        if (i < len) {
-          orig[j] = __ldcg(depth + lo + i);
-          dist_s[i] = orig[j];
-          row_s[i] = (int)(row[lo + i] - e0);
-          const bool on = (__ldcg(dcur + ((lo + i) >> 5)) >> ((lo + i) & 31)) & 1u;
-          last[j] = on ? 0x7fffffff : orig[j];
-        } else {
-          orig[j] = last[j] = INF;
-        }
-      }
-      if (tid == 0) {
-        row_s[len] = ne;
-        fcur[p] = 0u;
-      }
-      for (int e = tid; e < ne; e += bd) {
-        const unsigned k = (unsigned)(__ldg(col + e0 + e) - lo);
-        col_s[e] = k < (unsigned)len ? (unsigned short)k : (unsigned short)EXT;
-      }
-      __syncthreads();
-      for (int w = tid; w < (len + 31) / 32; w += bd) dcur[(lo >> 5) + w] = 0u;
-#pragma unroll
-      for (int j = 0; j < NPT; ++j) {
-        const int i = tid + j * bd;
-        nb0[j] = nb1[j] = 0xFFFFFFFFu;
-        deg[j] = 0;
-        if (i < len) {
-          const int a = row_s[i];
-          deg[j] = row_s[i + 1] - a;
-          unsigned c[4];
-#pragma unroll
-          for (int t = 0; t < 4; ++t) c[t] = deg[j] > t ? col_s[a + t] : EXT;
-          nb0[j] = c[0] | (c[1] << 16);
-          nb1[j] = c[2] | (c[3] << 16);
-        }
-      }
-      long long c1 = clock64();
-      unsigned sent = 0u;
-      int r = 0;
+KERNEL_V5 = _between(_between(KERNEL_V3, _PASSES, r"""      int r = 0;
       for (;; ++r) {
         int any = 0;
         int cur[NPT];
@@ -536,155 +409,49 @@ extern "C" __global__ void tile_bfs(const long long* __restrict__ row,
         }
         if (!__syncthreads_or(any)) break;
       }
-      long long c2 = clock64();
-#pragma unroll
-      for (int j = 0; j < NPT; ++j) {
-        const int i = tid + j * bd;
-        if (i >= len) continue;
-        const int fin = dist_s[i];
-        if (fin < orig[j]) atomicMin(depth + lo + i, fin);
-        if (!((sent >> j) & 1u)) continue;
-        // edges that leave the partition: once per visit, from the final local value
-        const int d = fin + 1;
-        const int a = row_s[i];
-        for (int e = 0; e < deg[j]; ++e) {
-          if (col_s[a + e] != EXT) continue;
-          const int u = __ldg(col + e0 + a + e);
-          if (d < __ldcg(depth + u) && atomicMin(depth + u, d) > d) {
-            atomicOr(dnxt + (u >> 5), 1u << (u & 31));
-            const int pu = u >> shift;
-            if (!__ldcg(fnxt + pu) && atomicExch(fnxt + pu, 1u) == 0u)
-              lnxt[atomicAdd(cnt, 1u)] = pu;
-          }
-        }
-      }
-      my_rounds += r + 1;
-      my_parts += 1;
-      __syncthreads();
-      long long c3 = clock64();
-      cyc_load += c1 - c0;
-      cyc_rounds += c2 - c1;
-      cyc_out += c3 - c2;
+"""),
+                     _PICK, r"""#if STATIC
+    __shared__ int plist[1024];
+    __shared__ int n_plist;
+    if (tid == 0) n_plist = 0;
+    __syncthreads();
+    for (int j = tid; blockIdx.x + j * gridDim.x < nparts; j += bd) {
+      const int pp = blockIdx.x + j * gridDim.x;
+      if (__ldcg(fcur + pp)) plist[atomicAdd(&n_plist, 1)] = pp;
     }
-    long long c4 = clock64();
-    grid_sync(ctl + 64);
-    cyc_sync += clock64() - c4;
-    if (__ldcg(ctl + (step + 1) % 3) == 0u || step + 1 >= max_steps) break;
-  }
-  if (tid == 0) {
-    atomicAdd(stats + 0, my_rounds);
-    atomicAdd(stats + 1, my_parts);
-    if (blockIdx.x == 0) stats[2] = step + 1;
-    atomicAdd(stats + 4, (unsigned long long)cyc_load);
-    atomicAdd(stats + 5, (unsigned long long)cyc_rounds);
-    atomicAdd(stats + 6, (unsigned long long)cyc_out);
-    atomicAdd(stats + 7, (unsigned long long)cyc_sync);
-  }
-  atomicAdd(stats + 3, my_edges);
-}
-"""
-
-# v4: v3, and a warp repeats its passes over its own nodes (32 consecutive ids of each
-# stride, a compact patch after the hilbert order) until they settle, __syncwarp between;
-# a block pass ends when no warp improved another warp's node.
-KERNEL_V4 = r"""
-#define INF 0x3fffffff
-#define EXT 0xFFFFu
-
-__device__ __forceinline__ void grid_sync(unsigned* word) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    const unsigned add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1u) : 1u;
-    unsigned old, now;
-    asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;"
-                 : "=r"(old) : "l"(word), "r"(add) : "memory");
-    do {
-      asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
-    } while (((old ^ now) & 0x80000000u) == 0u);
-  }
-  __syncthreads();
-}
-
-__device__ __forceinline__ bool relax(int* dist_s, unsigned k, int d) {
-  return k != EXT && d < dist_s[k] && atomicMin(dist_s + k, d) > d;
-}
-
-extern "C" __global__ void tile_bfs(const long long* __restrict__ row,
-                                    const int* __restrict__ col, int* depth,
-                                    unsigned* dirty, unsigned* flags, int* lists,
-                                    unsigned* ctl, const int n, const int P, const int shift,
-                                    const int nparts, const int ecap, const int max_steps,
-                                    unsigned long long* stats) {
-  extern __shared__ int smem[];
-  int* dist_s = smem;                                   // P
-  int* row_s = dist_s + P;                              // P + 1
-  unsigned short* col_s = (unsigned short*)(row_s + P + 1);  // ecap
-  const unsigned W = (unsigned)(n + 31) / 32u;
-  const int tid = threadIdx.x, bd = blockDim.x;
-  unsigned long long my_rounds = 0, my_parts = 0, my_edges = 0, my_inner = 0;
-  long long cyc_load = 0, cyc_rounds = 0, cyc_out = 0, cyc_sync = 0;
-  int step = 0;
-  for (;; ++step) {
-    unsigned* fcur = flags + (size_t)(step & 1) * nparts;
-    unsigned* fnxt = flags + (size_t)((step + 1) & 1) * nparts;
-    const int* lcur = lists + (size_t)(step & 1) * nparts;
-    int* lnxt = lists + (size_t)((step + 1) & 1) * nparts;
-    unsigned* dcur = dirty + (size_t)(step & 1) * W;
-    unsigned* dnxt = dirty + (size_t)((step + 1) & 1) * W;
-    unsigned* cnt = ctl + (step + 1) % 3;
+    if (blockIdx.x == 0 && tid == 0) ctl[(step + 2) % 3] = 0u;
+    __syncthreads();
+    const int mine = n_plist;
+    for (int q = 0; q < mine; ++q) {
+      long long c0 = clock64();
+      const int p = plist[q];
+#elif DYN
+    const int mine = (int)__ldcg(ctl + step % 3);
+    if (blockIdx.x == 0 && tid == 0) {
+      ctl[(step + 2) % 3] = 0u;
+      ctl[4 + (step + 2) % 3] = 0u;
+    }
+    __shared__ int q_s;
+    for (;;) {
+      if (tid == 0) q_s = (int)atomicAdd(ctl + 4 + step % 3, 1u);
+      __syncthreads();
+      const int q = q_s;
+      if (q >= mine) break;
+      long long c0 = clock64();
+      const int p = __ldcg(lcur + q);
+#else
     const int mine = (int)__ldcg(ctl + step % 3);
     if (blockIdx.x == 0 && tid == 0) ctl[(step + 2) % 3] = 0u;
     for (int q = blockIdx.x; q < mine; q += gridDim.x) {
       long long c0 = clock64();
       const int p = __ldcg(lcur + q);
-      const int lo = p << shift;
-      const int len = min(P, n - lo);
-      const long long e0 = row[lo];
-      const int ne = (int)(row[lo + len] - e0);
-      const bool big = ne > ecap;  // not handled here: the host sizes ecap to fit
-      int orig[NPT], last[NPT], deg[NPT];
-      unsigned nb0[NPT], nb1[NPT];
-#pragma unroll
-      for (int j = 0; j < NPT; ++j) {
-        const int i = tid + j * bd;
-        if (i < len) {
-          orig[j] = __ldcg(depth + lo + i);
-          dist_s[i] = orig[j];
-          row_s[i] = (int)(row[lo + i] - e0);
-          const bool on = (__ldcg(dcur + ((lo + i) >> 5)) >> ((lo + i) & 31)) & 1u;
-          last[j] = on ? 0x7fffffff : orig[j];
-        } else {
-          orig[j] = last[j] = INF;
-        }
-      }
-      if (tid == 0) {
-        row_s[len] = ne;
-        fcur[p] = 0u;
-      }
-      for (int e = tid; e < ne; e += bd) {
-        const unsigned k = (unsigned)(__ldg(col + e0 + e) - lo);
-        col_s[e] = k < (unsigned)len ? (unsigned short)k : (unsigned short)EXT;
-      }
-      __syncthreads();
-      for (int w = tid; w < (len + 31) / 32; w += bd) dcur[(lo >> 5) + w] = 0u;
-#pragma unroll
-      for (int j = 0; j < NPT; ++j) {
-        const int i = tid + j * bd;
-        nb0[j] = nb1[j] = 0xFFFFFFFFu;
-        deg[j] = 0;
-        if (i < len) {
-          const int a = row_s[i];
-          deg[j] = row_s[i + 1] - a;
-          unsigned c[4];
-#pragma unroll
-          for (int t = 0; t < 4; ++t) c[t] = deg[j] > t ? col_s[a + t] : EXT;
-          nb0[j] = c[0] | (c[1] << 16);
-          nb1[j] = c[2] | (c[3] << 16);
-        }
-      }
-      long long c1 = clock64();
-      unsigned sent = 0u;
-      int r = 0;
+#endif
+""")
+
+# v4: v3, and a warp repeats its passes over its own nodes (32 consecutive ids of each
+# stride, a compact patch after the hilbert order) until they settle, __syncwarp between;
+# a block pass ends when no warp improved another warp's node.
+KERNEL_V4 = _between(KERNEL_V3, _PASSES, r"""      int r = 0;
       const unsigned warp_of = (unsigned)tid >> 5, warps = (unsigned)bd >> 5;
       for (;; ++r) {
         int any = 0;  // an improvement to a node of another warp
@@ -725,54 +492,11 @@ extern "C" __global__ void tile_bfs(const long long* __restrict__ row,
         }
         if (!__syncthreads_or(any)) break;
       }
-      long long c2 = clock64();
-#pragma unroll
-      for (int j = 0; j < NPT; ++j) {
-        const int i = tid + j * bd;
-        if (i >= len) continue;
-        const int fin = dist_s[i];
-        if (fin < orig[j]) atomicMin(depth + lo + i, fin);
-        if (!((sent >> j) & 1u)) continue;
-        // edges that leave the partition: once per visit, from the final local value
-        const int d = fin + 1;
-        const int a = row_s[i];
-        for (int e = 0; e < deg[j]; ++e) {
-          if (col_s[a + e] != EXT) continue;
-          const int u = __ldg(col + e0 + a + e);
-          if (d < __ldcg(depth + u) && atomicMin(depth + u, d) > d) {
-            atomicOr(dnxt + (u >> 5), 1u << (u & 31));
-            const int pu = u >> shift;
-            if (!__ldcg(fnxt + pu) && atomicExch(fnxt + pu, 1u) == 0u)
-              lnxt[atomicAdd(cnt, 1u)] = pu;
-          }
-        }
-      }
-      my_rounds += r + 1;
-      my_parts += 1;
-      __syncthreads();
-      long long c3 = clock64();
-      cyc_load += c1 - c0;
-      cyc_rounds += c2 - c1;
-      cyc_out += c3 - c2;
-    }
-    long long c4 = clock64();
-    grid_sync(ctl + 64);
-    cyc_sync += clock64() - c4;
-    if (__ldcg(ctl + (step + 1) % 3) == 0u || step + 1 >= max_steps) break;
-  }
-  if (tid == 0) {
-    atomicAdd(stats + 0, my_rounds);
-    atomicAdd(stats + 1, my_parts);
-    if (blockIdx.x == 0) stats[2] = step + 1;
-    atomicAdd(stats + 4, (unsigned long long)cyc_load);
-    atomicAdd(stats + 5, (unsigned long long)cyc_rounds);
-    atomicAdd(stats + 6, (unsigned long long)cyc_out);
-    atomicAdd(stats + 7, (unsigned long long)cyc_sync);
-  }
-  atomicAdd(stats + 3, my_edges);
-  if ((tid & 31) == 0) atomicAdd(stats + 8, my_inner);
-}
-"""
+""").replace(
+    '  unsigned long long my_rounds = 0, my_parts = 0, my_edges = 0;\n',
+    '  unsigned long long my_rounds = 0, my_parts = 0, my_edges = 0, my_inner = 0;\n').replace(
+    '  atomicAdd(stats + 3, my_edges);\n',
+    '  atomicAdd(stats + 3, my_edges);\n  if ((tid & 31) == 0) atomicAdd(stats + 8, my_inner);\n')
 
 def run_tile(cp, kern, n_sm, g, src, P, block, repeats, smem_of=None):
     """Median device ms of the tile kernel on ``g`` from ``src``, its depths and stats."""

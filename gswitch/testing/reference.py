@@ -53,3 +53,16 @@ def compare(algorithm: str | AlgorithmSpec, got: Any, expected: Any) -> str | No
     description of the difference.
     """
     return answer_problem(_spec(algorithm), got, expected)
+
+
+def fields_differ(got: dict[str, Any], want: dict[str, Any], rtol: float = 1e-6) -> str | None:
+    """The first field of ``want`` that ``got`` does not match (floats to ``rtol``,
+    everything else exactly), or ``None`` when every one matches.
+    """
+    for field, b in want.items():
+        a = np.asarray(got[field])
+        same = np.allclose(a, b, rtol=rtol) if np.asarray(b).dtype.kind == "f" \
+            else np.array_equal(a, b)
+        if not same:
+            return field
+    return None
