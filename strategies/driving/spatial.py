@@ -158,7 +158,7 @@ class SpatialDriving(DrivingStrategy):
     #: the shipped selector: the tuner's GPU search keeps them off (and the selector's
     #: model current) until both have run.
     unvalidated_params = ("resident",)
-    cuda_files = ("spatial.cuh",)
+    cuda_files = ("spatial.cuh", "spatial_resident.cuh")
     modes = (SPATIAL,)
     in_activation_order = False
     stages_partitions = True
