@@ -27,6 +27,8 @@ FIELD = {"bfs": "depth", "sssp": "dist", "cc": "comp"}
 
 
 def _spec(name):
+    if not isinstance(name, str):
+        return name
     if name == "cc":
         return get_registry().algorithm("cc", "label_propagation")
     return USER.get(name) or get_registry().algorithm(name)
@@ -65,6 +67,27 @@ def test_resident_runs_where_the_operator_is_staged():
 def test_resident_refusals_name_the_setting(name, cfg, words):
     problem = _problem(name, cfg)
     assert problem is not None and words in problem, problem
+
+
+@gs.algorithm(name="hops_capped", reference="gswitch cpu engine")
+class HopsCapped:
+    """Hops from the source, passed on only by nodes fewer than 5 hops out."""
+
+    depth = gs.NodeField("int32", init=gs.INF, at_source=0)
+    start = gs.from_source()
+
+    @gs.edge_op
+    def visit(e):
+        e.only_if(e.src.depth < 5)
+        e.dst.depth.reduce_min(e.src.depth + 1)
+
+
+def test_a_guard_on_a_staged_source_value_is_refused():
+    """Leaving edges go once per visit from final values: a guard on the source's staged
+    value could pass for an earlier one only."""
+    problem = _problem(HopsCapped, _resident())
+    assert problem is not None and "guards on the source's depth" in problem, problem
+    assert _problem(HopsCapped, {**_resident(), "driving.resident": 0}) is None
 
 
 def test_the_cpu_engine_ignores_residency():

@@ -142,7 +142,7 @@ class SpatialDriving(DrivingStrategy):
 
     The GPU phase passes the GPU suite (``tests/test_spatial.py``,
     ``tests/test_spatial_resident.py`` and the all-pairs configurations of
-    ``tests/test_gpu.py``), and the tuner's GPU search offers it.
+    ``tests/test_gpu.py``), and the tuner's GPU search offers it (residency not yet).
     """
 
     name = "spatial"
@@ -183,7 +183,7 @@ class SpatialDriving(DrivingStrategy):
         if not kinds:
             return (f"driving.resident holds the fields an order-free edge operator reduces "
                     f"into in shared memory, and {label}'s operator cannot be held there; "
-                    "set driving.resident=false")
+                    "set driving.resident=0")
         if int(self.options["local_iterations"]) == 0:
             return "driving.resident iterates inside partitions; set driving.local_iterations > 0"
         if size % 32:
@@ -203,8 +203,8 @@ class SpatialDriving(DrivingStrategy):
                     isinstance(e, ex.FieldLoad) and e.node == "src" and e.field in kinds
                     for e in ex.walk(st.value)):
                 return (f"driving.resident applies a node's edges that leave the partition once, "
-                        f"from its final values, and {label} guards on the source's "
-                        f"{st.value!r}; set driving.resident=false")
+                        f"from its final values, and {label}'s operator guards on the source's "
+                        f"{', '.join(sorted(kinds))}; set driving.resident=0")
         return None
 
     def _width_problem(self, algorithm: Any) -> str | None:
