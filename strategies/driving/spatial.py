@@ -11,6 +11,7 @@ from gswitch import hookimpl
 from gswitch.codegen_stage import STAGE_BYTES, capacity, staged_fields
 from gswitch.strategy import (
     Buffer,
+    Categorical,
     DrivingStrategy,
     FloatRange,
     IntRange,
@@ -28,6 +29,9 @@ MAX_PARTITION = 4096
 #: Resident partitions: the most edges whose columns a block holds in shared memory
 #: (``GS_RES_EDGES``; spatial.cuh).
 RESIDENT_EDGES = 6144
+#: Ring slots beyond twice the partition count (``schedule=ring``): more than the blocks
+#: that can wait on a ticket at once on any device.
+RING_SLACK = 65536
 
 
 class SpatialDriving(DrivingStrategy):
@@ -140,6 +144,24 @@ class SpatialDriving(DrivingStrategy):
     loop in none. Not yet in the tuner's GPU search (``unvalidated_params``) nor in the
     shipped selector's training.
 
+    Partitions from a ring (``schedule=ring``, with ``resident`` > 0; GPU only, the CPU
+    engine gives the same answer in steps): no steps at all. The start set's partitions
+    are pushed onto a shared FIFO ring; each block takes the next one, visits it as
+    above, and pushes the partitions its leaving edges activate, until none is queued
+    or running (the termination count of Chen et al., "Atos", ICPP 2022, over partitions
+    rather than nodes). A state word per partition (idle, queued, running, running and
+    activated again) keeps a partition on at most one block and in the ring at most
+    once; an activation writes the value, then the node's mark, then reads the state
+    behind a fence, and a block takes a partition's marks before it reads its values, so
+    a block either sees an update or visits the partition again. With steps, about two
+    thirds of a road grid's time went to waiting at the step barrier for the step's
+    slowest partition; the ring lets a block take the next partition at once. In a
+    stand-alone kernel of this design (``benchmarks/experiments/tile_bfs_async.py``,
+    H200, ``benchmarks/results/h200_s49_tile_bfs_async_fixed.log``): BFS on the road
+    grid's ``hilbert`` copy 4.05 ms of device time at 2048-node partitions and 1024
+    threads, against 8.58 ms with steps and 10.98 ms for the tuned level-synchronous
+    configuration (``h200_s49_tile_bfs_peer.log``); the full grid 2.31 ms against 3.31.
+
     The GPU phase passes the GPU suite (``tests/test_spatial.py``,
     ``tests/test_spatial_resident.py`` and the all-pairs configurations of
     ``tests/test_gpu.py``), and the tuner's GPU search offers it (residency not yet).
@@ -152,13 +174,14 @@ class SpatialDriving(DrivingStrategy):
         "local_iterations": IntRange(0, MAX_PARTITION, MAX_PARTITION),
         "width_scale": FloatRange(1.0 / 64, 64.0, 1.0, log=True),
         "resident": IntRange(0, 4, 0, compile_time=True, searched=(0, 1, 2, 4)),
+        "schedule": Categorical(("steps", "ring"), "steps", compile_time=True),
     }
     #: Resident partitions have passed this file's GPU tests, the all-pairs GPU suite
     #: and the driving-mode suite, but neither the whole GPU suite nor a retraining of
     #: the shipped selector: the tuner's GPU search keeps them off (and the selector's
     #: model current) until both have run.
-    unvalidated_params = ("resident",)
-    cuda_files = ("spatial.cuh", "spatial_resident.cuh")
+    unvalidated_params = ("resident", "schedule")
+    cuda_files = ("spatial.cuh", "spatial_resident.cuh", "spatial_ring.cuh")
     modes = (SPATIAL,)
     in_activation_order = False
     stages_partitions = True
@@ -171,6 +194,9 @@ class SpatialDriving(DrivingStrategy):
             problem = local_problem(algorithm, "spatial local iteration")
             if problem:
                 problem += " (or set driving.local_iterations=0)"
+        if problem is None and self.ring() and not int(self.options["resident"]):
+            problem = ("driving.schedule=ring takes whole partitions resident; set "
+                       "driving.resident to 1, 2 or 4 (or driving.schedule=steps)")
         if problem is None and int(self.options["resident"]) and backend == "gpu":
             problem = self._resident_problem(algorithm, config)
         return problem if problem is not None else self._width_problem(algorithm)
@@ -256,6 +282,14 @@ class SpatialDriving(DrivingStrategy):
         """Nodes per partition."""
         return int(self.options["partition_size"])
 
+    def ring(self) -> bool:
+        """Whether partitions come from a shared ring, with no steps."""
+        return self.options["schedule"] == "ring"
+
+    def ring_capacity(self, n_nodes: int) -> int:
+        """Ring slots for a graph of ``n_nodes`` nodes."""
+        return 2 * -(-n_nodes // self.size()) + RING_SLACK
+
     def local_width(self, graph, priority_width):
         if int(self.options["local_iterations"]) == 0:
             return None
@@ -266,19 +300,27 @@ class SpatialDriving(DrivingStrategy):
     def runtime_args(self, graph, config):
         # inv_width: read only by algorithms with a priority key (GS_SPATIAL_ORDER)
         width = None if graph is None else self.local_width(graph, None)
+        n = 0 if graph is None else graph.n_nodes
         return {"partition_size": ("long long", self.size()),
                 "local_iterations": ("int", int(self.options["local_iterations"])),
-                "inv_width": ("float", 1.0 if not width else 1.0 / width)}
+                "inv_width": ("float", 1.0 if not width else 1.0 / width),
+                "ring_capacity": ("long long", self.ring_capacity(n))}
 
     def defines(self) -> dict[str, str]:
-        return {"GS_SPATIAL_RESIDENT": str(int(self.options["resident"]))}
+        return {"GS_SPATIAL_RESIDENT": str(int(self.options["resident"])),
+                "GS_SPATIAL_RING": "1" if self.ring() else "0"}
 
     def buffers(self, spec, graph, config):
         n = 0 if graph is None else graph.n_nodes
         words = (-(-n // self.size()) + 31) // 32
         out = [Buffer("parts", "unsigned", 2 * max(words, 1), zero=True)]
+        parts = max(-(-n // self.size()), 1)
         if int(self.options["resident"]):  # each step's active partitions (two halves)
-            out.append(Buffer("list", "int", 2 * max(-(-n // self.size()), 1)))
+            out.append(Buffer("list", "int", 2 * parts))
+        if self.ring():  # emptied by every run that ends; zeroed all the same
+            out += [Buffer("ring", "unsigned", self.ring_capacity(n), zero=True),
+                    Buffer("state", "unsigned", parts, zero=True),
+                    Buffer("ring_ctr", "unsigned", 96, zero=True)]
         if spec is not None and staged_fields(spec):
             # the nodes marked since their partition last ran, two halves by step parity
             # (GS_SPATIAL_DIRTY: the first pass of an order-free operator reads only them)

@@ -43,6 +43,13 @@
 #else
 #define GS_SPATIAL_RESIDENT_ON 0
 #endif
+// Resident partitions from a shared ring, with no steps (driving.schedule=ring):
+// spatial_ring.cuh's seed and run phases replace the ones here.
+#if GS_SPATIAL_RESIDENT_ON && defined(GS_SPATIAL_RING) && GS_SPATIAL_RING
+#define GS_SPATIAL_RING_ON 1
+#else
+#define GS_SPATIAL_RING_ON 0
+#endif
 
 __device__ __forceinline__ unsigned gs_spatial_parts() {
   return (unsigned)((gs.n + gs.driving_partition_size - 1) / gs.driving_partition_size);
@@ -102,6 +109,7 @@ __device__ __forceinline__ void gs_spatial_mark(GsStep& st, unsigned* next, gs_v
   }
 }
 
+#if !GS_SPATIAL_RING_ON
 __device__ __forceinline__ void gs_phase_spatial_seed(GsStep& st) {
   const unsigned stride = gridDim.x * blockDim.x;
   const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
@@ -124,6 +132,7 @@ __device__ __forceinline__ void gs_phase_spatial_seed(GsStep& st) {
     if (gs_spatial_dirty_on()) gs_spatial_dirty_set(st.it, u);
   }
 }
+#endif  // !GS_SPATIAL_RING_ON
 
 // Where codegen staged the operator (GS_LOCAL_STAGE: the fields the edge operator
 // reduces into e.dst, in shared memory for partitions of at most that many nodes), a

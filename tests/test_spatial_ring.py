@@ -1,0 +1,167 @@
+"""Resident partitions from a shared ring (``driving.schedule=ring``): no steps.
+
+What is refused, the module and buffers the option selects and that it compiles (nvcc,
+no GPU), and on the GPU that the ring gives the reference on every staged algorithm and
+type, under every launch, with passes cut short (the block visits again), on a graph
+without locality (a partition is activated again while it runs), on pooled buffers run
+after run, and on repeated runs of one configuration (a lost update would show as a
+wrong depth in some of them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gswitch.strategies.driving.spatial import RING_SLACK, SpatialDriving
+from test_spatial_resident import CONFIGS, FIELD, GRAPHS, USER, _problem, _resident, _spec
+
+import gswitch as gs
+from gswitch.codegen import generate_source
+from gswitch.generators import grid2d, rmat, road
+from gswitch.runner import check_combination
+from gswitch.testing.nvcc import compile_source
+from gswitch.testing.reference import compare, fields_differ, reference
+
+
+def _ring(size=1024, block=512, **extra):
+    return _resident(size, block, **{"driving.schedule": "ring", **extra})
+
+
+def test_the_ring_needs_resident_partitions():
+    cfg = {**_ring(), "driving.resident": 0}
+    problem = _problem("bfs", cfg)
+    assert problem is not None and "driving.resident to 1, 2 or 4" in problem, problem
+    reason = check_combination(_spec("bfs"), road(8, 8), gs.Config(cfg), "gpu")
+    assert reason.startswith("driving=spatial: driving.schedule=ring") and "\n" not in reason
+
+
+def test_the_ring_takes_the_resident_refusals():
+    """Whatever residency refuses, the ring refuses too (it visits resident partitions)."""
+    problem = _problem("triangles", _ring(**{"driving.local_iterations": 0}))
+    assert problem is not None and "cannot be held there" in problem, problem
+    assert "multiple of 32" in _problem("bfs", _ring(size=1000))
+    for name in ("bfs", "sssp", "cc", "widest", "hops64", "dist64", "max_label"):
+        assert _problem(name, _ring()) is None, name
+
+
+def test_the_cpu_engine_ignores_the_ring():
+    g = road(24, 24, seed=3)
+    want = reference("bfs", g, source=5)
+    r = gs.run("bfs", g, source=5, backend="cpu", config=_ring(size=64, block=64))
+    assert compare("bfs", r.fields["depth"], want) is None
+
+
+def test_ring_module_and_buffers():
+    spec = _spec("bfs")
+    conf = gs.Config(_ring())
+    src = generate_source(spec, conf, weighted=False).source
+    assert "#define GS_SPATIAL_RING 1" in src and "gs_ring_pop" in src
+    steps = generate_source(spec, gs.Config(_resident()), weighted=False).source
+    assert "#define GS_SPATIAL_RING 0" in steps
+    strat = SpatialDriving({"resident": 2, "partition_size": 1024, "schedule": "ring"})
+    g = road(40, 40)  # 1,600 nodes: two partitions
+    bufs = {b.name: b for b in strat.buffers(spec, g, conf)}
+    assert bufs["ring"].size == 2 * 2 + RING_SLACK and bufs["ring"].zero
+    assert bufs["state"].size == 2 and bufs["state"].zero and bufs["ring_ctr"].zero
+    assert strat.runtime_args(g, conf)["ring_capacity"] == ("long long", 4 + RING_SLACK)
+
+
+def test_the_gpu_search_keeps_the_ring_off_for_now():
+    from gswitch.tuner import build_space
+
+    space = build_space(_spec("bfs"), road(8, 8), "gpu")
+    assert "GPU suite" in space.excluded["driving=spatial: driving.schedule"]
+    assert "schedule" not in space.params[("driving", "spatial")]
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("name", ["bfs", "sssp", "cc", "widest", "hops64", "dist64",
+                                  "max_label"])
+def test_ring_kernels_compile(nvcc, name):
+    weighted = name not in ("bfs", "hops64", "max_label")
+    for cfg in (_ring(size=1024, block=256, launch="persistent"),
+                _ring(size=128, block=64, launch="host_loop"),
+                _ring(size=2048, block=1024, launch="cuda_graph")):
+        if _problem(name, cfg) is not None:
+            continue
+        src = generate_source(_spec(name), gs.Config(cfg), weighted=weighted).source
+        ok, out = compile_source(src, nvcc=nvcc)
+        assert ok, (name, cfg, out[-2000:])
+
+
+needs_gpu = pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("launch", ["host_loop", "persistent", "cuda_graph"])
+@pytest.mark.parametrize("graph", sorted(GRAPHS))
+@pytest.mark.parametrize("alg", ["bfs", "sssp", "cc"])
+def test_gpu_ring_gives_the_reference(alg, graph, launch):
+    g = GRAPHS[graph]()
+    kw = {} if alg == "cc" else {"source": 0}
+    extra = {"variant": "label_propagation"} if alg == "cc" else {}
+    ref = reference(alg, g, **kw)
+    for size, block, local, renumber in CONFIGS:
+        cfg = _ring(size, block, launch=launch, renumber=renumber, **extra)
+        if local is not None:  # passes spent: the block visits the partition again
+            cfg["driving.local_iterations"] = local
+        r = gs.run(alg, g, backend="gpu", config=cfg, **kw)
+        assert compare(alg, r.fields[FIELD[alg]], ref) is None, (alg, graph, cfg)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("name", ["widest", "hops64", "dist64", "max_label"])
+def test_gpu_ring_user_operators_match_the_cpu_engine(name):
+    spec = USER[name]
+    g = rmat(12, 8, seed=7, weighted=True).symmetrize()
+    kw = {"source": 0} if spec.start.kind == "source" else {}
+    want = gs.run(spec, g, backend="cpu", **kw).fields
+    for size, block in ((64, 64), (1024, 256), (2048, 512)):
+        cfg = _ring(size, block)
+        if _problem(name, cfg) is not None:
+            continue
+        got = gs.run(spec, g, backend="gpu", config=cfg, **kw).fields
+        assert fields_differ(got, want) is None, (name, size, fields_differ(got, want))
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_ring_runs_again_on_pooled_buffers():
+    """Runs in a row from other sources, and one from a node without edges: the ring,
+    the states and the marks are left empty by each."""
+    g = road(50, 50, seed=8)
+    lone = int(np.flatnonzero(np.diff(g.indptr) == 0)[0]) if (np.diff(g.indptr) == 0).any() \
+        else None
+    for source in (0, 1234, 2499) + ((lone,) if lone is not None else ()):
+        want = reference("bfs", g, source=source)
+        r = gs.run("bfs", g, source=source, backend="gpu",
+                   config=_ring(256, 64, launch="persistent"))
+        assert compare("bfs", r.fields["depth"], want) is None, source
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("launch", ["host_loop", "persistent"])
+def test_gpu_ring_repeated_runs_all_match(launch):
+    """Forty runs of a large road grid at small partitions: many blocks, many visits
+    again, many activations racing a running partition; every run gives the reference."""
+    from gswitch.locality import renumbered
+
+    g, _, _ = renumbered(road(256, 256, seed=11), "hilbert")
+    want = reference("bfs", g, source=0)
+    cfg = _ring(128, 128, launch=launch)
+    bad = [i for i in range(40)
+           if compare("bfs", gs.run("bfs", g, source=0, backend="gpu", config=cfg)
+                      .fields["depth"], want) is not None]
+    assert bad == [], bad
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_ring_is_one_step():
+    g = grid2d(64, 64)
+    r = gs.run("bfs", g, source=0, backend="gpu", config=_ring(256, 256))
+    assert compare("bfs", r.fields["depth"], reference("bfs", g, source=0)) is None
+    assert r.stats["iterations"] == 1, r.stats
