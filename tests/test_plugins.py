@@ -332,9 +332,12 @@ def test_built_in_suggestions_are_accepted_on_the_gpu(algorithm, diameter):
     assert configs
     refusals = [check_combination(spec, None, Config(c), "gpu") for c in configs]
     assert refusals == [None] * len(configs)
-    if algorithm == "bfs" and diameter > 64:  # the level-synchronous seeds come first
-        assert Config(configs[1])["launch"] == "cuda_graph"
-        assert not Config(configs[1])["worklist.dedup"]
+    if algorithm == "bfs" and diameter > 64:
+        # resident partitions from a ring first, then the level-synchronous seeds
+        assert [Config(c)["driving.schedule"] for c in configs[:2]] == ["ring", "ring"]
+        assert Config(configs[0])["renumber"] == "hilbert"
+        assert Config(configs[3])["launch"] == "cuda_graph"
+        assert not Config(configs[3])["worklist.dedup"]
 
 
 @pytest.mark.parametrize("diameter", [6, 4000])

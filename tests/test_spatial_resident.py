@@ -122,10 +122,9 @@ def test_resident_module_lists_partitions_and_holds_rows():
     assert strat.shared_bytes(spec, conf) < SpatialDriving({}).shared_bytes(spec, conf)
 
 
-def test_the_gpu_search_keeps_residency_off_for_now():
-    """Until the whole GPU suite and a selector retraining have run with it, the tuner's
-    GPU search leaves ``driving.resident`` out and says why, and the shipped selector
-    model stays current."""
+def test_the_gpu_search_offers_residency_and_the_ring():
+    """Validated on the GPU suite: the tuner's GPU search draws ``driving.resident`` and
+    ``driving.schedule``, and the shipped selector model was retrained on that space."""
     import json
 
     from gswitch.tuner import build_space
@@ -133,8 +132,9 @@ def test_the_gpu_search_keeps_residency_off_for_now():
     from gswitch.selector import MODEL_PATH, model_version
 
     space = build_space(_spec("bfs"), road(8, 8), "gpu")
-    assert "GPU suite" in space.excluded["driving=spatial: driving.resident"]
-    assert "resident" not in space.params[("driving", "spatial")]
+    params = space.params[("driving", "spatial")]
+    assert "resident" in params and "schedule" in params
+    assert not any(k.startswith("driving=spatial") for k in space.excluded)
     model = json.loads(MODEL_PATH.read_text())
     assert model["space_version"] == model_version(model["algorithms"])
 

@@ -66,12 +66,21 @@ def test_ring_module_and_buffers():
     assert strat.runtime_args(g, conf)["ring_capacity"] == ("long long", 4 + RING_SLACK)
 
 
-def test_the_gpu_search_keeps_the_ring_off_for_now():
-    from gswitch.tuner import build_space
+def test_the_tuner_tries_the_ring_first_on_high_diameter_graphs():
+    """The built-in suggestions put the ring first for BFS-like algorithms on road-like
+    graphs, where it won; it is accepted there."""
+    from gswitch.plugins import get_plugin_manager
 
-    space = build_space(_spec("bfs"), road(8, 8), "gpu")
-    assert "GPU suite" in space.excluded["driving=spatial: driving.schedule"]
-    assert "schedule" not in space.params[("driving", "spatial")]
+    features = {"n_nodes": 4 * 10**6, "n_edges": 1.6 * 10**7, "degree_mean": 4.0,
+                "degree_max_over_mean": 1.0, "diameter_estimate": 4000}
+    tops = {}
+    for name in ("bfs", "sssp"):
+        lists = get_plugin_manager().hook.gswitch_suggested_configs(
+            algorithm=_spec(name), features=features, backend="gpu")
+        tops[name] = gs.Config([c for lst in lists if lst for c in lst][0])
+    assert tops["bfs"]["driving"] == "spatial" and tops["bfs"]["driving.schedule"] == "ring"
+    assert tops["sssp"]["driving"] != "spatial"  # not measured there: steps stay first
+    assert check_combination(_spec("bfs"), road(64, 64), tops["bfs"], "gpu") is None
 
 
 @pytest.mark.compile

@@ -141,8 +141,8 @@ class SpatialDriving(DrivingStrategy):
     arrival (3 to 4 times the grid's visits a partition). The list and the marks cross
     blocks and steps through atomics and volatile reads: with plain stores and cached
     reads the persistent launch lost a mark in 7 of 36 runs of the road graph, the host
-    loop in none. Not yet in the tuner's GPU search (``unvalidated_params``) nor in the
-    shipped selector's training.
+    loop in none. The tuner's GPU search draws it; the shipped selector's training runs
+    have no candidate with it.
 
     Partitions from a ring (``schedule=ring``, with ``resident`` > 0; GPU only, the CPU
     engine gives the same answer in steps): no steps at all. The start set's partitions
@@ -161,10 +161,20 @@ class SpatialDriving(DrivingStrategy):
     grid's ``hilbert`` copy 4.05 ms of device time at 2048-node partitions and 1024
     threads, against 8.58 ms with steps and 10.98 ms for the tuned level-synchronous
     configuration (``h200_s49_tile_bfs_peer.log``); the full grid 2.31 ms against 3.31.
+    In the engine (the generic staged operator, the same run as its peers,
+    ``h200_s49_road_grid_ring.log``): the road grid 6.7 ms a call (5.87 device) at
+    1024-node partitions, ``resident=1``, 1024 threads, against 12.3 ms (11.15) for the
+    tuned level-synchronous configuration and 15.1 ms for the best resident run with
+    steps; the full grid 4.0 ms (2.94) at 512-node partitions, 512 threads and two blocks
+    a multiprocessor, against 12.3 and 6.5 ms. Where it loses: nothing measured yet
+    beyond BFS on meshes; a ring is FIFO, so a priority-ordered algorithm (SSSP) may
+    visit partitions many times.
 
-    The GPU phase passes the GPU suite (``tests/test_spatial.py``,
-    ``tests/test_spatial_resident.py`` and the all-pairs configurations of
-    ``tests/test_gpu.py``), and the tuner's GPU search offers it (residency not yet).
+    The GPU phase passes the GPU suite (``tests/test_spatial.py``, the all-pairs
+    configurations of ``tests/test_gpu.py``, ``tests/test_spatial_resident.py`` and
+    ``tests/test_spatial_ring.py``), and the
+    tuner's GPU search offers all of it. For BFS-like algorithms on graphs of large
+    diameter the tuner tries the ring first (:mod:`gswitch.strategies.defaults`).
     """
 
     name = "spatial"
@@ -176,11 +186,6 @@ class SpatialDriving(DrivingStrategy):
         "resident": IntRange(0, 4, 0, compile_time=True, searched=(0, 1, 2, 4)),
         "schedule": Categorical(("steps", "ring"), "steps", compile_time=True),
     }
-    #: Resident partitions have passed this file's GPU tests, the all-pairs GPU suite
-    #: and the driving-mode suite, but neither the whole GPU suite nor a retraining of
-    #: the shipped selector: the tuner's GPU search keeps them off (and the selector's
-    #: model current) until both have run.
-    unvalidated_params = ("resident", "schedule")
     cuda_files = ("spatial.cuh", "spatial_resident.cuh", "spatial_ring.cuh")
     modes = (SPATIAL,)
     in_activation_order = False
