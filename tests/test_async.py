@@ -87,6 +87,8 @@ def test_refusals_name_the_reason():
 def test_ring_size_follows_the_graph_unless_set():
     assert AsyncDriving({"lanes_log2": 0, "ring": 0}).capacity(1000) == 2 * 1000 + 1024
     assert AsyncDriving({"lanes_log2": 0, "ring": 64}).capacity(1000) == 64
+    # never more than the graph can use: a drawn ring of 2^30 slots is 4 GB of nothing
+    assert AsyncDriving({"lanes_log2": 0, "ring": 1 << 30}).capacity(1000) == 2 * 1000 + 1024
     cfg = Config({"driving": "async", "driving.ring": 64})
     args = cfg.strategy("driving").runtime_args(road(4, 4), cfg)
     assert args["capacity"] == ("long long", 64)

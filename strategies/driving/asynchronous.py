@@ -32,10 +32,10 @@ class AsyncDriving(DrivingStrategy):
     written with release stores after the operator's atomics and read with acquire
     loads, so a node is always processed with values at least as new as the update that
     queued it. The ring holds ``ring`` slots (4 bytes each; 0, the default, means
-    ``2 * nodes + 1024``); a push beyond them goes to the worklist, and another step
-    starts from there (the decision is data driving's: done when a step pushed
-    nothing). Blocks that are not resident take no ticket, so any grid works under every
-    launch.
+    ``2 * nodes + 1024``, also the most it takes); a push beyond them goes to the
+    worklist, and another step starts from there (the decision is data driving's: done
+    when a step pushed nothing). Blocks that are not resident take no ticket, so any
+    grid works under every launch.
 
     How it decides: a node may be processed before its final value is known and again
     after, so the fixed point must not depend on the order of updates, as for spatial
@@ -97,10 +97,13 @@ class AsyncDriving(DrivingStrategy):
         return True
 
     def capacity(self, n_nodes: int) -> int:
-        """Ring slots for a graph of ``n_nodes`` nodes: ``ring`` when set, else
-        ``2 * n_nodes + 1024``.
+        """Ring slots for a graph of ``n_nodes`` nodes: ``2 * n_nodes + 1024``, or
+        ``ring`` when set and smaller (pushes beyond the ring go to the worklist, so a
+        larger ring would only hold device memory: a drawn ``ring`` of 2^30 slots took
+        4.2 GB for a graph of a few hundred nodes).
         """
-        return int(self.options["ring"]) or 2 * n_nodes + SLACK
+        whole = 2 * n_nodes + SLACK
+        return min(int(self.options["ring"]) or whole, whole)
 
     def runtime_args(self, graph, config):
         n = 0 if graph is None else graph.n_nodes
