@@ -1095,3 +1095,21 @@ def test_tune_runs_the_array_code_variant_with_verified_trials(storage):
     batched = [t for t in done if t.user_attrs["config"]["variant"] == "batched"]
     assert batched and all(t.user_attrs["outcome"] == "ok" for t in done)
     assert result.space["direct"] == ["batched"]
+
+
+def test_the_tune_table_shows_the_best_configurations_own_parameters():
+    """A best configuration whose strategies the default does not use shows their
+    parameters too, after their axis: the table alone reproduces it."""
+    from types import SimpleNamespace
+
+    from gswitch.tuner.cli import _table
+
+    best = {**gs.Config().to_dict(), "driving": "spatial", "driving.schedule": "ring",
+            "driving.partition_size": 1024, "renumber": "hilbert"}
+    lines = _table(SimpleNamespace(best_config=best, backend="gpu", space={})).splitlines()
+    keys = [line.split()[0] for line in lines[1:]]
+    assert {"driving.schedule", "driving.partition_size"} <= set(keys)
+    assert keys.index("driving.schedule") > keys.index("driving") \
+        and keys.index("driving.schedule") < keys.index("direction")
+    row = next(line for line in lines if line.split()[0] == "driving.schedule")
+    assert row.split()[1:] == ["ring", "-", "*"]

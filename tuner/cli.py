@@ -157,6 +157,13 @@ def _table(result: Any) -> str:
     default = Config().to_dict()
     best = result.best_config or {}
     keys = list(default)
+    # the best's own parameters (a strategy the default does not use) after their axis
+    for k in best:
+        if k not in keys:
+            axis = k.split(".", 1)[0]
+            at = max((i for i, x in enumerate(keys) if x.split(".", 1)[0] == axis),
+                     default=len(keys) - 1)
+            keys.insert(at + 1, k)
     if result.backend == "cpu":
         axes = set(result.space.get("axes", {}))
         keys = [k for k in keys if k.split(".", 1)[0] in axes]
