@@ -27,10 +27,16 @@ def _ring(size=1024, block=512, **extra):
     return _resident(size, block, **{"driving.schedule": "ring", **extra})
 
 
-def test_the_ring_needs_resident_partitions():
-    cfg = {**_ring(), "driving.resident": 0}
+def test_the_ring_is_always_resident():
+    """``resident=0`` stands for four nodes a thread there, so the ring combines with
+    every other axis as it is (the all-pairs suite draws it so)."""
+    strat = SpatialDriving({"resident": 0, "partition_size": 1024, "schedule": "ring"})
+    assert strat.resident() == 4 and strat.defines()["GS_SPATIAL_RESIDENT"] == "4"
+    assert _problem("bfs", {**_ring(), "driving.resident": 0}) is None
+    cfg = {**_ring(size=2048, block=256), "driving.resident": 0}
     problem = _problem("bfs", cfg)
-    assert problem is not None and "driving.resident to 1, 2 or 4" in problem, problem
+    assert problem is not None and problem.startswith("driving.schedule=ring gives a thread 4")
+    assert "lower driving.partition_size or raise block_size" in problem
     reason = check_combination(_spec("bfs"), road(8, 8), gs.Config(cfg), "gpu")
     assert reason.startswith("driving=spatial: driving.schedule=ring") and "\n" not in reason
 

@@ -144,8 +144,9 @@ class SpatialDriving(DrivingStrategy):
     loop in none. The tuner's GPU search draws it; the shipped selector's training runs
     have no candidate with it.
 
-    Partitions from a ring (``schedule=ring``, with ``resident`` > 0; GPU only, the CPU
-    engine gives the same answer in steps): no steps at all. The start set's partitions
+    Partitions from a ring (``schedule=ring``, always resident: ``resident=0`` stands
+    for 4 nodes a thread there; GPU only, the CPU engine gives the same answer in
+    steps): no steps at all. The start set's partitions
     are pushed onto a shared FIFO ring; each block takes the next one, visits it as
     above, and pushes the partitions its leaving edges activate, until none is queued
     or running (the termination count of Chen et al., "Atos", ICPP 2022, over partitions
@@ -199,10 +200,7 @@ class SpatialDriving(DrivingStrategy):
             problem = local_problem(algorithm, "spatial local iteration")
             if problem:
                 problem += " (or set driving.local_iterations=0)"
-        if problem is None and self.ring() and not int(self.options["resident"]):
-            problem = ("driving.schedule=ring takes whole partitions resident; set "
-                       "driving.resident to 1, 2 or 4 (or driving.schedule=steps)")
-        if problem is None and int(self.options["resident"]) and backend == "gpu":
+        if problem is None and self.resident() and backend == "gpu":
             problem = self._resident_problem(algorithm, config)
         return problem if problem is not None else self._width_problem(algorithm)
 
@@ -224,11 +222,15 @@ class SpatialDriving(DrivingStrategy):
         if size > cap:
             return (f"driving.resident holds at most {cap} nodes of {label}'s fields in shared "
                     f"memory; lower driving.partition_size (got {size})")
-        per = int(self.options["resident"])
+        per = self.resident()
         if size > per * block:
-            return (f"driving.resident={per} gives a thread {per} node{'s' if per > 1 else ''}: "
-                    f"driving.partition_size ({size}) must be at most {per} x block_size "
-                    f"({block}); raise driving.resident or block_size")
+            given = int(self.options["resident"])
+            what = (f"driving.resident={per} gives a thread {per} node{'s' if per > 1 else ''}"
+                    if given else "driving.schedule=ring gives a thread 4 nodes")
+            return (f"{what}: driving.partition_size ({size}) must be at most {per} x "
+                    f"block_size ({block}); "
+                    + ("raise driving.resident or block_size" if per < 4 else
+                       "lower driving.partition_size or raise block_size"))
         for st in algorithm.edge.statements:
             if isinstance(st, ex.Guard) and any(
                     isinstance(e, ex.FieldLoad) and e.node == "src" and e.field in kinds
@@ -277,7 +279,7 @@ class SpatialDriving(DrivingStrategy):
         # where the operator is staged
         block = int(config.get("block_size", 256)) if config is not None else 1024
         staged = STAGE_BYTES if spec is not None and staged_fields(spec) else 0
-        per = int(self.options["resident"])
+        per = self.resident()
         if per and staged:  # rows and columns, 16 bits each, and a mark word per 32 nodes
             return 2 * (per * block + 1) + 2 * RESIDENT_EDGES + per * block // 8 + staged
         total = 2 * 4 * (MAX_PARTITION // 32) + 2 * 2 * MAX_PARTITION + 24 + 4 * (block // 32)
@@ -286,6 +288,12 @@ class SpatialDriving(DrivingStrategy):
     def size(self) -> int:
         """Nodes per partition."""
         return int(self.options["partition_size"])
+
+    def resident(self) -> int:
+        """Nodes a thread owns in a resident partition (0: not resident). The ring
+        visits partitions resident only, so there ``resident=0`` stands for 4.
+        """
+        return int(self.options["resident"]) or (4 if self.ring() else 0)
 
     def ring(self) -> bool:
         """Whether partitions come from a shared ring, with no steps."""
@@ -312,7 +320,7 @@ class SpatialDriving(DrivingStrategy):
                 "ring_capacity": ("long long", self.ring_capacity(n))}
 
     def defines(self) -> dict[str, str]:
-        return {"GS_SPATIAL_RESIDENT": str(int(self.options["resident"])),
+        return {"GS_SPATIAL_RESIDENT": str(self.resident()),
                 "GS_SPATIAL_RING": "1" if self.ring() else "0"}
 
     def buffers(self, spec, graph, config):
@@ -320,7 +328,7 @@ class SpatialDriving(DrivingStrategy):
         words = (-(-n // self.size()) + 31) // 32
         out = [Buffer("parts", "unsigned", 2 * max(words, 1), zero=True)]
         parts = max(-(-n // self.size()), 1)
-        if int(self.options["resident"]):  # each step's active partitions (two halves)
+        if self.resident():  # each step's active partitions (two halves)
             out.append(Buffer("list", "int", 2 * parts))
         if self.ring():  # emptied by every run that ends; zeroed all the same
             out += [Buffer("ring", "unsigned", self.ring_capacity(n), zero=True),
