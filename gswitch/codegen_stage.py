@@ -14,7 +14,11 @@ step number, those fields can live in shared memory for the partition's passes:
   partition take the normal ``gs_edge_op`` and its global atomics;
 - ``gs_local_store``: each value that beats the global one is reduced into it with the
   field's own atomic, so an update another block made meanwhile is never lost (that
-  block also marked the partition for the next step, which reads it).
+  block also marked the partition for the next step, which reads it);
+- ``GsKeep`` (a node's staged values), ``gs_keep_read`` and ``gs_keep_same``, and
+  ``gs_edge_op_pre``: the local operator given the target's staged values as read
+  before (a resident pass reads a node's first targets together; a value read early is
+  one the target held, and the reductions do not depend on the order of updates).
 
 The answer is the one without staging: every value is still only ever improved by the
 same monotone reduction, and what changed is where the block keeps it meanwhile.
@@ -172,6 +176,14 @@ def stage_source(spec: AlgorithmSpec, kinds: dict[str, str], types: dict[str, st
     keep_same = " && ".join(f"gs_same_bits(a.f_{f}, b.f_{f})" for f in kinds)
     head, _, rest = local_edge_op.partition("{\n")
     head = head.replace("const int it)", "const int it, const GsLocal& L)")
+    local_rest = _to_shared(rest, kinds)
+    # the same operator given the target's staged values read before (a resident pass
+    # reads a node's four first targets together, then applies the operator to each)
+    pre_head = head.replace("gs_edge_op_local(", "gs_edge_op_pre(").replace(
+        "const GsLocal& L)", "const GsLocal& L, const GsKeep& P)")
+    pre_rest = local_rest
+    for f in kinds:
+        pre_rest = pre_rest.replace(f"gs_lds(L.f_{f} + (u - L.lo))", f"P.f_{f}")
     return (
         f"#define GS_LOCAL_STAGE {cap}\n" + _HELPERS
         + "struct GsLocal {\n" + members + "  gs_vid lo;\n};\n"
@@ -190,4 +202,4 @@ def stage_source(spec: AlgorithmSpec, kinds: dict[str, str], types: dict[str, st
         "  GsKeep r;\n" + keep_reads + "  return r;\n}\n"
         "__device__ __forceinline__ bool gs_keep_same(const GsKeep& a, const GsKeep& b) {\n"
         "  return " + keep_same + ";\n}\n"
-        + head + "{\n" + _to_shared(rest, kinds))
+        + head + "{\n" + local_rest + pre_head + "{\n" + pre_rest)

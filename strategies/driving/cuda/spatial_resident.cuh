@@ -77,14 +77,18 @@ __device__ __forceinline__ unsigned gs_res_forced(const GsRes& R) {
   return force;
 }
 
-// The owned nodes' first four in-partition targets, 16 bits each (GS_RES_EXT: none).
-__device__ __forceinline__ void gs_res_targets(const GsRes& R, unsigned (&nb)[GS_RES_NPT][2]) {
+// The owned nodes' first four in-partition targets, 16 bits each (GS_RES_EXT: none), and
+// their rows' bounds in partition offsets (the start, and the end << 16).
+__device__ __forceinline__ void gs_res_targets(const GsRes& R, unsigned (&nb)[GS_RES_NPT][2],
+                                               unsigned (&ab)[GS_RES_NPT]) {
 #pragma unroll
   for (int j = 0; j < GS_RES_NPT; ++j) {
     const unsigned i = threadIdx.x + j * GS_BLOCK_SIZE;
     nb[j][0] = nb[j][1] = 0xFFFFFFFFu;
+    ab[j] = 0u;
     if (i >= R.len || !R.fits) continue;
     const unsigned a = R.row[i], b = gs_res_stop(R.row, i);
+    ab[j] = a | (b << 16);
 #pragma unroll
     for (unsigned t = 0; t < 4u; ++t) {
       const unsigned k = a + t < b ? (unsigned)R.col[a + t] : GS_RES_EXT;
@@ -108,6 +112,7 @@ __device__ __forceinline__ void gs_res_keep(const GsRes& R, const GsLocal& L,
 __device__ __forceinline__ unsigned gs_res_passes(GsStep& st, const GsRes& R, const GsLocal& L,
                                                   GsKeep (&keep)[GS_RES_NPT],
                                                   const unsigned (&nb)[GS_RES_NPT][2],
+                                                  const unsigned (&ab)[GS_RES_NPT],
                                                   unsigned force, unsigned& left) {
   const int limit = gs.driving_local_iterations;
   unsigned sent = 0u;
@@ -130,13 +135,21 @@ __device__ __forceinline__ unsigned gs_res_passes(GsStep& st, const GsRes& R, co
       if (!gs_row_guard_src(v, s)) continue;
 #endif
       if (R.fits) {
-        const unsigned a = R.row[i], b = gs_res_stop(R.row, i);
+        // the four targets' values read together, then the operator on each
+        const unsigned a = ab[j] & 0xFFFFu, b = ab[j] >> 16;
+        GsKeep pre[4];
+#pragma unroll
+        for (unsigned t = 0; t < 4u; ++t) {
+          const unsigned k = (nb[j][t >> 1] >> (16u * (t & 1u))) & 0xFFFFu;
+          if (k != GS_RES_EXT) pre[t] = gs_keep_read(L, k);
+        }
 #pragma unroll
         for (unsigned t = 0; t < 4u; ++t) {
           const unsigned k = (nb[j][t >> 1] >> (16u * (t & 1u))) & 0xFFFFu;
           if (k == GS_RES_EXT) continue;
           st.edges += 1;
-          any |= gs_edge_op_local(st, v, s, R.lo + (gs_vid)k, R.e0 + (gs_eid)(a + t), st.it, L);
+          any |= gs_edge_op_pre(st, v, s, R.lo + (gs_vid)k, R.e0 + (gs_eid)(a + t), st.it, L,
+                                pre[t]);
         }
         for (unsigned e = a + 4u; e < b; ++e) {
           const unsigned k = R.col[e];
@@ -220,11 +233,11 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
     gs_res_take_marks(R, gs_spatial_dirty_half(st.it));
     __syncthreads();
     GsKeep keep[GS_RES_NPT];
-    unsigned nb[GS_RES_NPT][2];
+    unsigned nb[GS_RES_NPT][2], ab[GS_RES_NPT];
     gs_res_keep(R, L, keep);
-    gs_res_targets(R, nb);
+    gs_res_targets(R, nb, ab);
     unsigned left;
-    const unsigned sent = gs_res_passes(st, R, L, keep, nb, gs_res_forced(R), left);
+    const unsigned sent = gs_res_passes(st, R, L, keep, nb, ab, gs_res_forced(R), left);
 #pragma unroll
     for (int j = 0; j < GS_RES_NPT; ++j)
       if ((left >> j) & 1u) gs_spatial_mark(st, next, R.lo + (gs_vid)(threadIdx.x + j * GS_BLOCK_SIZE));

@@ -121,7 +121,7 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
     gs_res_begin(R, (unsigned)p);
     L.lo = R.lo;
     GsKeep keep[GS_RES_NPT];
-    unsigned nb[GS_RES_NPT][2];
+    unsigned nb[GS_RES_NPT][2], ab[GS_RES_NPT];
     for (int visit = 0;; ++visit) {
       __threadfence();  // the state (thread 0), or the last visit's stores, first
       gs_res_take_marks(R, marks);
@@ -131,10 +131,10 @@ __device__ __forceinline__ void gs_phase_spatial_run(GsStep& st) {
       __syncthreads();
       if (visit == 0) {  // later visits relax what changed since this one's values
         gs_res_keep(R, L, keep);
-        gs_res_targets(R, nb);
+        gs_res_targets(R, nb, ab);
       }
       unsigned left;
-      const unsigned sent = gs_res_passes(st, R, L, keep, nb, gs_res_forced(R), left);
+      const unsigned sent = gs_res_passes(st, R, L, keep, nb, ab, gs_res_forced(R), left);
       gs_res_leave(st, R, L, sent, [](gs_vid u) { gs_ring_mark(u); });
       gs_local_store(L, R.len);
       __threadfence();  // the pushes and stores before the state leaves RUNNING
