@@ -107,9 +107,9 @@ _LEVEL_REPLAY = {
 }
 
 # Resident partitions from a shared ring on a compact renumbering: BFS on the 2048x2048
-# road grid (10% of its edges removed) 6.7 ms a call against 12.3 ms for _LEVEL_PERSISTENT,
-# on the full grid 4.0 against 12.3 with the second (H200, same run,
-# benchmarks/results/h200_s49_road_grid_ring.log). The renumbering is computed once per
+# road grid (10% of its edges removed) 6.3 ms a call against 12.7 ms for _LEVEL_PERSISTENT,
+# on the full grid 3.5 against 13.1 with the second (H200, same run,
+# benchmarks/results/h200_s49_road_grid_ring_pre.log). The renumbering is computed once per
 # graph (seconds on 4M nodes), so these come first for the tuner only.
 _RING = {
     "driving": "spatial", "direction": "push", "launch": "persistent", "renumber": "hilbert",

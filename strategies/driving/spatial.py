@@ -163,13 +163,14 @@ class SpatialDriving(DrivingStrategy):
     threads, against 8.58 ms with steps and 10.98 ms for the tuned level-synchronous
     configuration (``h200_s49_tile_bfs_peer.log``); the full grid 2.31 ms against 3.31.
     In the engine (the generic staged operator, the same run as its peers,
-    ``h200_s49_road_grid_ring.log``): the road grid 6.7 ms a call (5.87 device) at
-    1024-node partitions, ``resident=1``, 1024 threads, against 12.3 ms (11.15) for the
-    tuned level-synchronous configuration and 15.1 ms for the best resident run with
-    steps; the full grid 4.0 ms (2.94) at 512-node partitions, 512 threads and two blocks
-    a multiprocessor, against 12.3 and 6.5 ms. Where it loses: nothing measured yet
-    beyond BFS on meshes; a ring is FIFO, so a priority-ordered algorithm (SSSP) may
-    visit partitions many times.
+    ``h200_s49_road_grid_ring_pre.log``): the road grid 6.3 ms a call (5.70 device) at
+    1024-node partitions, ``resident=1``, 1024 threads, against 12.7 ms (10.97) for the
+    tuned level-synchronous configuration and 17.6 ms for the best resident run with
+    steps; the full grid 3.5 ms (2.81) at 512-node partitions, 512 threads and two blocks
+    a multiprocessor, against 13.1 and 6.4 ms. SSSP on the 1024x1024 road grid: 12.1 ms
+    against the plain call's 16.9 (``h200_s49_road_ring_sssp_cc.log``). Where it loses:
+    CC by label propagation there, 19.0 ms against 2.2: the kernels take 2.8 ms, but a
+    renumbered graph's component labels go back to the caller's ids on the host.
 
     The GPU phase passes the GPU suite (``tests/test_spatial.py``, the all-pairs
     configurations of ``tests/test_gpu.py``, ``tests/test_spatial_resident.py`` and
