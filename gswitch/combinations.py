@@ -198,11 +198,18 @@ SAMPLED_CAPACITY_MAX = 1 << 16
 
 
 def _draw(space: ParamSpace, rng: np.random.Generator, high: float | None = None) -> Any:
-    """A value of ``space``: uniform over choices, log-uniform over ranges wider than 10x."""
+    """A value of ``space``: uniform over choices, log-uniform over ranges wider than 10x;
+    half the time one of an integer range's ``searched`` values (the sizes a strategy's
+    fast paths take: a spatial partition of a multiple of 32 nodes, which resident
+    partitions need, is otherwise one draw in 32)."""
     if isinstance(space, Categorical):
         return space.choices[int(rng.integers(len(space.choices)))]
     lo = space.low
     hi = space.high if high is None else min(space.high, high)
+    if isinstance(space, IntRange) and space.searched and rng.random() < 0.5:
+        fast = [v for v in space.searched if lo <= v <= hi]
+        if fast:
+            return fast[int(rng.integers(len(fast)))]
     if isinstance(space, IntRange):
         if space.step > 1:
             return lo + space.step * int(rng.integers((hi - lo) // space.step + 1))
