@@ -181,15 +181,21 @@ CONFIGS = [  # (partition, block, local_iterations, renumber)
 @pytest.mark.parametrize("graph", sorted(GRAPHS))
 @pytest.mark.parametrize("alg", ["bfs", "sssp", "cc"])
 def test_gpu_resident_partitions_give_the_reference(alg, graph, launch):
-    g = GRAPHS[graph]()
     if graph == "chain":
         assert 1024 * 31 > RESIDENT_EDGES  # the global-column path runs
+    check_reference(alg, graph, launch)
+
+
+def check_reference(alg, graph, launch, **more):
+    """``alg`` on ``GRAPHS[graph]`` under each of :data:`CONFIGS` (resident partitions and
+    ``more``) gives the reference."""
+    g = GRAPHS[graph]()
     kw = {} if alg == "cc" else {"source": 0}
     extra = {"variant": "label_propagation"} if alg == "cc" else {}
     ref = reference(alg, g, **kw)
     for size, block, local, renumber in CONFIGS:
-        cfg = _resident(size, block, launch=launch, renumber=renumber, **extra)
-        if local is not None:
+        cfg = _resident(size, block, launch=launch, renumber=renumber, **extra, **more)
+        if local is not None:  # passes cut short
             cfg["driving.local_iterations"] = local
         r = gs.run(alg, g, backend="gpu", config=cfg, **kw)
         assert compare(alg, r.fields[FIELD[alg]], ref) is None, (alg, graph, cfg)
@@ -200,12 +206,18 @@ def test_gpu_resident_partitions_give_the_reference(alg, graph, launch):
 @pytest.mark.parametrize("name", ["widest", "hops64", "dist64", "max_label"])
 def test_gpu_resident_user_operators_match_the_cpu_engine(name):
     """Every staged type: float32 max, int64 min, float64 min, int32 max."""
+    check_user_operator(name)
+
+
+def check_user_operator(name, **more):
+    """The user operator ``name`` under resident partitions (and ``more``) gives the CPU
+    engine's fields on a skewed graph, at three partition sizes."""
     spec = USER[name]
     g = rmat(12, 8, seed=7, weighted=True).symmetrize()
     kw = {"source": 0} if spec.start.kind == "source" else {}
     want = gs.run(spec, g, backend="cpu", **kw).fields
     for size, block in ((64, 64), (1024, 256), (2048, 512)):
-        cfg = _resident(size, block)
+        cfg = _resident(size, block, **more)
         if _problem(name, cfg) is not None:
             continue
         got = gs.run(spec, g, backend="gpu", config=cfg, **kw).fields

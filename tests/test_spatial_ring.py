@@ -13,14 +13,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gswitch.strategies.driving.spatial import RING_SLACK, SpatialDriving
-from test_spatial_resident import CONFIGS, FIELD, GRAPHS, USER, _problem, _resident, _spec
+from test_spatial_resident import (
+    GRAPHS,
+    _problem,
+    _resident,
+    _spec,
+    check_reference,
+    check_user_operator,
+)
 
 import gswitch as gs
 from gswitch.codegen import generate_source
-from gswitch.generators import grid2d, rmat, road
+from gswitch.generators import grid2d, road
 from gswitch.runner import check_combination
 from gswitch.testing.nvcc import compile_source
-from gswitch.testing.reference import compare, fields_differ, reference
+from gswitch.testing.reference import compare, reference
 
 
 def _ring(size=1024, block=512, **extra):
@@ -113,32 +120,15 @@ needs_gpu = pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an
 @pytest.mark.parametrize("graph", sorted(GRAPHS))
 @pytest.mark.parametrize("alg", ["bfs", "sssp", "cc"])
 def test_gpu_ring_gives_the_reference(alg, graph, launch):
-    g = GRAPHS[graph]()
-    kw = {} if alg == "cc" else {"source": 0}
-    extra = {"variant": "label_propagation"} if alg == "cc" else {}
-    ref = reference(alg, g, **kw)
-    for size, block, local, renumber in CONFIGS:
-        cfg = _ring(size, block, launch=launch, renumber=renumber, **extra)
-        if local is not None:  # passes spent: the block visits the partition again
-            cfg["driving.local_iterations"] = local
-        r = gs.run(alg, g, backend="gpu", config=cfg, **kw)
-        assert compare(alg, r.fields[FIELD[alg]], ref) is None, (alg, graph, cfg)
+    # with local_iterations cut short, the block visits the partition again
+    check_reference(alg, graph, launch, **{"driving.schedule": "ring"})
 
 
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.parametrize("name", ["widest", "hops64", "dist64", "max_label"])
 def test_gpu_ring_user_operators_match_the_cpu_engine(name):
-    spec = USER[name]
-    g = rmat(12, 8, seed=7, weighted=True).symmetrize()
-    kw = {"source": 0} if spec.start.kind == "source" else {}
-    want = gs.run(spec, g, backend="cpu", **kw).fields
-    for size, block in ((64, 64), (1024, 256), (2048, 512)):
-        cfg = _ring(size, block)
-        if _problem(name, cfg) is not None:
-            continue
-        got = gs.run(spec, g, backend="gpu", config=cfg, **kw).fields
-        assert fields_differ(got, want) is None, (name, size, fields_differ(got, want))
+    check_user_operator(name, **{"driving.schedule": "ring"})
 
 
 @pytest.mark.gpu
