@@ -306,14 +306,16 @@ def _expected_valid_count(spec, backend):
     # that declares it
     driving -= 0 if spec.priority is not None else 2
     driving -= 0 if "subset" in spec.supports.get("driving", ()) else 1
-    # spatial and async are counted apart: they take push only, and only an
-    # order-free operator
-    driving -= 2
+    # spatial (steps or a ring) and async are counted apart: they take push only, and
+    # only an order-free operator
+    counts = _option_counts()["driving"]
+    driving -= counts["spatial"] + counts["async"]
     ok = 0
-    for name in ("spatial", "async"):
-        strat = get_registry().strategy("driving", name)(
-            gs.Config({"driving": name}).strategy("driving").options)
-        ok += strat.check(spec, None, gs.Config({"driving": name}), backend) is None
+    for name, extra in (("spatial", {"driving.schedule": "steps"}),
+                        ("spatial", {"driving.schedule": "ring"}), ("async", {})):
+        cfg = gs.Config({"driving": name, **extra})
+        strat = get_registry().strategy("driving", name)(cfg.strategy("driving").options)
+        ok += strat.check(spec, None, cfg, backend) is None
     rest = per["load_balance"] * driving * per["direction"]
     rest_spatial = per["load_balance"] * ok
     if backend != "gpu":
