@@ -201,7 +201,8 @@ def _draw(space: ParamSpace, rng: np.random.Generator, high: float | None = None
     """A value of ``space``: uniform over choices, log-uniform over ranges wider than 10x;
     half the time one of an integer range's ``searched`` values (the sizes a strategy's
     fast paths take: a spatial partition of a multiple of 32 nodes, which resident
-    partitions need, is otherwise one draw in 32)."""
+    partitions need, is otherwise one draw in 32).
+    """
     if isinstance(space, Categorical):
         return space.choices[int(rng.integers(len(space.choices)))]
     lo = space.low

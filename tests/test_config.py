@@ -368,7 +368,7 @@ def test_valid_configs_by_hand():
     prefix_sum, five dedup queues); pagerank refuses atomic_free (add is not monotone)."""
     assert len(valid_configs(_classic("bfs"), "gpu")) == (
         12 * 12 * 4 * 17 * 2 + 7 * 12 * 4 * 17 + 5 * 12 * 1 * 17  # + plain queues, data
-        + 2 * (12 * 12 * 1 * 1 * 2 + 7 * 12 * 1 * 1))  # spatial, async: push only
+        + 3 * (12 * 12 * 1 * 1 * 2 + 7 * 12 * 1 * 1))  # spatial (steps, ring), async: push
     assert len(valid_configs(_classic("pagerank"), "gpu")) == (
         12 * 12 * 3 * 17 * 2 + 7 * 12 * 3 * 17)
     assert len(valid_configs(_classic("pagerank"), "cpu")) == 12 * 12 * 3 * 17 * 3
