@@ -143,14 +143,18 @@ def test_the_gpu_search_offers_residency_and_the_ring():
 @pytest.mark.parametrize("name", ["bfs", "sssp", "cc", "widest", "hops64", "dist64",
                                   "max_label"])
 def test_resident_kernels_compile(nvcc, name):
+    check_compiles(nvcc, name, (_resident(size=1024, block=256, launch="persistent"),
+                                _resident(size=128, block=64, launch="host_loop"),
+                                _resident(size=2048, block=1024, launch="persistent")))
+
+
+def check_compiles(nvcc, name, configs):
+    """Each of ``configs`` that ``name`` accepts compiles (nvcc, no GPU)."""
     weighted = name not in ("bfs", "hops64", "max_label")
-    for cfg in (_resident(size=1024, block=256, launch="persistent"),
-                _resident(size=128, block=64, launch="host_loop"),
-                _resident(size=2048, block=1024, launch="persistent")):
-        spec = _spec(name)
+    for cfg in configs:
         if _problem(name, cfg) is not None:
             continue
-        src = generate_source(spec, gs.Config(cfg), weighted=weighted).source
+        src = generate_source(_spec(name), gs.Config(cfg), weighted=weighted).source
         ok, out = compile_source(src, nvcc=nvcc)
         assert ok, (name, cfg, out[-2000:])
 

@@ -18,6 +18,7 @@ from test_spatial_resident import (
     _problem,
     _resident,
     _spec,
+    check_compiles,
     check_reference,
     check_user_operator,
 )
@@ -26,7 +27,6 @@ import gswitch as gs
 from gswitch.codegen import generate_source
 from gswitch.generators import grid2d, road
 from gswitch.runner import check_combination
-from gswitch.testing.nvcc import compile_source
 from gswitch.testing.reference import compare, reference
 
 
@@ -100,15 +100,9 @@ def test_the_tuner_tries_the_ring_first_on_high_diameter_graphs():
 @pytest.mark.parametrize("name", ["bfs", "sssp", "cc", "widest", "hops64", "dist64",
                                   "max_label"])
 def test_ring_kernels_compile(nvcc, name):
-    weighted = name not in ("bfs", "hops64", "max_label")
-    for cfg in (_ring(size=1024, block=256, launch="persistent"),
-                _ring(size=128, block=64, launch="host_loop"),
-                _ring(size=2048, block=1024, launch="cuda_graph")):
-        if _problem(name, cfg) is not None:
-            continue
-        src = generate_source(_spec(name), gs.Config(cfg), weighted=weighted).source
-        ok, out = compile_source(src, nvcc=nvcc)
-        assert ok, (name, cfg, out[-2000:])
+    check_compiles(nvcc, name, (_ring(size=1024, block=256, launch="persistent"),
+                                _ring(size=128, block=64, launch="host_loop"),
+                                _ring(size=2048, block=1024, launch="cuda_graph")))
 
 
 needs_gpu = pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU")
