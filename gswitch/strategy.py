@@ -727,6 +727,11 @@ class LaunchStrategy(Strategy):
     #: instead of copying the block back and waiting for the stream: about 6 us less a
     #: step. Only for drivers that read the control block after every step they launch.
     polls_control: ClassVar[bool] = False
+    #: The kernel :meth:`drive` launches once, without arguments, over
+    #: ``ctx.cooperative_grid(kernel)`` blocks, before one read of the control block
+    #: that ends the run unless a step overflowed. A repeated run on a small graph may
+    #: then be replayed without ``drive`` (:mod:`gswitch.engine.repeat`); ``None``: never.
+    repeat_kernel: ClassVar[str | None] = None
     #: The worklist a run takes when its configuration names none and :meth:`check`
     #: refuses the default one (a launch that cannot grow a worklist names one that
     #: never grows); ``None``: the refusal stands.

@@ -356,7 +356,10 @@ class LaunchContext:
         its grid barrier) are launched cooperatively, their grid capped at the blocks
         that can be co-resident; kernels loop over their items with a grid stride.
         Kernels with arguments (a worklist's compaction after an overflow, say) have no
-        grid barrier and go through CuPy's plain launch.
+        grid barrier and go through CuPy's plain launch. A grid of one block (a small
+        graph's) is launched plainly: one block is always co-resident, and the grid
+        barrier is the module's own (``gs_grid_sync``), which needs nothing of a
+        cooperative launch but that.
         """
         f = self.function(name)
         grid = max(1, grid)
@@ -369,6 +372,7 @@ class LaunchContext:
         drv, b, sp, fp = self.engine.driver, self.block, self._sp, self._function_ptr(name)
         if self.gen.cooperative:  # every block that fits: the cap is co-residency
             grid = min(grid, self.engine.persistent_grid(f, self.block, 0))
+        if self.gen.cooperative and grid > 1:
             self._timed(lambda: drv.launchCooperativeKernel(fp, grid, 1, 1, b, 1, 1, 0, sp, 0),
                         name, every)
         else:

@@ -57,7 +57,8 @@ from .memory import (
     estimate_bytes,
 )
 from .pinned import PinnedResults
-from .plan import _EARLY_READ_BYTES, _Plan
+from .plan import _EARLY_READ_BYTES, _EARLY_READ_STEPS, _Plan
+from .repeat import Repeat
 from .timing import PhaseTimer
 from .upload import Uploader
 
@@ -65,8 +66,6 @@ __all__ = ["GpuEngine", "LaunchContext", "estimate_bytes"]
 
 #: Plans kept per resident graph (a tuning study tries many configurations on one graph).
 _PLANS_PER_GRAPH = 64
-#: Steps of the trace read with them.
-_EARLY_READ_STEPS = 64
 #: Fields of more bytes than this start on the device (a fill kernel per field) instead
 #: of being written on the host and copied up with the control block: for a graph of 4M
 #: nodes that saves filling 16 MB of page-locked memory and copying it (about 2 ms).
@@ -424,6 +423,19 @@ class GpuEngine:
             plan = None
         mod = self.module(gen) if plan is None else plan.module
         stats["compile_time_s"] = time.perf_counter() - t_c
+        rep = None if plan is None else plan.repeat
+        if (rep is not None and timer is None and progress is None and deadline_s is None
+                and not device_arrays and fields_in is None and reorder is None
+                and (uniq is None or isinstance(uniq, np.ndarray))):
+            with self.stream:
+                try:
+                    done = rep.run(self, params, uniq, n_start, max_iterations, stats, t_start)
+                except BaseException:
+                    self.stream.synchronize()
+                    raise
+            if done is not None:
+                return done
+            plan.repeat = None  # stale or overflowed: the whole run again, the usual way
         with self.stream:
             try:
                 if plan is None:
@@ -437,13 +449,13 @@ class GpuEngine:
                 ctx.strategies["launch"].drive(ctx)
                 fbytes = plan.field_bytes
                 has_finalize = spec.finalize is not None
-                room = has_finalize and spec.finalize_on_device and self._room_for(
-                    _FINALIZE_ROOM * fbytes)
+                may = has_finalize and spec.finalize_on_device
                 if device_arrays:
                     finalize = has_finalize
-                    here = not finalize or room
-                else:
-                    finalize = room and (fbytes > _DEVICE_FINALIZE_BYTES or reorder is not None)
+                    here = not finalize or (may and self._room_for(_FINALIZE_ROOM * fbytes))
+                else:  # the free memory is asked last: a small run's finalize stays here
+                    finalize = (may and (fbytes > _DEVICE_FINALIZE_BYTES or reorder is not None)
+                                and self._room_for(_FINALIZE_ROOM * fbytes))
                     here = finalize or (reorder is not None and not has_finalize
                                         and self._room_for(fbytes))
                 if not here:
@@ -464,6 +476,18 @@ class GpuEngine:
                 # next run reuses
                 self.stream.synchronize()
                 raise
+        if (not here and timer is None and progress is None and deadline_s is None
+                and fields_in is None):
+            plan.repeat = Repeat.after(self, ctx, plan, n_start, uniq)
+        return self._finish(ctx, out, trace, stats, t_start, timer)
+
+    @staticmethod
+    def _finish(ctx: LaunchContext, out: dict[str, Any], trace: np.ndarray,
+                stats: dict[str, Any], t_start: float, timer: PhaseTimer | None = None
+                ) -> Result:
+        """The run's :class:`Result`: its outputs and the statistics read from the
+        control block and the step trace.
+        """
         h = ctx.ctl_host
         stats["edges_processed"] = int(h[_EDGES]) | (int(h[_EDGES + 1]) << 32)
         stats["active"] = trace[0::2].tolist()
@@ -482,8 +506,8 @@ class GpuEngine:
         stats["kernel_time_s"] = stats["device_time_s"]
         stats["time_s"] = time.perf_counter() - t_start
         if timer is not None:
-            timer.note_run(spec, stats)
-        return Result(spec.name, out, stats, backend="gpu", config=config)
+            timer.note_run(ctx.spec, stats)
+        return Result(ctx.spec.name, out, stats, backend="gpu", config=ctx.config)
 
     def _setup(self, ctx: LaunchContext, plan: _Plan, params: dict[str, Any],
                sources: np.ndarray | None, n_start: int,
@@ -536,9 +560,7 @@ class GpuEngine:
         for name, member in plan.params:
             put(block, member, params[name])
         start_count = n if sources is None else n_start
-        driving = ctx.strategies["driving"]
-        ctx.mode = driving.mode_names().index(driving.initial_mode(start_count, n))
-        ctx.pull = int(bool(ctx.strategies["direction"].initial_pull(start_count, n)))
+        ctx.mode, ctx.pull = self.initial_state(plan, start_count, n)
         h = host.ctl  # the last run waited for every copy into it
         h.fill(0)
         h[_slot(-1)] = start_count
@@ -580,6 +602,13 @@ class GpuEngine:
             word = host.cap + _CTL_ROOM + core.field_bytes // 4
             ctx._early_trace = host.array[word : word + 2 * _EARLY_READ_STEPS].view(_I32)
             ctx._early_every = small
+
+    @staticmethod
+    def initial_state(plan: _Plan, start_count: int, n: int) -> tuple[int, int]:
+        """The mode word and direction of step 0, from the size of the start set."""
+        driving = plan.strategies["driving"]
+        mode = driving.mode_names().index(driving.initial_mode(start_count, n))
+        return mode, int(bool(plan.strategies["direction"].initial_pull(start_count, n)))
 
     def _all_nodes(self, res: _Resident, n: int) -> Any:
         """Every node id in order, on the device (kept with the resident graph)."""

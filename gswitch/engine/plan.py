@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 #: Results of at most this many bytes are read back together with the first control
 #: read of a launch whose loop runs on the device (``results_with_first_read``).
 _EARLY_READ_BYTES = 1 << 20
+#: Steps of the trace read with them.
+_EARLY_READ_STEPS = 64
 
 
 class _PackedInts:
@@ -75,6 +77,8 @@ class _Plan:
         self.steps: dict[Any, list[tuple[Phase, tuple, _PackedInts]]] = {}
         #: what strategies keep between runs of this plan (see :attr:`LaunchContext.memo`)
         self.memo: dict[Any, Any] = {}
+        #: the last run, where a repeated call may replay it (:mod:`gswitch.engine.repeat`)
+        self.repeat: Any = None
         self.dtype = dtype  # the parameter block's (GpuEngine.state_dtype)
         self.nbytes = self.dtype.itemsize
         self.template = np.zeros(1, dtype=self.dtype)
@@ -124,6 +128,10 @@ class _Plan:
         if self._bound.get(member) != ptr:
             self.st[member] = ptr
             self._bound[member] = ptr
+
+    def bound(self, member: str) -> int | None:
+        """The device address the template's ``member`` points at, if bound."""
+        return self._bound.get(member)
 
     def put(self, block: np.ndarray, member: str, value: Any) -> None:
         """Write one member into ``block``, the bytes of a parameter block."""

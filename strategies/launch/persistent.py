@@ -31,6 +31,8 @@ class PersistentLaunch(LaunchStrategy):
     #: The first read of the control block comes once the whole loop ran on the device,
     #: so the engine reads small results back with it (one round trip instead of two).
     results_with_first_read = True
+    #: drive launches this once and reads the control block (a small run may be replayed)
+    repeat_kernel = "gs_persistent_kernel"
     cuda_files = ("persistent.cuh",)
     kernels = ("gs_persistent_kernel",)
 

@@ -18,6 +18,8 @@ __device__ __forceinline__ unsigned long long gs_globaltimer() {
 // after it (__syncthreads carries them within each block).
 __device__ __forceinline__ void gs_grid_sync() {
   __syncthreads();
+  // one block (a small graph's grid): __syncthreads orders its global memory already
+  if (gridDim.x == 1u) return;
   if (threadIdx.x == 0) {
     unsigned* word = gs.ctl + GS_CTL_BARRIER;
     const unsigned add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1u) : 1u;

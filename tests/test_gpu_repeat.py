@@ -1,0 +1,185 @@
+"""A small run replayed (:mod:`gswitch.engine.repeat`): the same answers and statistics
+as the usual path, on the GPU.
+
+Each replayed call is checked against the algorithm's own reference (scipy or
+networkx) and against the same call run the usual way (a call with a deadline is never
+replayed), for every worklist under the persistent launch, one-block and many-block
+grids, host start ids and every-node starts, changed parameters, plans interleaved on
+one graph, and a replay that overflows its worklist (it must fall back and still give
+the reference).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gswitch as gs
+from gswitch.generators import path, uniform_random
+from gswitch.graph import Graph
+from gswitch.plugins import get_registry
+from gswitch.runner import check_combination, with_variant_defaults
+from gswitch.testing.reference import compare, reference
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU"),
+]
+
+#: a deadline far away: the call runs the usual way (a replay needs none)
+USUAL = {"deadline_s": 1e6}
+#: statistics a replay must give exactly as the usual path does
+SAME_STATS = ("converged", "overflows", "grid_blocks")
+#: ... and, where the steps do not depend on the order of racing updates (a BFS level is
+#: a level; SSSP's and label propagation's step sizes vary from run to run), these too
+STEP_STATS = ("iterations", "active", "modes", "directions", "edges_processed")
+#: the selector's pick for a tiny graph, and a grid of many blocks on a few hundred nodes
+BASE = [
+    {"launch": "persistent"},
+    {"launch": "persistent", "worklist": "warp_aggregated", "load_balance": "virtual_warp",
+     "load_balance.size": 4, "block_size": 128, "l2_prefetch": True,
+     "read_before_atomic": False},
+    {"launch": "persistent", "block_size": 64},
+    {"launch": "persistent", "direction": "direction_optimizing"},
+]
+
+
+def _configs(alg: str, graph: Graph, variant: str = "") -> list[dict]:
+    """The base configurations and the persistent launch with every worklist, each one
+    the combination check accepts for ``alg`` (its ``variant``, else the default) on
+    ``graph``, as a call with that mapping runs it."""
+    reg = get_registry()
+    spec = reg.variants[alg][variant] if variant else reg.algorithm(alg)
+    extra = {"variant": variant} if variant else {}
+    out, seen = [], set()
+    for cfg in BASE + [{"launch": "persistent", "worklist": w}
+                       for w in sorted(reg.strategies["worklist"])]:
+        cfg = {**cfg, **extra}
+        full = with_variant_defaults(spec, cfg, "gpu")
+        if full.key() not in seen and check_combination(spec, graph, full, "gpu") is None:
+            seen.add(full.key())
+            out.append(cfg)
+    return out
+
+
+def _check_same(got, usual, alg: str, want) -> None:
+    name = next(iter(got.fields))
+    problem = compare(alg, got.fields[name], want)
+    assert problem is None, problem
+    for k in got.fields:
+        np.testing.assert_array_equal(got.fields[k], usual.fields[k], err_msg=k)
+    for k in SAME_STATS + (STEP_STATS if alg == "bfs" else ()):
+        assert got.stats.get(k) == usual.stats.get(k), (k, got.stats.get(k),
+                                                        usual.stats.get(k))
+    for r in (got, usual):
+        steps = r.stats["iterations"]
+        assert len(r.stats["active"]) == len(r.stats["modes"]) == steps > 0
+        assert r.stats["edges_processed"] > 0
+
+
+def _graphs(weighted: bool) -> dict[str, Graph]:
+    return {"path4": path(4, weighted=weighted, seed=1),
+            "uniform300": uniform_random(300, 1200, weighted=weighted, seed=3)}
+
+
+@pytest.mark.parametrize("alg", ["bfs", "sssp"])
+def test_replays_from_host_sources_match_the_usual_path(alg):
+    for gname, g in _graphs(alg == "sssp").items():
+        configs = _configs(alg, g)
+        assert len(configs) >= 6, configs
+        for cfg in configs:
+            for i, s in enumerate([0, 3, 1, 0, 2, 3]):
+                got = gs.run(alg, g, source=s, backend="gpu", config=cfg)
+                usual = gs.run(alg, g, source=s, backend="gpu", config=cfg, **USUAL)
+                assert "replayed" not in usual.stats
+                # the first call records (or replays one that an equal graph left);
+                # every later one replays
+                assert got.stats.get("replayed", False) or i == 0, (gname, cfg, i)
+                _check_same(got, usual, alg, reference(alg, g, s))
+
+
+def test_a_changed_start_set_size_records_again():
+    g = uniform_random(300, 1200, seed=5)
+    cfg = {"launch": "persistent"}
+    for i, src in enumerate([[0], [1, 2], [1, 2], [7], [3, 4, 5]]):
+        got = gs.run("bfs", g, source=src, backend="gpu", config=cfg)
+        usual = gs.run("bfs", g, source=src, backend="gpu", config=cfg, **USUAL)
+        if i:  # the first call may find an equal graph's record
+            assert got.stats.get("replayed", False) == (i == 2), i
+        want = gs.run("bfs", g, source=src, backend="cpu").fields["depth"]
+        np.testing.assert_array_equal(got.fields["depth"], want)
+        _check_same(got, usual, "bfs", want)
+
+
+@pytest.mark.parametrize("alg,variant,params", [
+    ("cc", "label_propagation", [{}, {}, {}]),
+    ("pagerank", "", [{"alpha": 0.85}, {"alpha": 0.5}, {"alpha": 0.85}, {"alpha": 0.7}]),
+])
+def test_every_node_starts_and_changed_parameters(alg, variant, params):
+    g = uniform_random(200, 600, seed=2)
+    configs = _configs(alg, g, variant)
+    assert len(configs) >= 3, configs
+    for cfg in configs:
+        for i, p in enumerate(params):
+            got = gs.run(alg, g, backend="gpu", config=cfg, **p)
+            usual = gs.run(alg, g, backend="gpu", config=cfg, **USUAL, **p)
+            assert got.stats.get("replayed", False) or i == 0, (cfg, i)
+            _check_same(got, usual, alg, reference(alg, g, **p))
+
+
+def test_plans_interleaved_on_one_graph():
+    """Other plans' runs on the same graph share its pool and core blocks between
+    replays: each replay still gives the reference."""
+    g = uniform_random(300, 1500, weighted=True, seed=7)
+    calls = [("bfs", {"launch": "persistent"}), ("sssp", {"launch": "persistent"}),
+             ("bfs", {"launch": "persistent", "worklist": "bitmap"}),
+             ("cc", {"launch": "persistent", "variant": "label_propagation"}),
+             ("bfs", {"launch": "persistent", "block_size": 64})]
+    for rnd in range(3):
+        for alg, cfg in calls:
+            s = None if alg == "cc" else (rnd * 37) % 300
+            kw = {} if s is None else {"source": s}
+            got = gs.run(alg, g, backend="gpu", config=cfg, **kw)
+            # the first round grows the shared blocks, so the second records again
+            assert got.stats.get("replayed", False) or rnd < 2, (alg, cfg, rnd)
+            want = reference(alg, g, s) if s is not None else reference(alg, g)
+            assert compare(alg, next(iter(got.fields.values())), want) is None
+
+
+def test_a_replay_that_overflows_falls_back():
+    """Recorded from a source whose frontiers fit a four-slot worklist; replayed from a
+    hub whose frontier does not: the replay gives up and the usual path grows it."""
+    leaves = np.arange(1, 64)  # a star on nodes 0..63 (0 the hub), a path on 64..71
+    line = np.arange(64, 71)
+    g = Graph.from_edges(np.concatenate([np.zeros(63, dtype=np.int64), line]),
+                         np.concatenate([leaves, line + 1]), n_nodes=72, directed=False)
+    cfg = {"launch": "persistent", "worklist_capacity": 4}
+    first = gs.run("bfs", g, source=66, backend="gpu", config=cfg)
+    assert first.stats["overflows"] == 0
+    again = gs.run("bfs", g, source=67, backend="gpu", config=cfg)
+    assert again.stats.get("replayed") is True
+    big = gs.run("bfs", g, source=0, backend="gpu", config=cfg)
+    assert "replayed" not in big.stats and big.stats["overflows"] >= 1
+    for s, r in ((66, first), (67, again), (0, big)):
+        assert compare("bfs", r.fields["depth"], reference("bfs", g, s)) is None
+    after = gs.run("bfs", g, source=66, backend="gpu", config=cfg)
+    np.testing.assert_array_equal(after.fields["depth"], first.fields["depth"])
+
+
+def test_larger_fields_are_not_replayed():
+    """Fields past what comes back with the first read of the control block go the
+    usual way every time."""
+    g = uniform_random(5000, 20000, seed=4)
+    for _ in range(3):
+        r = gs.run("bfs", g, source=0, backend="gpu", config={"launch": "persistent"})
+        assert "replayed" not in r.stats
+        assert compare("bfs", r.fields["depth"], reference("bfs", g, 0)) is None
+
+
+def test_other_launches_are_not_replayed():
+    g = path(4)
+    for launch in ("host_loop", "cuda_graph"):
+        for _ in range(3):
+            r = gs.run("bfs", g, source=0, backend="gpu", config={"launch": launch})
+            assert "replayed" not in r.stats
+            assert r.fields["depth"].tolist() == [0, 1, 2, 3]
