@@ -183,3 +183,22 @@ def test_other_launches_are_not_replayed():
             r = gs.run("bfs", g, source=0, backend="gpu", config={"launch": launch})
             assert "replayed" not in r.stats
             assert r.fields["depth"].tolist() == [0, 1, 2, 3]
+
+
+def test_a_replayed_graph_is_freed_with_its_graph():
+    """The replay record keeps its run's context; the context must not keep the graph
+    (and so its device copy) alive."""
+    import gc
+
+    from gswitch.engine.gpu import GpuEngine
+
+    engine = GpuEngine.instance()
+    gc.collect()
+    g = gs.Graph.from_edges([0, 1, 2, 3], [1, 2, 3, 4])
+    for _ in range(3):
+        r = gs.run("bfs", g, source=0, backend="gpu", config={"launch": "persistent"})
+    assert r.stats.get("replayed") is True and g in engine._graphs
+    before = len(engine._graphs)
+    del g
+    gc.collect()
+    assert len(engine._graphs) == before - 1

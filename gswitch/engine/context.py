@@ -96,7 +96,6 @@ class LaunchContext:
         self.strategies = plan.strategies
         self.res = res
         self.spec = spec
-        self.graph = graph
         self.n_nodes = graph.n_nodes
         self.max_it = max_it
         self.block = plan.gen.block_size
@@ -157,6 +156,14 @@ class LaunchContext:
         self._early_every = False  # the results come with every read, not the first only
         #: page-locked views of this run's fields (initial values, then results)
         self.fields_host: dict[str, np.ndarray] = {}
+
+    @property
+    def graph(self) -> Graph:
+        """The run's graph, reached through its resident copy, which holds it weakly: a
+        plan's replay record (:mod:`gswitch.engine.repeat`) keeps this context, and must
+        not keep the graph, and so its device copy, alive.
+        """
+        return self.res.graph
 
     @property
     def memo(self) -> dict[Any, Any]:
