@@ -189,6 +189,7 @@ def test_a_replayed_graph_is_freed_with_its_graph():
     """The replay record keeps its run's context; the context must not keep the graph
     (and so its device copy) alive."""
     import gc
+    import weakref
 
     from gswitch.engine.gpu import GpuEngine
 
@@ -198,7 +199,12 @@ def test_a_replayed_graph_is_freed_with_its_graph():
     for _ in range(3):
         r = gs.run("bfs", g, source=0, backend="gpu", config={"launch": "persistent"})
     assert r.stats.get("replayed") is True and g in engine._graphs
+    res = engine._graphs[g]
+    # the resident keeps its records, and no record keeps the resident (no cycle)
+    assert res.repeats and all(rec.ctx.res is None for rec in res.repeats.values())
+    gone = weakref.ref(res)
     before = len(engine._graphs)
-    del g
+    del g, res
     gc.collect()
     assert len(engine._graphs) == before - 1
+    assert gone() is None

@@ -423,26 +423,32 @@ class GpuEngine:
             plan = None
         mod = self.module(gen) if plan is None else plan.module
         stats["compile_time_s"] = time.perf_counter() - t_c
-        rep = None if plan is None else plan.repeat
+        rep = None if plan is None else res.repeats.get(key)
+        if rep is not None and rep.plan is not plan:
+            rep = None
         if (rep is not None and timer is None and progress is None and deadline_s is None
                 and not device_arrays and fields_in is None and reorder is None
                 and (uniq is None or isinstance(uniq, np.ndarray))):
             with self.stream:
                 try:
-                    done = rep.run(self, params, uniq, n_start, max_iterations, stats, t_start)
+                    done = rep.run(self, res, params, uniq, n_start, max_iterations, stats,
+                                   t_start)
                 except BaseException:
                     self.stream.synchronize()
                     raise
             if done is not None:
                 return done
-            plan.repeat = None  # stale or overflowed: the whole run again, the usual way
+            res.repeats.pop(key, None)  # stale or overflowed: run it again the usual way
         with self.stream:
             try:
                 if plan is None:
                     plan = _Plan(self.state_dtype(gen), res, spec, config, gen, mod)
                     if len(res.plans) >= _PLANS_PER_GRAPH:
-                        res.plans.pop(next(iter(res.plans)))
+                        oldest = next(iter(res.plans))
+                        del res.plans[oldest]
+                        res.repeats.pop(oldest, None)
                     res.plans[key] = plan
+                    res.repeats.pop(key, None)  # another spec's plan had this key
                 ctx = LaunchContext(self, plan, config, res, spec, graph, max_iterations,
                                     deadline_s, progress, self.stream, timer)
                 self._setup(ctx, plan, params, uniq, n_start, fields_in)
@@ -476,10 +482,13 @@ class GpuEngine:
                 # next run reuses
                 self.stream.synchronize()
                 raise
+        result = self._finish(ctx, out, trace, stats, t_start, timer)
         if (not here and timer is None and progress is None and deadline_s is None
                 and fields_in is None):
-            plan.repeat = Repeat.after(self, ctx, plan, n_start, uniq)
-        return self._finish(ctx, out, trace, stats, t_start, timer)
+            rec = Repeat.after(self, ctx, plan, n_start, uniq)
+            if rec is not None:
+                res.repeats[key] = rec
+        return result
 
     @staticmethod
     def _finish(ctx: LaunchContext, out: dict[str, Any], trace: np.ndarray,

@@ -177,6 +177,10 @@ class _Resident:
         self.reverse: tuple[Any, Any, Any] | None = None
         self.pool: dict[tuple, Any] = {}
         self.plans: dict[tuple, Any] = {}  # the engine's plans (engine.plan._Plan)
+        #: the last run of each plan, where a repeated call may replay it (same keys;
+        #: engine.repeat.Repeat). Kept here, not on the plan, so that a graph's
+        #: device arrays go with it at once, with no reference cycle to collect
+        self.repeats: dict[tuple, Any] = {}
         self._core: _CoreBlock | None = None
 
     def core(self, n_start: int, field_bytes: int) -> _CoreBlock:

@@ -77,8 +77,6 @@ class _Plan:
         self.steps: dict[Any, list[tuple[Phase, tuple, _PackedInts]]] = {}
         #: what strategies keep between runs of this plan (see :attr:`LaunchContext.memo`)
         self.memo: dict[Any, Any] = {}
-        #: the last run, where a repeated call may replay it (:mod:`gswitch.engine.repeat`)
-        self.repeat: Any = None
         self.dtype = dtype  # the parameter block's (GpuEngine.state_dtype)
         self.nbytes = self.dtype.itemsize
         self.template = np.zeros(1, dtype=self.dtype)

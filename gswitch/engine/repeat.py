@@ -13,7 +13,9 @@ the launch strategy's loop) and reads its statistics. When a run
 
 then the next run of the same plan differs only in its start ids, initial fields and
 parameters, as long as the graph's pooled buffers and both core blocks are still the
-ones it used. :class:`Repeat` keeps the rest. A replay writes what differs into the
+ones it used. :class:`Repeat` keeps the rest, in the resident graph's ``repeats`` under
+the plan's key (a record never refers back to the resident, so a graph's device arrays
+go as soon as the graph does). A replay writes what differs into the
 same page-locked staging, issues the same copies, the same seeding and the same launch,
 and reads the same bytes back; the worklist's own ``seed`` still runs, on the recorded
 context. A replay that overflows gives up: the engine runs the call again from the
@@ -32,6 +34,7 @@ from .plan import _EARLY_READ_STEPS
 if TYPE_CHECKING:
     from ..result import Result
     from .context import LaunchContext
+    from .memory import _Resident
     from .plan import _Plan
 
 __all__ = ["Repeat"]
@@ -83,17 +86,20 @@ class Repeat:
                  else ctx.core.start(n_ids))
         mode, pull = engine.initial_state(plan, ctx.n_nodes if sources is None else n_start,
                                           ctx.n_nodes)
-        lead = 4 * n_ids
-        return cls(ctx, plan, n_ids, start, pool, zero, lead, mode, pull,
-                   ctx._function_ptr(kernel), ctx.grid_used)
+        rec = cls(ctx, plan, n_ids, start, pool, zero, 4 * n_ids, mode, pull,
+                  ctx._function_ptr(kernel), ctx.grid_used)
+        # the resident keeps the record: a context that kept the resident too would make
+        # a cycle, and the graph's device arrays would wait for the collector
+        ctx.res = None
+        return rec
 
-    def usable(self, engine: Any, n_ids: int) -> bool:
-        """Whether the recorded buffers and blocks are still those of the graph and the
-        engine, for a call with ``n_ids`` start ids on the host (0: every node).
+    def usable(self, engine: Any, res: _Resident, n_ids: int) -> bool:
+        """Whether the recorded buffers and blocks are still those of the resident graph
+        ``res`` and of the engine, for a call with ``n_ids`` start ids on the host (0:
+        every node).
         """
         if n_ids != self.n_ids or engine._core_host is not self.host:
             return False
-        res = self.ctx.res
         if res._core is not self.core:
             return False
         pool = res.pool
@@ -102,17 +108,27 @@ class Repeat:
                 return False
         return True
 
-    def run(self, engine: Any, params: dict[str, Any], sources: np.ndarray | None,
-            n_start: int, max_it: int, stats: dict[str, Any], t_start: float
-            ) -> Result | None:
-        """Replay the run for new ``sources`` (``None``: every node) and ``params``; its
-        :class:`~gswitch.result.Result`, or ``None`` (nothing returned, nothing lost)
-        when the records no longer apply or the replay overflowed: run the call by the
-        usual path then.
+    def run(self, engine: Any, res: _Resident, params: dict[str, Any],
+            sources: np.ndarray | None, n_start: int, max_it: int, stats: dict[str, Any],
+            t_start: float) -> Result | None:
+        """Replay the run on the resident graph ``res`` for new ``sources`` (``None``:
+        every node) and ``params``; its :class:`~gswitch.result.Result`, or ``None``
+        (nothing returned, nothing lost) when the records no longer apply or the replay
+        overflowed: run the call by the usual path then.
         """
         n_ids = 0 if sources is None else n_start
-        if not self.usable(engine, n_ids):
+        if not self.usable(engine, res, n_ids):
             return None
+        self.ctx.res = res  # for the worklist's seeding, for this replay only
+        try:
+            return self._replay(engine, params, sources, n_start, max_it, stats, t_start)
+        finally:
+            self.ctx.res = None
+
+    def _replay(self, engine: Any, params: dict[str, Any], sources: np.ndarray | None,
+                n_start: int, max_it: int, stats: dict[str, Any], t_start: float
+                ) -> Result | None:
+        n_ids = 0 if sources is None else n_start
         ctx, plan, host = self.ctx, self.plan, self.host
         rt, sp = engine.runtime, engine.stream.ptr
         n = ctx.n_nodes
