@@ -111,10 +111,16 @@ def test_common_neighbours_per_edge_on_a_directed_multigraph():
 
 @pytest.mark.parametrize("among", ["all", "below", "between"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_common_neighbours_in_a_range_on_multigraphs_with_loops(among, seed):
-    """Each row's part in the range is found in the sorted edge keys; parallel edges
-    count once, self loops and both ends never, rows may be empty (a set computation per
-    edge as the reference, on random directed multigraphs)."""
+@pytest.mark.parametrize("narrow", [0, 10**9], ids=["ranges", "whole-rows"])
+def test_common_neighbours_in_a_range_on_multigraphs_with_loops(among, seed, narrow,
+                                                                monkeypatch):
+    """Each row's part in the range found in the sorted edge keys, or whole rows
+    filtered (both ways, by the degree the choice is made at); parallel edges count once,
+    self loops and both ends never, rows may be empty (a set computation per edge as the
+    reference, on random directed multigraphs)."""
+    from gswitch.engine import cpu_intrinsics
+
+    monkeypatch.setattr(cpu_intrinsics, "_NARROW_DEGREE", narrow)
     rng = np.random.default_rng(seed)
     n, m = 40, 400
     src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
