@@ -32,7 +32,8 @@ __all__ = ["common_neighbours", "label_frequency", "triangles_per_node", "Neighb
 #: ``common_neighbours`` restricted to a range of ids finds each row's part in the range
 #: (binary searches over every edge's row) where the smaller degree of an edge's ends is
 #: above this on average; on graphs of shorter rows (a road network's) it reads the rows
-#: whole and filters them, which costs less there (about 20% on road 230x230).
+#: whole and filters them, which costs a little less there (a whole ``oriented`` count
+#: on road 230x230: 109 ms against 119 ms with the searches, one run each).
 _NARROW_DEGREE = 8
 
 
