@@ -215,7 +215,8 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
         converged = converged and bool(r.stats.get("converged", True))
         stats["stages"].append({"stage": st.stage_name,
                                 "iterations": r.stats.get("iterations", 0),
-                                "device_time_s": r.stats.get("device_time_s")})
+                                "device_time_s": r.stats.get("device_time_s"),
+                                "replayed": bool(r.stats.get("replayed", False))})
         for k, v in r.stats.items():  # the engine's other facts, as the last stage had them
             if k not in stats and k not in ("time_s", "converged", "totals"):
                 stats[k] = v

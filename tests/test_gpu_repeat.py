@@ -1,5 +1,5 @@
-"""A small run replayed (:mod:`gswitch.engine.repeat`): the same answers and statistics
-as the usual path, on the GPU.
+"""A run replayed (:mod:`gswitch.engine.repeat`): the same answers and statistics as
+the usual path, on the GPU.
 
 Each replayed call is checked against the algorithm's own reference (scipy or
 networkx) and against the same call run the usual way (a call with a deadline is never
@@ -98,14 +98,17 @@ def test_replays_from_host_sources_match_the_usual_path(alg):
                 _check_same(got, usual, alg, reference(alg, g, s))
 
 
-def test_a_changed_start_set_size_records_again():
+def test_start_sets_of_other_sizes_replay_until_the_block_grows():
+    """A replay takes any number of start ids the recorded blocks hold (at least 64);
+    a larger set grows the core block, runs the usual way and records again."""
     g = uniform_random(300, 1200, seed=5)
     cfg = {"launch": "persistent"}
-    for i, src in enumerate([[0], [1, 2], [1, 2], [7], [3, 4, 5]]):
+    many = list(range(0, 300, 3))  # 100 ids: more than the first block holds
+    for i, src in enumerate([[0], [1, 2], [1, 2], [7], many, [3, 4, 5], many[::-1]]):
         got = gs.run("bfs", g, source=src, backend="gpu", config=cfg)
         usual = gs.run("bfs", g, source=src, backend="gpu", config=cfg, **USUAL)
         if i:  # the first call may find an equal graph's record
-            assert got.stats.get("replayed", False) == (i == 2), i
+            assert got.stats.get("replayed", False) == (i != 4), i
         want = gs.run("bfs", g, source=src, backend="cpu").fields["depth"]
         np.testing.assert_array_equal(got.fields["depth"], want)
         _check_same(got, usual, "bfs", want)
@@ -166,14 +169,74 @@ def test_a_replay_that_overflows_falls_back():
     np.testing.assert_array_equal(after.fields["depth"], first.fields["depth"])
 
 
-def test_larger_fields_are_not_replayed():
-    """Fields past what comes back with the first read of the control block go the
-    usual way every time."""
+def test_larger_fields_are_replayed_into_host_and_device_arrays():
+    """Fields past what comes back with the first read of the control block: a replay
+    reads the control block and the trace's head, then the results come back as for
+    any run, as host arrays or as device arrays (``arrays="cupy"``)."""
+    import cupy as cp
+
     g = uniform_random(5000, 20000, seed=4)
-    for _ in range(3):
-        r = gs.run("bfs", g, source=0, backend="gpu", config={"launch": "persistent"})
-        assert "replayed" not in r.stats
-        assert compare("bfs", r.fields["depth"], reference("bfs", g, 0)) is None
+    cfg = {"launch": "persistent"}
+    for arrays in ("numpy", "cupy"):
+        for i, s in enumerate([0, 7, 0, 4999]):
+            got = gs.run("bfs", g, source=s, backend="gpu", config=cfg, arrays=arrays)
+            usual = gs.run("bfs", g, source=s, backend="gpu", config=cfg, arrays=arrays,
+                           **USUAL)
+            assert got.stats.get("replayed", False) or (i == 0 and arrays == "numpy"), i
+            assert "replayed" not in usual.stats
+            if arrays == "cupy":
+                assert isinstance(got.fields["depth"], cp.ndarray)
+                got.fields = {k: cp.asnumpy(v) for k, v in got.fields.items()}
+                usual.fields = {k: cp.asnumpy(v) for k, v in usual.fields.items()}
+            _check_same(got, usual, "bfs", reference("bfs", g, s))
+
+
+def test_device_arrays_of_a_replay_are_ready_on_the_callers_stream():
+    """The host does not wait for the copies of a replay's device results: the stream
+    current at the call waits for them. Work queued there right after the call (on a
+    stream of the caller's own) sees the finished values."""
+    import cupy as cp
+
+    g = uniform_random(20000, 80000, seed=5)
+    cfg = {"launch": "persistent"}
+    want = {s: reference("bfs", g, s) for s in (0, 11)}
+    with cp.cuda.Stream(non_blocking=True) as mine:
+        for i in range(6):
+            s = (0, 11)[i % 2]
+            r = gs.run("bfs", g, source=s, backend="gpu", config=cfg, arrays="cupy")
+            depth = r.fields["depth"]
+            # queued on the caller's stream at once: it must wait for the engine's copy
+            total = int((depth.astype(cp.int64) * 3 + 1).sum())
+            host = depth.get(stream=mine)
+            mine.synchronize()
+            assert compare("bfs", host, want[s]) is None, i
+            assert total == int((want[s].astype(np.int64) * 3 + 1).sum()), i
+            assert r.stats.get("replayed", False) or i < 2, i
+
+
+@pytest.mark.parametrize("arrays", ["numpy", "cupy"])
+def test_staged_stages_are_replayed(arrays):
+    """Afforest's two operator stages (every node, then the start set a host step chose
+    on the device) are replayed once their blocks stop growing, with the reference's
+    answer every time, on two graphs in turn."""
+    import cupy as cp
+
+    graphs = [uniform_random(30000, 60000, seed=6), uniform_random(20000, 90000, seed=7)]
+    wants = [reference("cc", g) for g in graphs]
+    cfg = {"variant": "afforest", "launch": "persistent"}
+    for rnd in range(3):
+        for g, want in zip(graphs, wants, strict=True):
+            r = gs.run("cc", g, backend="gpu", config=cfg, arrays=arrays)
+            comp = r.fields["comp"]
+            comp = cp.asnumpy(comp) if arrays == "cupy" else comp
+            assert compare("cc", comp, want) is None, rnd
+            ops = [s for s in r.stats["stages"] if "replayed" in s]
+            assert [s["stage"] for s in ops] == ["sample", "finish"]
+            # the first round records; a block grown by a later run (the second stage's
+            # start ids, the other graph's) makes a record stale once: by the third
+            # round every stage replays
+            if rnd != 1:
+                assert all(s["replayed"] == (rnd == 2) for s in ops), (rnd, ops)
 
 
 def test_other_launches_are_not_replayed():

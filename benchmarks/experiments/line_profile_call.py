@@ -31,8 +31,21 @@ def _profiler():
     for fn in (runner.run, runner._execute, runner._plan_call, gpu.GpuEngine.run,
                gpu.GpuEngine._setup, gpu.GpuEngine._read_back, gpu.GpuEngine._device_results,
                persistent.PersistentLaunch.drive, context.LaunchContext.__init__,
-               staging.run_stages, staging._gpu_results):
+               staging.run_stages, staging._gpu_results, staging._apply,
+               gpu.GpuEngine._fill_on_device, gpu.GpuEngine._finish,
+               context.LaunchContext.control):
         lp.add_function(fn)
+    for name in ("write_inputs", "_copy_on_device", "_fresh_copy"):  # newer engines only
+        if hasattr(gpu.GpuEngine, name):
+            lp.add_function(getattr(gpu.GpuEngine, name))
+    from gswitch.engine import repeat
+
+    lp.add_function(repeat.Repeat._replay)
+    from gswitch.plugins import get_registry
+
+    for st in get_registry().algorithm("cc").stages:  # the default CC's host steps
+        if hasattr(st, "func"):
+            lp.add_function(st.func)
     return lp
 
 

@@ -23,6 +23,7 @@ from ..graph import Graph
 from ..strategy import Phase, StepMode
 from .memory import (
     _CTL_WORDS,
+    _D2D,
     _D2H,
     _DEADLINE,
     _DONE,
@@ -154,6 +155,9 @@ class LaunchContext:
         self._early_read_at = -1
         self._early_trace: np.ndarray | None = None
         self._early_every = False  # the results come with every read, not the first only
+        self._early_fields = True  # the fields come with the first read (else the trace)
+        #: the copies of the first read as set up (``_early`` is dropped once read)
+        self._first_read: list[tuple[int, int, int]] | None = None
         #: page-locked views of this run's fields (initial values, then results)
         self.fields_host: dict[str, np.ndarray] = {}
 
@@ -293,7 +297,7 @@ class LaunchContext:
             if self._start_pinned and src.data.ptr == self._start_dev:
                 self._rt.memcpyAsync(dst.data.ptr, self._start_pinned, nbytes, _H2D, self._sp)
             else:
-                dst.data.copy_from_device_async(src.data, nbytes, self.stream)
+                self._rt.memcpyAsync(dst.data.ptr, src.data.ptr, nbytes, _D2D, self._sp)
             self.engine.work += 1
 
     def set_control(self, word: int, value: int) -> None:

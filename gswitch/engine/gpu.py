@@ -42,6 +42,7 @@ from ..result import Result
 from .context import LaunchContext
 from .memory import (
     _CTL_ROOM,
+    _D2D,
     _D2H,
     _EDGES,
     _H2D,
@@ -157,6 +158,8 @@ class GpuEngine:
         #: control block back after every step.
         self.poll_control = platform.machine().lower() in ("x86_64", "amd64")
         self._copy_events: list[Any] = []
+        #: recorded after a run's copies of device results, for the caller's stream
+        self._handoff: Any = None
         #: (when, free bytes, the pool's bytes) of the last free-memory query (_room_for)
         self._free_seen: tuple[float, int, int] | None = None
         #: page-locked result arrays (``_PINNED_RESULT_BYTES``)
@@ -393,7 +396,10 @@ class GpuEngine:
         uniq = None
         if not all_start and hasattr(sources, "__cuda_array_interface__"):
             # a stage's start set chosen on the device: sorted, unique, stays there
-            uniq = cp.ascontiguousarray(sources, dtype=np.int32).ravel()
+            uniq = sources
+            if not (isinstance(uniq, cp.ndarray) and uniq.dtype == _I32 and uniq.ndim == 1
+                    and uniq.flags.c_contiguous):
+                uniq = cp.ascontiguousarray(sources, dtype=np.int32).ravel()
         elif not all_start:
             uniq = np.asarray(sources).ravel()
             if uniq.size > 1:
@@ -424,35 +430,33 @@ class GpuEngine:
         mod = self.module(gen) if plan is None else plan.module
         stats["compile_time_s"] = time.perf_counter() - t_c
         rep = None if plan is None else res.repeats.get(key)
-        if rep is not None and rep.plan is not plan:
+        if rep is not None and (rep.plan is not plan or timer is not None
+                                or progress is not None or deadline_s is not None):
             rep = None
-        if (rep is not None and timer is None and progress is None and deadline_s is None
-                and not device_arrays and fields_in is None and reorder is None
-                and (uniq is None or isinstance(uniq, np.ndarray))):
-            with self.stream:
-                try:
-                    done = rep.run(self, res, params, uniq, n_start, max_iterations, stats,
-                                   t_start)
-                except BaseException:
-                    self.stream.synchronize()
-                    raise
-            if done is not None:
-                return done
-            res.repeats.pop(key, None)  # stale or overflowed: run it again the usual way
+        caller = cp.cuda.get_current_stream() if device_arrays else None
         with self.stream:
             try:
-                if plan is None:
-                    plan = _Plan(self.state_dtype(gen), res, spec, config, gen, mod)
-                    if len(res.plans) >= _PLANS_PER_GRAPH:
-                        oldest = next(iter(res.plans))
-                        del res.plans[oldest]
-                        res.repeats.pop(oldest, None)
-                    res.plans[key] = plan
-                    res.repeats.pop(key, None)  # another spec's plan had this key
-                ctx = LaunchContext(self, plan, config, res, spec, graph, max_iterations,
-                                    deadline_s, progress, self.stream, timer)
-                self._setup(ctx, plan, params, uniq, n_start, fields_in)
-                ctx.strategies["launch"].drive(ctx)
+                ctx = None
+                if rep is not None:
+                    ctx = rep.run(self, res, params, uniq, n_start, max_iterations, fields_in)
+                    if ctx is None:  # stale or overflowed: run it again the usual way
+                        res.repeats.pop(key, None)
+                        rep = None
+                    else:
+                        stats["replayed"] = True
+                if ctx is None:
+                    if plan is None:
+                        plan = _Plan(self.state_dtype(gen), res, spec, config, gen, mod)
+                        if len(res.plans) >= _PLANS_PER_GRAPH:
+                            oldest = next(iter(res.plans))
+                            del res.plans[oldest]
+                            res.repeats.pop(oldest, None)
+                        res.plans[key] = plan
+                        res.repeats.pop(key, None)  # another spec's plan had this key
+                    ctx = LaunchContext(self, plan, config, res, spec, graph, max_iterations,
+                                        deadline_s, progress, self.stream, timer)
+                    self._setup(ctx, plan, params, uniq, n_start, fields_in)
+                    ctx.strategies["launch"].drive(ctx)
                 fbytes = plan.field_bytes
                 has_finalize = spec.finalize is not None
                 may = has_finalize and spec.finalize_on_device
@@ -467,7 +471,8 @@ class GpuEngine:
                 if not here:
                     reorder = None  # a host finalize reads the fields in the run's order
                 if device_arrays and here:
-                    out, trace = self._device_results(ctx, plan, params, finalize, reorder)
+                    out, trace = self._device_results(ctx, plan, params, finalize, reorder,
+                                                      caller)
                 elif here:
                     out, trace = self._finalize_and_read_back(ctx, plan, params, finalize,
                                                               reorder)
@@ -483,9 +488,8 @@ class GpuEngine:
                 self.stream.synchronize()
                 raise
         result = self._finish(ctx, out, trace, stats, t_start, timer)
-        if (not here and timer is None and progress is None and deadline_s is None
-                and fields_in is None):
-            rec = Repeat.after(self, ctx, plan, n_start, uniq)
+        if rep is None:
+            rec = Repeat.after(ctx, plan)
             if rec is not None:
                 res.repeats[key] = rec
         return result
@@ -501,7 +505,7 @@ class GpuEngine:
         stats["edges_processed"] = int(h[_EDGES]) | (int(h[_EDGES + 1]) << 32)
         stats["active"] = trace[0::2].tolist()
         modes = trace[1::2].tolist()
-        names = ctx.strategies["driving"].mode_names()
+        names = ctx.plan.mode_names
         stats["modes"] = [names[x & _MODE_ID] for x in modes]
         stats["directions"] = ["pull" if (x >> 4) & 1 else "push" for x in modes]
         stats["iterations"] = ctx.it
@@ -544,10 +548,6 @@ class GpuEngine:
             staged[name] = host.field(offset, dt, n)
             bind(member, core.fields_ptr + offset)
         ctx.fields_host = staged
-        # a stage of a staged algorithm starts from the fields the last stage left
-        on_device = fields_in is not None or fbytes > _DEVICE_FILL_BYTES
-        if not on_device:
-            plan.spec.fill_fields(staged, params, sources)
         for axis, name, key, dt, size, zero, member in plan.buffers:
             arr = res.pool.get(key)
             if arr is None or arr.size < size or arr.dtype != dt:
@@ -559,6 +559,41 @@ class GpuEngine:
         ctx.args = dict(plan.args)
         ctx._polls = plan.polls and self.poll_control
         bind("ctl_mirror", host.ctl_ptr if ctx._polls else 0)
+        self.write_inputs(ctx, plan, params, sources, n_start, fields_in)
+        small = core.field_bytes <= _EVERY_READ_BYTES
+        if (plan.early_read or small) and core.field_bytes <= _EARLY_READ_BYTES:
+            # one copy: the control block, the field region and the head of the trace
+            # behind it; the host block's field region may be longer than the device's
+            # (it served larger graphs), so the trace lands inside it
+            ctx._early = [(host.ctl_ptr, core.ctl_ptr,
+                           4 * _CTL_ROOM + core.field_bytes + 8 * _EARLY_READ_STEPS)]
+            word = host.cap + _CTL_ROOM + core.field_bytes // 4
+            ctx._early_trace = host.array[word : word + 2 * _EARLY_READ_STEPS].view(_I32)
+            ctx._early_every = small
+        elif plan.trace_early:
+            # fields too large to come with it: the control block and the head of the
+            # trace, two copies before the one wait, so the results need no round trip
+            ctx._early = [(host.ctl_ptr, core.ctl_ptr, 4 * _CTL_ROOM),
+                          (host.trace_ptr, core.trace_ptr, 8 * _EARLY_READ_STEPS)]
+            ctx._early_trace = host.trace[: 2 * _EARLY_READ_STEPS]
+            ctx._early_fields = False
+        ctx._first_read = ctx._early
+
+    def write_inputs(self, ctx: LaunchContext, plan: _Plan, params: dict[str, Any],
+                     sources: Any, n_start: int, fields_in: dict[str, Any] | None) -> None:
+        """What differs between runs of a plan whose buffers are bound: the initial
+        fields (on the host, or on the device for large ones or ``fields_in``, a stage's
+        fields from the stage before), the parameter block, the control block, the start
+        ids (host ``sources``, device ones, or ``None`` for every node), the seeded
+        worklist. Used by every run and by a replay (:mod:`gswitch.engine.repeat`).
+        """
+        core, host, n = ctx.core, ctx.core_host, ctx.n_nodes
+        rt, sp = self.runtime, self.stream.ptr
+        fbytes = plan.field_bytes
+        n_ids = 0 if sources is None else n_start
+        on_device = fields_in is not None or fbytes > _DEVICE_FILL_BYTES
+        if not on_device:  # the last run waited for every copy out of this staging
+            plan.spec.fill_fields(ctx.fields_host, params, sources)
         # the engine-wide staging of the block is free: the last run waited for its copy
         block, ctx._block_ptr = self._pinned("core:state", _U8, plan.nbytes)
         block[:] = plan.template_bytes
@@ -578,46 +613,46 @@ class GpuEngine:
         # the start ids end where the control block begins and the fields follow it:
         # one copy takes all three (the first two when the fields start on the device;
         # not the ids when they are on the device already: a later copy puts them there)
-        lead = 4 * n_ids if isinstance(sources, np.ndarray) else 0
+        on_host = isinstance(sources, np.ndarray)
+        lead = 4 * n_ids if on_host else 0
         if sources is None:
-            start = self._all_nodes(res, n)
-        elif isinstance(sources, np.ndarray):
+            start = self._all_nodes(ctx.res, n)
+        else:
+            start = core.start(n_ids)
+        if on_host:
             host.start(n_ids)[:] = sources
-            start = core.start(n_ids)
             ctx._start_dev, ctx._start_pinned = core.ctl_ptr - lead, host.ctl_ptr - lead
-        else:  # on the device already: copied there after the control block's copy
-            start = core.start(n_ids)
-        ctx.start_host = sources if isinstance(sources, np.ndarray) else None
+        else:  # a replayed context may hold a host run's
+            ctx._start_dev = ctx._start_pinned = 0
+        ctx.start_host = sources if on_host else None
         rt.memcpyAsync(core.ctl_ptr - lead, host.ctl_ptr - lead,
                        lead + 4 * _CTL_ROOM + (0 if on_device else fbytes), _H2D, sp)
         self.work += 1
-        if sources is not None and not isinstance(sources, np.ndarray):
-            start[...] = sources
+        if sources is not None and not on_host:  # after the control block's copy
+            self._copy_on_device(start, sources)
         if on_device:
             if fields_in is not None:
                 for name, offset, dt, _m in plan.fields:
-                    core.field(offset, dt, n)[...] = self.cp.asarray(fields_in[name], dtype=dt)
+                    self._copy_on_device(core.field(offset, dt, n), fields_in[name])
             else:
                 self._fill_on_device(ctx, plan, params, None if sources is None else start)
         ctx.strategies["worklist"].seed(ctx, start, sources is None)
         ctx.write_state()
-        small = core.field_bytes <= _EVERY_READ_BYTES
-        if (plan.early_read or small) and core.field_bytes <= _EARLY_READ_BYTES:
-            # one copy: the control block, the field region and the head of the trace
-            # behind it; the host block's field region may be longer than the device's
-            # (it served larger graphs), so the trace lands inside it
-            ctx._early = [(host.ctl_ptr, core.ctl_ptr,
-                           4 * _CTL_ROOM + core.field_bytes + 8 * _EARLY_READ_STEPS)]
-            word = host.cap + _CTL_ROOM + core.field_bytes // 4
-            ctx._early_trace = host.array[word : word + 2 * _EARLY_READ_STEPS].view(_I32)
-            ctx._early_every = small
 
     @staticmethod
     def initial_state(plan: _Plan, start_count: int, n: int) -> tuple[int, int]:
-        """The mode word and direction of step 0, from the size of the start set."""
-        driving = plan.strategies["driving"]
-        mode = driving.mode_names().index(driving.initial_mode(start_count, n))
-        return mode, int(bool(plan.strategies["direction"].initial_pull(start_count, n)))
+        """The mode word and direction of step 0, from the size of the start set (kept
+        on the plan for the sizes seen).
+        """
+        known = plan.initial_states.get(start_count)
+        if known is None:
+            driving = plan.strategies["driving"]
+            mode = plan.mode_names.index(driving.initial_mode(start_count, n))
+            known = (mode, int(bool(plan.strategies["direction"].initial_pull(start_count, n))))
+            if len(plan.initial_states) >= 64:
+                plan.initial_states.clear()
+            plan.initial_states[start_count] = known
+        return known
 
     def _all_nodes(self, res: _Resident, n: int) -> Any:
         """Every node id in order, on the device (kept with the resident graph)."""
@@ -638,7 +673,7 @@ class GpuEngine:
             offset, dt = where[name]
             dev = core.field(offset, dt, n)
             if value is NODE_ID:
-                dev[...] = self._all_nodes(ctx.res, n)
+                self._copy_on_device(dev, self._all_nodes(ctx.res, n))
             elif isinstance(value, np.ndarray):  # a per-node input: one copy up
                 dev.set(np.ascontiguousarray(value, dtype=dt), stream=self.stream)
             else:
@@ -652,6 +687,33 @@ class GpuEngine:
             else:
                 dev[start] = at_source
         self.work += 1
+
+    def _copy_on_device(self, dst: Any, src: Any) -> None:
+        """``dst[...] = src`` on the engine's stream: one device-to-device copy where
+        ``src`` is a contiguous device array of ``dst``'s dtype and size (a CuPy
+        assignment costs a kernel and tens of microseconds of host time more), nothing
+        where it is ``dst`` itself (a stage's field left where the next stage reads it).
+        """
+        cp = self.cp
+        if (isinstance(src, cp.ndarray) and src.dtype == dst.dtype and src.size == dst.size
+                and src.flags.c_contiguous and dst.flags.c_contiguous):
+            if src.data.ptr != dst.data.ptr and src.nbytes:
+                self.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, src.nbytes, _D2D,
+                                         self.stream.ptr)
+            return
+        dst[...] = cp.asarray(src, dtype=dst.dtype)
+
+    def _fresh_copy(self, arr: Any) -> Any:
+        """A new device array with the contents of ``arr``, copied on the engine's
+        stream (a plain copy of the bytes where ``arr`` is contiguous).
+        """
+        if not arr.flags.c_contiguous:
+            return self.cp.array(arr, copy=True)
+        out = self.cp.empty(arr.shape, dtype=arr.dtype)
+        if arr.nbytes:
+            self.runtime.memcpyAsync(out.data.ptr, arr.data.ptr, arr.nbytes, _D2D,
+                                     self.stream.ptr)
+        return out
 
     def _room_for(self, nbytes: int) -> bool:
         """Whether ``nbytes`` more fit on the device: free memory plus what CuPy's pool
@@ -703,7 +765,7 @@ class GpuEngine:
         cp = self.cp
         core, host = ctx.core, ctx.core_host
         dev = self._outputs(ctx, plan, params, finalize, reorder)
-        steps = self._queue_control_and_trace(ctx)
+        trace, _queued = self._queue_control_and_trace(ctx)
         items: list[tuple[str, np.ndarray, int]] = []
         for name in plan.spec.outputs:
             arr = dev.get(name)
@@ -720,7 +782,7 @@ class GpuEngine:
             else:
                 to = self._pinned("final:" + name, arr.dtype, arr.size)[0].reshape(arr.shape)
             items.append((name, to, arr.data.ptr))
-        return self._bring_back(ctx, items, True), host.trace[: 2 * steps]
+        return self._bring_back(ctx, items, True), trace
 
     def _device_fields(self, ctx: LaunchContext, plan: _Plan) -> dict[str, Any]:
         """CuPy views of this run's fields in the device core block."""
@@ -749,29 +811,36 @@ class GpuEngine:
                 "out=, empty_like, array methods); fix it or drop finalize_on_device"
             ) from exc
 
-    def _queue_control_and_trace(self, ctx: LaunchContext, field_bytes: int = 0) -> int:
+    def _queue_control_and_trace(self, ctx: LaunchContext, field_bytes: int = 0
+                                 ) -> tuple[np.ndarray, bool]:
         """Queue the copies of the control block (unless the last read is current), of
         the first ``field_bytes`` of the fields that follow it (in the same copy when the
         control block goes too) and of the step trace into page-locked memory; the
-        number of steps traced.
+        trace of the steps run (there once the stream is waited for), and whether
+        anything was queued. A trace that came with the last read is not copied again.
         """
         rt, sp = self.runtime, self.stream.ptr
         core, host = ctx.core, ctx.core_host
+        steps = min(ctx.it, _TRACE_CAP)
+        if (not field_bytes and ctx._early_read_at == self.work
+                and steps <= _EARLY_READ_STEPS):
+            return ctx._early_trace[: 2 * steps], False
         if ctx._ctl_read_at != self.work:  # the control block and the fields after it
             rt.memcpyAsync(host.ctl_ptr, core.ctl_ptr, 4 * _CTL_ROOM + field_bytes, _D2H, sp)
         elif field_bytes:
             rt.memcpyAsync(host.fields_ptr, core.fields_ptr, field_bytes, _D2H, sp)
-        steps = min(ctx.it, _TRACE_CAP)
         if steps:
             rt.memcpyAsync(host.trace_ptr, core.trace_ptr, 8 * steps, _D2H, sp)
-        return steps
+        return host.trace[: 2 * steps], True
 
     def _device_results(self, ctx: LaunchContext, plan: _Plan, params: dict[str, Any],
-                        finalize: bool, reorder: Any = None
+                        finalize: bool, reorder: Any = None, caller: Any = None
                         ) -> tuple[dict[str, Any], np.ndarray]:
         """The outputs as fresh CuPy arrays (the core block is reused by the next run),
         finalised on the device first when ``finalize`` and in the caller's order with
-        ``reorder``; only the control block and the trace come back to the host.
+        ``reorder``; only the control block and the trace come back to the host. Where
+        they came with the read that found the run over, the host does not wait for the
+        copies: ``caller``, the stream current at the call, waits for them on the device.
         """
         cp = self.cp
         dev = self._outputs(ctx, plan, params, finalize, reorder)
@@ -788,11 +857,18 @@ class GpuEngine:
                   and all(arr is not o for o in out.values())):
                 out[name] = arr  # made by finalize: already the caller's own
             else:  # a view of the core block, reused by the next run: copied on the
-                out[name] = cp.array(arr, copy=True)  # engine's stream, waited for below
-        steps = self._queue_control_and_trace(ctx)
-        self.runtime.streamSynchronize(self.stream.ptr)
-        ctx._synced_at = self.work
-        return out, ctx.core_host.trace[: 2 * steps]
+                out[name] = self._fresh_copy(arr)  # on the engine's stream, waited for below
+        trace, queued = self._queue_control_and_trace(ctx)
+        rt, sp = self.runtime, self.stream.ptr
+        if queued or caller is None:
+            rt.streamSynchronize(sp)
+            ctx._synced_at = self.work
+        else:  # the trace is here: the caller's stream waits for the copies, not the host
+            if self._handoff is None:
+                self._handoff = self.cp.cuda.Event(disable_timing=True)
+            rt.eventRecord(self._handoff.ptr, sp)
+            rt.streamWaitEvent(caller.ptr, self._handoff.ptr, 0)
+        return out, trace
 
     def _read_back(self, ctx: LaunchContext, plan: _Plan
                    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -801,20 +877,21 @@ class GpuEngine:
         when the last read of the control block brought them already.
         """
         steps = min(ctx.it, _TRACE_CAP)
-        core, host = ctx.core, ctx.core_host
+        core = ctx.core
         staged = ctx.fields_host
-        if ctx._early_read_at == self.work and steps <= _EARLY_READ_STEPS:
-            return self._bring_back(ctx, [(k, v, 0) for k, v in staged.items()], False), \
-                ctx._early_trace[: 2 * steps]
+        if (ctx._early_read_at == self.work and ctx._early_fields
+                and steps <= _EARLY_READ_STEPS):  # all here: fresh copies of the staging
+            return ({k: np.array(v, copy=True) for k, v in staged.items()},
+                    ctx._early_trace[: 2 * steps])
         if (self._pipelined(plan.field_bytes)
                 or plan.field_bytes >= _PINNED_RESULT_BYTES):  # each field by its own copy
             items = [(name, staged[name], core.fields_ptr + offset)
                      for name, offset, _dt, _m in plan.fields]
-            steps = self._queue_control_and_trace(ctx)
+            trace, queued = self._queue_control_and_trace(ctx)
         else:
             items = [(k, v, 0) for k, v in staged.items()]
-            steps = self._queue_control_and_trace(ctx, plan.field_bytes)
-        return self._bring_back(ctx, items, True), host.trace[: 2 * steps]
+            trace, queued = self._queue_control_and_trace(ctx, plan.field_bytes)
+        return self._bring_back(ctx, items, queued), trace
 
     def _into_pinned(self, ctx: LaunchContext, items: list[tuple[str, np.ndarray, int]]
                      ) -> dict[str, np.ndarray] | None:

@@ -30,7 +30,7 @@ _MODE_ID = 15
 _CTL_WORDS = 36
 _IT, _MODE, _PULL, _DONE, _DEADLINE, _EDGES = 24, 25, 26, 27, 29, 30  # GS_CTL_*
 _TRACE_CAP = 1 << 16
-_H2D, _D2H = 1, 2  # cudaMemcpyKind
+_H2D, _D2H, _D2D = 1, 2, 3  # cudaMemcpyKind
 _NP_CTYPES = {"int": np.int32, "gs_vid": np.int32, "unsigned": np.uint32,
               "unsigned char": np.uint8, "float": np.float32, "long long": np.int64,
               "unsigned long long": np.uint64, "gs_eid": np.int32, "double": np.float64}

@@ -115,9 +115,15 @@ class _Plan:
             for name, (_ctype, value) in strat.runtime_args(graph, config).items():
                 self.args[(axis, name)] = value
                 st[f"{axis}_{name}"] = value
+        #: the driving's step modes in mode-number order (the trace's mode words)
+        self.mode_names = self.strategies["driving"].mode_names()
+        #: start-set size -> (mode word, pull) of step 0 (GpuEngine.initial_state)
+        self.initial_states: dict[int, tuple[int, int]] = {}
         launch = self.strategies["launch"]
         self.early_read = (launch.results_with_first_read
                            and self.field_bytes <= _EARLY_READ_BYTES)
+        #: larger fields stay, but the trace's head still comes with the first read
+        self.trace_early = launch.results_with_first_read
         #: the phase kernel writes its decisions into host memory for the host to poll
         self.polls = launch.polls_control and not gen.cooperative
 
