@@ -616,12 +616,14 @@ def _engine(backend: str, device: int | None = None) -> Any:
     device), or a CPU engine (which keeps nothing between calls). The engine package is
     imported on the first call.
     """
-    global _CpuEngine
+    global _CpuEngine, _GpuEngine
     if backend == "gpu":
-        from .engine.gpu import GpuEngine
+        if _GpuEngine is None:  # an import statement here costs 10 us a call
+            from .engine.gpu import GpuEngine
 
-        return GpuEngine.instance(device)
-    if _CpuEngine is None:  # an import statement here costs 10 us a call
+            _GpuEngine = GpuEngine
+        return _GpuEngine.instance(device)
+    if _CpuEngine is None:
         from .engine.cpu import CpuEngine
 
         _CpuEngine = CpuEngine
@@ -629,6 +631,8 @@ def _engine(backend: str, device: int | None = None) -> Any:
 
 
 _CpuEngine: Any = None
+_GpuEngine: Any = None
+_run_stages: Any = None
 
 
 def check_device(device: Any, backend: str) -> str:
@@ -808,17 +812,20 @@ def _engine_run(engine: Any, spec: AlgorithmSpec, graph: Graph, resolved: dict[s
     (which puts values per node back in the caller's order on the device by
     ``reorder`` where it can).
     """
+    global _run_stages
     if spec.direct is not None:
         from .direct import run_direct
 
         return run_direct(spec, graph, resolved, sources, cfg, backend, deadline_s,
                           arrays == "cupy", timer)
     if spec.stages:
-        from .staging import run_stages
+        if _run_stages is None:  # imported once: an import statement costs 10 us a call
+            from .staging import run_stages
 
-        return run_stages(spec, graph, resolved, sources, cfg, backend, engine, max_it,
-                          progress=progress, deadline_s=deadline_s, timer=timer,
-                          device_arrays=arrays == "cupy")
+            _run_stages = run_stages
+        return _run_stages(spec, graph, resolved, sources, cfg, backend, engine, max_it,
+                           progress=progress, deadline_s=deadline_s, timer=timer,
+                           device_arrays=arrays == "cupy")
     extra: dict[str, Any] = {"device_arrays": True} if arrays == "cupy" else {}
     if timer is not None:
         extra["timer"] = timer

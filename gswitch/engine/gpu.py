@@ -106,6 +106,7 @@ _I32 = np.dtype(np.int32)
 _U8 = np.dtype(np.uint8)
 
 _INSTANCE_LOCK = threading.Lock()
+_RUNTIME: Any = None  # cupy.cuda.runtime, once GpuEngine.instance first needed it
 
 
 class GpuEngine:
@@ -175,9 +176,7 @@ class GpuEngine:
         and one set of pools and resident graphs per device, made on first use.
         """
         if device is None:
-            from cupy.cuda import runtime
-
-            device = runtime.getDevice()
+            device = cls._cp_runtime().getDevice()
         engine = cls._instances.get(device)
         if engine is None:
             with _INSTANCE_LOCK:
@@ -185,6 +184,18 @@ class GpuEngine:
                 if engine is None:
                     engine = cls._instances[device] = cls(device)
         return engine
+
+    @staticmethod
+    def _cp_runtime() -> Any:
+        """CuPy's runtime module (imported once: an import statement costs microseconds
+        on every call).
+        """
+        global _RUNTIME
+        if _RUNTIME is None:
+            from cupy.cuda import runtime
+
+            _RUNTIME = runtime
+        return _RUNTIME
 
     def on_device(self) -> Any:
         """Context manager making this engine's device the current one (every launch,
