@@ -331,8 +331,12 @@ def test_misbehaving_plugins_do_not_stop_the_study(storage, misbehaving):
         if t.state.name == "PRUNED":
             assert t.user_attrs["elapsed_s"] >= t.user_attrs["limit_s"] > 0
             assert t.intermediate_values[0] == t.user_attrs["elapsed_s"]
-    fails = [t for t in trials if t.state.name == "FAIL"]
-    assert len(fails) == 2  # crash and hang, each retried once
+    # crash and hang, each retried once (on a loaded machine a sound trial may also pass
+    # the 1 s limit: it fails as a timeout of its own, which is not counted here)
+    fails = [t for t in by_driving["test_crash"] + by_driving["test_hang"]
+             if t.state.name == "FAIL"]
+    assert len(fails) == 2, [(t.user_attrs.get("outcome"), t.user_attrs.get("reason"))
+                             for t in fails]
     assert any("status 7" in t.user_attrs["reason"] for t in fails)
     assert not result.best_config["driving"].startswith("test_")
     best = optuna.load_study(study_name=result.study_name, storage=open_storage(storage))
