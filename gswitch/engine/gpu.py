@@ -8,7 +8,8 @@ costs tens of microseconds), writes the one parameter block every kernel reads f
 constant memory, and hands a :class:`LaunchContext` to the launch strategy, whose
 ``drive`` runs the iteration loop. It names no concrete strategy and reads no strategy
 parameter: buffers, runtime arguments, phases, seeding and growth all come from the
-strategies' hooks.
+strategies' hooks. A later run of the same plan whose last run was one kernel replays
+that run (:mod:`gswitch.engine.repeat`): it writes only what differs and relaunches.
 
 Device memory (the core block, resident graphs, pools) lives in
 :mod:`gswitch.engine.memory` and the launch context in :mod:`gswitch.engine.context`;
