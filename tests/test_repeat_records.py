@@ -143,3 +143,41 @@ def test_a_record_applies_while_its_blocks_and_buffers_are_the_residents():
     swapped = SimpleNamespace(pool={**res.pool, key: _array(0xBAD)}, _core=res._core)
     assert not rec.usable(engine, swapped, 1)
     assert np.all([res.pool[k] is a for k, a in rec.pool])
+
+
+def test_a_grown_core_block_drops_the_records_that_hold_the_old_one():
+    from gswitch.engine.memory import _Resident
+
+    res = _Resident(np, uniform_random(100, 300, seed=1))  # NumPy stands in for CuPy
+    first = res.core(0, 400)
+    res.repeats["a"] = object()
+    assert res.core(10, 400) is first and res.repeats  # it fits: the records stay
+    grown = res.core(1000, 400)  # more start ids than it holds
+    assert grown is not first and not res.repeats
+    res.repeats["b"] = object()
+    assert res.core(0, 4000) is not grown and not res.repeats  # more field bytes
+
+
+def test_a_grown_host_block_or_a_replaced_buffer_drops_the_records():
+    from gswitch.engine.context import LaunchContext
+    from gswitch.engine.memory import _CoreBlock
+
+    dropped = []
+    residents = [SimpleNamespace(forget_runs=lambda i=i: dropped.append(i)) for i in range(3)]
+
+    def alloc(words):
+        return np.zeros(words, dtype=np.uint32)
+
+    engine = SimpleNamespace(_core_host=_CoreBlock.new(alloc, 64, 256), _pinned_words=alloc,
+                             _graphs=dict(enumerate(residents)))
+    same = GpuEngine.core_host(engine, 10, 256)
+    assert same is engine._core_host and dropped == []  # the first block holds it
+    grown = GpuEngine.core_host(engine, 500, 256)
+    assert grown is engine._core_host and dropped == [0, 1, 2]
+    # a buffer replaced during a run (a worklist's growth) drops its resident's records
+    res = SimpleNamespace(pool={}, forget_runs=lambda: dropped.append("res"))
+    ctx = SimpleNamespace(buffers={}, res=res, _put=lambda member, ptr: None,
+                          write_state=lambda: None)
+    new = _array(0xABC)
+    LaunchContext.replace_buffer(ctx, "worklist", "q0", new)
+    assert res.pool[("buf", "worklist", "q0")] is new and dropped[-1] == "res"

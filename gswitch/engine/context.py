@@ -187,6 +187,7 @@ class LaunchContext:
         """Swap in a new array for a buffer (after growth) and update the block."""
         self.buffers[(axis, name)] = array
         self.res.pool[("buf", axis, name)] = array
+        self.res.forget_runs()  # none may keep the array it replaces
         self._put(f"{axis}_{name}", array.data.ptr)
         self.write_state()
 

@@ -323,9 +323,12 @@ class GpuEngine:
         """The page-locked start ids, control block, fields and trace, grown as needed.
         Whoever fills it must know that no copy from or into it is still in flight.
         """
-        self._core_host = _CoreBlock.grown(self._core_host, self._pinned_words, n_start,
-                                           field_bytes)
-        return self._core_host
+        block = _CoreBlock.grown(self._core_host, self._pinned_words, n_start, field_bytes)
+        if block is not self._core_host:
+            self._core_host = block
+            for res in list(self._graphs.values()):  # no record may keep the old block
+                res.forget_runs()
+        return block
 
     def empty_pinned(self, size: int, dtype: Any) -> np.ndarray:
         """A page-locked host array of ``size`` items from CuPy's pinned allocator (the
@@ -563,6 +566,8 @@ class GpuEngine:
         for axis, name, key, dt, size, zero, member in plan.buffers:
             arr = res.pool.get(key)
             if arr is None or arr.size < size or arr.dtype != dt:
+                if arr is not None:
+                    res.forget_runs()  # none may keep the array replaced here
                 arr = res.pool[key] = self.cp.zeros(size, dtype=dt)  # zero when new, always
             elif zero:
                 rt.memsetAsync(arr.data.ptr, 0, arr.nbytes, sp)

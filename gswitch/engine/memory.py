@@ -185,10 +185,20 @@ class _Resident:
 
     def core(self, n_start: int, field_bytes: int) -> _CoreBlock:
         """The device start ids, control block, fields and trace, grown as needed."""
-        self._core = _CoreBlock.grown(
+        block = _CoreBlock.grown(
             self._core, lambda words: self.cp.zeros(words, dtype=np.uint32), n_start,
             field_bytes)
-        return self._core
+        if block is not self._core:
+            self._core = block
+            self.forget_runs()
+        return block
+
+    def forget_runs(self) -> None:
+        """Drop the replay records: a record holds the blocks and pooled arrays its run
+        used, and must not keep one alive once the graph has replaced it (a grown core
+        block or worklist can be tens of megabytes).
+        """
+        self.repeats.clear()
 
     @property
     def graph(self) -> Graph:
