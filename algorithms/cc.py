@@ -203,8 +203,6 @@ class Afforest:
 
     comp = gs.NodeField("int32", init=gs.NODE_ID, doc="smallest id in the component")
     neighbours = gs.Param("int32", 2, low=1, high=1024, doc="edges each node samples")
-    largest = gs.Param("int32", -1, low=-1, high=2**31 - 1,
-                       doc="root of the largest sampled component (set by find_largest)")
 
     @gs.stage(node_after_edges=True, supports={"driving": ("topology",)},
               config={"driving": "topology"})
@@ -223,15 +221,15 @@ class Afforest:
         n = int(comp.size)
         if n == 0:
             return {"start": comp}
-        # 1,024 roots come to the host in one small copy and are counted there: a device
-        # sort and its read-backs cost more than the whole sample on the GPU
-        sampled = comp[_picks(n, xp)]
-        roots, counts = np.unique(sampled.get() if hasattr(sampled, "get") else sampled,
-                                  return_counts=True)
-        largest = int(roots[int(np.argmax(counts))])
+        if xp is not np:  # on the device, with no wait for it (algorithms/_cc_gpu.py)
+            from ._cc_gpu import outside_largest
+
+            return {"start": outside_largest(comp, _picks(n, xp))}
+        roots, counts = np.unique(comp[_picks(n, xp)], return_counts=True)
+        largest = int(roots[int(np.argmax(counts))])  # the smallest of the most frequent
         start = comp != largest
         start[largest] = True  # its root too: the component's hooks land there
-        return {"largest": largest, "start": start}
+        return {"start": start}
 
     @gs.stage(node_after_edges=True, supports={"driving": ("subset",)},
               config={"driving": "subset"})
@@ -245,9 +243,14 @@ class Afforest:
     @gs.host_step
     def flatten(fields, params, xp):
         # after finish every node is at most two hops from its root (the largest
-        # component's nodes point at its old root, a star member): one double jump,
-        # then a check that loops only if a stage stopped short of its fixpoint
+        # component's nodes point at its old root, a star member)
         comp = fields["comp"]
+        if xp is not np:  # each node walks to its root, in one pass on the device
+            from ._cc_gpu import roots
+
+            return {"comp": roots(comp)}
+        # one double jump, then a check that loops only if a stage stopped short of its
+        # fixpoint
         comp = comp[comp[comp]]
         while True:
             up = comp[comp]
