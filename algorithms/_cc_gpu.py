@@ -71,11 +71,23 @@ extern "C" __global__ void gs_cc_roots(const int* comp, long long n, int* out) {
 
 
 @functools.cache
-def _kernels() -> dict[str, Any]:
+def _module() -> Any:
     import cupy
 
-    mod = cupy.RawModule(code=SOURCE, options=("-std=c++17",))
+    return cupy.RawModule(code=SOURCE, options=("-std=c++17",))
+
+
+@functools.cache
+def _functions(device: int) -> dict[str, Any]:
+    mod = _module()
     return {name: mod.get_function(f"gs_cc_{name}") for name in ("largest", "outside", "roots")}
+
+
+def _kernels() -> dict[str, Any]:
+    """The kernels on the current device, looked up once per device."""
+    import cupy
+
+    return _functions(cupy.cuda.Device().id)
 
 
 def _grid(n: int) -> tuple[int]:

@@ -1,5 +1,6 @@
 """Whole-array steps, one pass each on either array module: for ``finalize`` functions,
-and a sorted unique for the engines and the selector.
+a sorted unique for the engines and the selector, and the ids of a mask's set entries
+for the start sets host steps choose.
 
 A ``finalize`` declared ``finalize_on_device`` runs on CuPy arrays under the GPU engine
 and on NumPy arrays elsewhere. Written with NumPy ufuncs, a step such as "unreached
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["replace_at_least", "divide_by_sum", "sorted_unique"]
+__all__ = ["replace_at_least", "divide_by_sum", "sorted_unique", "mask_ids"]
 
 
 def _is_device(a: Any) -> bool:
@@ -77,10 +78,148 @@ GS_SUM_KERNELS(double, f64)
 
 
 @functools.cache
+def _sum_kernels(name: str, device: int) -> tuple[Any, Any]:
+    """The partial-sum and division kernels for ``name`` (``f32`` or ``f64``) on
+    ``device`` (the current one), looked up once.
+    """
+    mod = _sum_module()
+    return mod.get_function("gs_partial_sums_" + name), mod.get_function("gs_divide_" + name)
+
+
+@functools.cache
 def _sum_module() -> Any:
     import cupy
 
     return cupy.RawModule(code=_SUM_SOURCE)
+
+
+#: items (threads) per block of the mask kernels
+_MASK_BLOCK = 1024
+_MASK_SOURCE = r"""
+__device__ __forceinline__ int gs_warp_inclusive(int v) {
+    const int lane = threadIdx.x & 31;
+    for (int o = 1; o < 32; o <<= 1) {
+        const int u = __shfl_up_sync(0xffffffffu, v, o);
+        if (lane >= o) v += u;
+    }
+    return v;
+}
+// The exclusive prefix sum of v over the block's threads (in thread order); *total gets
+// the block's sum. Every thread of the block calls it.
+__device__ int gs_block_exclusive(int v, int* total) {
+    __shared__ int warp_sum[33];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int inc = gs_warp_inclusive(v);
+    if (lane == 31) warp_sum[warp] = inc;
+    __syncthreads();
+    if (warp == 0) {
+        const int w = lane < (int)(blockDim.x >> 5) ? warp_sum[lane] : 0;
+        const int winc = gs_warp_inclusive(w);
+        warp_sum[lane] = winc - w;
+        if (lane == 31) warp_sum[32] = winc;
+    }
+    __syncthreads();
+    const int ex = warp_sum[warp] + inc - v;
+    *total = warp_sum[32];
+    __syncthreads();
+    return ex;
+}
+// counts[b]: the set entries among block b's items.
+extern "C" __global__ void gs_mask_counts(const bool* mask, long long n, int* counts) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    int total;
+    gs_block_exclusive(i < n && mask[i] ? 1 : 0, &total);
+    if (threadIdx.x == 0) counts[blockIdx.x] = total;
+}
+// offsets[b]: the set entries before block b; total[0]: all of them (one block).
+extern "C" __global__ void gs_mask_offsets(const int* counts, int blocks, int* offsets,
+                                           int* total) {
+    const int per = (blocks + blockDim.x - 1) / blockDim.x;
+    const int first = threadIdx.x * per;
+    const int last = min(first + per, blocks);
+    int s = 0;
+    for (int b = first; b < last; ++b) s += counts[b];
+    int all;
+    int run = gs_block_exclusive(s, &all);
+    for (int b = first; b < last; ++b) {
+        offsets[b] = run;
+        run += counts[b];
+    }
+    if (threadIdx.x == 0) total[0] = all;
+}
+// ids[offsets[b] + k] = the k-th set item of block b, in ascending order.
+extern "C" __global__ void gs_mask_write(const bool* mask, long long n, const int* offsets,
+                                         int* ids) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const int set = i < n && mask[i] ? 1 : 0;
+    int total;
+    const int at = gs_block_exclusive(set, &total);
+    if (set) ids[offsets[blockIdx.x] + at] = (int)i;
+}
+"""
+
+
+@functools.cache
+def _mask_module() -> Any:
+    import cupy
+
+    return cupy.RawModule(code=_MASK_SOURCE)
+
+
+@functools.cache
+def _mask_kernels(device: int) -> tuple[Any, Any, Any]:
+    """The block-count, offset and write kernels of :func:`mask_ids` on ``device`` (the
+    current one), looked up once.
+    """
+    mod = _mask_module()
+    return tuple(mod.get_function(f"gs_mask_{k}") for k in ("counts", "offsets", "write"))
+
+
+def mask_ids(mask: Any) -> Any:
+    """The positions of ``mask``'s true entries, ascending, as int32, on either array
+    module.
+
+    On the device it takes three launches and one wait for the count, where
+    ``cupy.flatnonzero`` followed by a cast to int32 takes seven: block counts, their
+    offsets (one block), and the ids written in order.
+
+    Parameters
+    ----------
+    mask : numpy.ndarray or cupy.ndarray of bool
+        One-dimensional, of fewer than 2**31 entries.
+
+    Returns
+    -------
+    ndarray of int32
+        A fresh array of ``mask``'s module.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask_ids(np.array([False, True, True, False, True])).tolist()
+    [1, 2, 4]
+    """
+    if not _is_device(mask):
+        return np.flatnonzero(mask).astype(np.int32)
+    import cupy
+
+    m = cupy.ascontiguousarray(mask, dtype=np.bool_).ravel()
+    n = int(m.size)
+    if n >= 2**31:
+        raise ValueError(f"a mask of {n} entries has ids past int32")
+    blocks = -(-n // _MASK_BLOCK)
+    if blocks == 0:
+        return cupy.zeros(0, dtype=np.int32)
+    counts_kernel, offsets_kernel, write_kernel = _mask_kernels(cupy.cuda.Device().id)
+    scratch = cupy.empty(2 * blocks + 1, dtype=np.int32)
+    counts, offsets, total = scratch[:blocks], scratch[blocks:2 * blocks], scratch[2 * blocks:]
+    size = np.int64(n)
+    counts_kernel((blocks,), (_MASK_BLOCK,), (m, size, counts))
+    offsets_kernel((1,), (_MASK_BLOCK,), (counts, np.int32(blocks), offsets, total))
+    ids = cupy.empty(int(total.get()[0]), dtype=np.int32)  # the one wait
+    if ids.size:
+        write_kernel((blocks,), (_MASK_BLOCK,), (m, size, offsets, ids))
+    return ids
 
 
 def sorted_unique(ids: Any) -> Any:
@@ -197,15 +336,14 @@ def _divide_on_device(values: Any, plus: Any) -> Any:
     r = np.uint64(0)  # no addend: a null pointer
     if plus is not None:
         r = cupy.ascontiguousarray(plus, dtype=np.float64).ravel()
-    mod = _sum_module()
+    partial_sums, divide = _sum_kernels(name, cupy.cuda.Device().id)
     n = np.int64(x.size)
     part = cupy.empty(_PARTS, dtype=np.float64)
     out = cupy.empty(values.shape, dtype=np.float32)
     block = 256
     # every one of the blocks runs (those past the end write a zero): the division adds
     # all of them
-    mod.get_function("gs_partial_sums_" + name)((_PARTS,), (block,), (x, r, n, part))
+    partial_sums((_PARTS,), (block,), (x, r, n, part))
     grid = max(1, min(-(-x.size // block), 4096))
-    mod.get_function("gs_divide_" + name)((grid,), (block,),
-                                          (x, r, n, part, np.int32(_PARTS), out))
+    divide((grid,), (block,), (x, r, n, part, np.int32(_PARTS), out))
     return out

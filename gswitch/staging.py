@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .algorithm import AlgorithmSpec, HostEdges, HostStep
+from .arrayops import mask_ids
 from .config import Config
 from .engine.timing import PhaseTimer
 from .errors import AlgorithmError, DeadlineExceeded
@@ -72,7 +73,7 @@ def _apply(step: HostStep, spec: AlgorithmSpec, out: Any, fields: dict[str, Any]
         if key == "start":  # stays where it was computed (on the device for the GPU)
             value = xp.asarray(value)
             if value.dtype == bool:  # a mask over the nodes: its ids are sorted, unique
-                start = xp.flatnonzero(value).astype(xp.int32)
+                start = mask_ids(value)
             else:
                 start = xp.unique(value.astype(xp.int32))
         elif key in spec.fields:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gswitch as gs
-from gswitch.arrayops import divide_by_sum, replace_at_least, sorted_unique
+from gswitch.arrayops import divide_by_sum, mask_ids, replace_at_least, sorted_unique
 
 
 def _ints() -> np.ndarray:
@@ -32,6 +32,24 @@ def test_sorted_unique_equals_numpy_unique() -> None:
         ids = rng.integers(-3, 40, size=size).astype(np.int32)
         got = sorted_unique(ids)
         assert got.dtype == ids.dtype and np.array_equal(got, np.unique(ids))
+
+
+#: sizes around the kernels' block (1,024) and warp (32) boundaries
+MASK_SIZES = (0, 1, 31, 32, 33, 1023, 1024, 1025, 4097, 70001, (1 << 20) + 7)
+
+
+def _masks():
+    rng = np.random.default_rng(11)
+    for size in MASK_SIZES:
+        for p in (0.0, 0.01, 0.5, 1.0):
+            yield size, p, rng.random(size) < p
+
+
+def test_mask_ids_numpy_equals_flatnonzero() -> None:
+    for size, p, mask in _masks():
+        got = mask_ids(mask)
+        assert got.dtype == np.int32, (size, p)
+        assert np.array_equal(got, np.flatnonzero(mask)), (size, p)
 
 
 def test_divide_by_sum_numpy() -> None:
@@ -100,10 +118,26 @@ def test_device_forms_match_numpy() -> None:
             assert bool((divide_by_sum(apart) == dv).all())
 
 
-def test_device_kernels_compile(nvcc) -> None:
-    """The partial-sum and division kernels compile (the GPU runs them on device arrays)."""
+@pytest.mark.gpu
+@pytest.mark.skipif(not gs.gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+def test_device_mask_ids_match_flatnonzero() -> None:
+    import cupy
+
+    for size, p, mask in _masks():
+        got = mask_ids(cupy.asarray(mask))
+        assert isinstance(got, cupy.ndarray) and got.dtype == np.int32, (size, p)
+        assert np.array_equal(got.get(), np.flatnonzero(mask)), (size, p)
+    # a view with a stride is read as its values
+    mask = np.random.default_rng(2).random(5000) < 0.3
+    assert np.array_equal(mask_ids(cupy.asarray(mask)[::2]).get(), np.flatnonzero(mask[::2]))
+
+
+@pytest.mark.parametrize("source", ["_SUM_SOURCE", "_MASK_SOURCE"])
+def test_device_kernels_compile(nvcc, source) -> None:
+    """The partial-sum, division and mask kernels compile (the GPU runs them on device
+    arrays)."""
     from gswitch import arrayops
     from gswitch.testing.nvcc import compile_source
 
-    ok, out = compile_source(arrayops._SUM_SOURCE, nvcc=nvcc)
+    ok, out = compile_source(getattr(arrayops, source), nvcc=nvcc)
     assert ok, out[-2000:]
