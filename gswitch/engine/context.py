@@ -380,10 +380,20 @@ class LaunchContext:
         if args:
             self._timed(lambda: f((grid,), (self.block,), args), name, every)
             return
-        # no argument array for the driver: skip CuPy's packing
-        drv, b, sp, fp = self.engine.driver, self.block, self._sp, self._function_ptr(name)
         if self.gen.cooperative:  # every block that fits: the cap is co-residency
             grid = min(grid, self.engine.persistent_grid(f, self.block, 0))
+        self.launch_function(self._function_ptr(name), grid, name, every)
+
+    def launch_function(self, fp: int, grid: int, name: str = "", every: bool = False
+                        ) -> None:
+        """Launch the argument-less kernel at driver handle ``fp`` over ``grid`` blocks
+        (timed; ``name`` and ``every`` as :meth:`_timed` takes them), with no argument
+        array for the driver, skipping CuPy's packing: cooperatively for a cooperative
+        module's grid of more than one block, plainly otherwise (see
+        :meth:`launch_kernel`). A replay (:mod:`gswitch.engine.repeat`) launches its
+        recorded kernel and grid through it.
+        """
+        drv, b, sp = self.engine.driver, self.block, self._sp
         if self.gen.cooperative and grid > 1:
             self._timed(lambda: drv.launchCooperativeKernel(fp, grid, 1, 1, b, 1, 1, 0, sp, 0),
                         name, every)

@@ -123,12 +123,7 @@ class Repeat:
         for ptr, nbytes in self.zero:
             rt.memsetAsync(ptr, 0, nbytes, sp)
         engine.write_inputs(ctx, plan, params, sources, n_start, fields_in)
-        fptr, grid, b, drv = self.fptr, self.grid, ctx.block, engine.driver
-        if grid == 1:  # one block is always co-resident (LaunchContext.launch_kernel)
-            ctx._timed(lambda: drv.launchKernel(fptr, 1, 1, 1, b, 1, 1, 0, sp, 0, 0), "", False)
-        else:
-            ctx._timed(lambda: drv.launchCooperativeKernel(fptr, grid, 1, 1, b, 1, 1, 0, sp, 0),
-                       "", False)
+        ctx.launch_function(self.fptr, self.grid)
         assert ctx._first_read is not None
         ctx._early = ctx._first_read
         for dst, src, nbytes in ctx._first_read:
