@@ -95,40 +95,13 @@ def _sum_module() -> Any:
 
 #: items (threads) per block of the mask kernels
 _MASK_BLOCK = 1024
-_MASK_SOURCE = r"""
-__device__ __forceinline__ int gs_warp_inclusive(int v) {
-    const int lane = threadIdx.x & 31;
-    for (int o = 1; o < 32; o <<= 1) {
-        const int u = __shfl_up_sync(0xffffffffu, v, o);
-        if (lane >= o) v += u;
-    }
-    return v;
-}
-// The exclusive prefix sum of v over the block's threads (in thread order); *total gets
-// the block's sum. Every thread of the block calls it.
-__device__ int gs_block_exclusive(int v, int* total) {
-    __shared__ int warp_sum[33];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int inc = gs_warp_inclusive(v);
-    if (lane == 31) warp_sum[warp] = inc;
-    __syncthreads();
-    if (warp == 0) {
-        const int w = lane < (int)(blockDim.x >> 5) ? warp_sum[lane] : 0;
-        const int winc = gs_warp_inclusive(w);
-        warp_sum[lane] = winc - w;
-        if (lane == 31) warp_sum[32] = winc;
-    }
-    __syncthreads();
-    const int ex = warp_sum[warp] + inc - v;
-    *total = warp_sum[32];
-    __syncthreads();
-    return ex;
-}
+#: the mask kernels; :func:`mask_source` puts ``cuda/common.cuh`` (its block scan) first
+_MASK_KERNELS = r"""
 // counts[b]: the set entries among block b's items.
 extern "C" __global__ void gs_mask_counts(const bool* mask, long long n, int* counts) {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     int total;
-    gs_block_exclusive(i < n && mask[i] ? 1 : 0, &total);
+    gs_block_exclusive_scan<int>(i < n && mask[i] ? 1 : 0, &total);
     if (threadIdx.x == 0) counts[blockIdx.x] = total;
 }
 // offsets[b]: the set entries before block b; total[0]: all of them (one block).
@@ -140,7 +113,7 @@ extern "C" __global__ void gs_mask_offsets(const int* counts, int blocks, int* o
     int s = 0;
     for (int b = first; b < last; ++b) s += counts[b];
     int all;
-    int run = gs_block_exclusive(s, &all);
+    int run = gs_block_exclusive_scan<int>(s, &all);
     for (int b = first; b < last; ++b) {
         offsets[b] = run;
         run += counts[b];
@@ -153,17 +126,27 @@ extern "C" __global__ void gs_mask_write(const bool* mask, long long n, const in
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const int set = i < n && mask[i] ? 1 : 0;
     int total;
-    const int at = gs_block_exclusive(set, &total);
+    const int at = gs_block_exclusive_scan<int>(set, &total);
     if (set) ids[offsets[blockIdx.x] + at] = (int)i;
 }
 """
+
+
+def mask_source() -> str:
+    """The CUDA source of :func:`mask_ids`' kernels: the engine's common definitions
+    (``cuda/common.cuh``, for its block scan), then the kernels.
+    """
+    from importlib import resources
+
+    return resources.files("gswitch").joinpath("cuda", "common.cuh").read_text() + \
+        _MASK_KERNELS
 
 
 @functools.cache
 def _mask_module() -> Any:
     import cupy
 
-    return cupy.RawModule(code=_MASK_SOURCE)
+    return cupy.RawModule(code=mask_source())
 
 
 @functools.cache

@@ -132,12 +132,13 @@ def test_device_mask_ids_match_flatnonzero() -> None:
     assert np.array_equal(mask_ids(cupy.asarray(mask)[::2]).get(), np.flatnonzero(mask[::2]))
 
 
-@pytest.mark.parametrize("source", ["_SUM_SOURCE", "_MASK_SOURCE"])
+@pytest.mark.parametrize("source", ["sums", "masks"])
 def test_device_kernels_compile(nvcc, source) -> None:
     """The partial-sum, division and mask kernels compile (the GPU runs them on device
     arrays)."""
     from gswitch import arrayops
     from gswitch.testing.nvcc import compile_source
 
-    ok, out = compile_source(getattr(arrayops, source), nvcc=nvcc)
+    code = arrayops._SUM_SOURCE if source == "sums" else arrayops.mask_source()
+    ok, out = compile_source(code, nvcc=nvcc)
     assert ok, out[-2000:]
