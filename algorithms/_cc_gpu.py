@@ -1,12 +1,12 @@
 """The GPU side of Afforest's host steps (:class:`gswitch.algorithms.cc.Afforest`): each
 a kernel or two on the current stream, with no wait for the device.
 
-Written with CuPy array operations, ``find_largest`` copied 1,024 sampled roots to the
-host and counted them there (a wait), then built the next start set in two more
-launches; ``flatten`` jumped pointers in three gathers and checked for a fixpoint with a
-reduction read back on the host (another wait). Here the most frequent sampled root is
-found by one block on the device and the start set marked beside it; ``flatten`` walks
-each node to its root in one pass.
+Written with CuPy array operations, ``find_largest`` would copy the 1,024 sampled roots
+to the host and count them there (a wait), then build the next start set in two more
+launches; ``flatten`` would jump pointers in three gathers and check for a fixpoint with
+a reduction read back on the host (another wait). Here one block finds the most frequent
+sampled root on the device and a second kernel marks the start set from it; ``flatten``
+walks each node to its root in one pass.
 """
 
 from __future__ import annotations
