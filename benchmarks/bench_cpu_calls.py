@@ -13,7 +13,11 @@ against scipy before its time counts; the peer runs in the same process, alterna
 ``--steps`` also times the super-step loop (``GSWITCH_CPU_STEPS=1``), the previous
 formulation, in the same run.
 
-Usage: python benchmarks/bench_cpu_calls.py [--repeats 9] [--steps] [--tag NAME]
+The fixed cost is also timed with the node operators' scalar programs set aside (the
+array plans, the previous formulation), alternating in the same run.
+
+Usage: python benchmarks/bench_cpu_calls.py [--repeats 9] [--steps] [--fixed-only]
+[--tag NAME]
 Writes cpu_calls[_NAME].json to $OUT (or ./bench-results).
 """
 
@@ -59,11 +63,17 @@ def _graphs() -> list[tuple[str, gs.Graph]]:
     return out
 
 
-def fixed_costs(repeats: int) -> dict[str, float]:
+def fixed_costs(repeats: int) -> tuple[dict[str, float], dict[str, float]]:
     """Each algorithm's call on a one-node graph: the lowest of ``repeats`` medians of
     200 calls, the algorithms in rotation, each warmed up by 200 calls first (the
     first algorithm timed otherwise pays the process's warm-up).
+
+    Gives the figures and, as the peer in the same run, those of the previous
+    formulation: the node operators' steps over one node by the array plans, with their
+    scalar programs (:mod:`gswitch.engine.cpu_one`) set aside, alternating with them.
     """
+    from gswitch.engine import cpu
+
     one = gs.Graph.from_edges([], [], n_nodes=1)
     calls = {}
     for alg in ("bfs", "sssp", "cc", "pagerank"):
@@ -71,11 +81,24 @@ def fixed_costs(repeats: int) -> dict[str, float]:
         calls[alg] = lambda alg=alg, kw=kw: gs.run(alg, one, backend="cpu", **kw)
         for _ in range(200):
             calls[alg]()
+    programs = [p for _, p in cpu._NodeProgram._kept.values()]
+    scalar = [p.one for p in programs]
+
+    def use_scalar(on: bool) -> None:
+        for p, s in zip(programs, scalar):
+            p.one = s if on else None
+
     medians: dict[str, list[float]] = {alg: [] for alg in calls}
+    peers: dict[str, list[float]] = {alg: [] for alg in calls}
     for _ in range(repeats):
         for alg, call in calls.items():
+            use_scalar(True)
             medians[alg].append(_median(call, 200))
-    return {alg: min(m) for alg, m in medians.items()}
+            use_scalar(False)
+            peers[alg].append(_median(call, 200))
+    use_scalar(True)
+    return ({alg: min(m) for alg, m in medians.items()},
+            {alg: min(m) for alg, m in peers.items()})
 
 
 def main() -> None:
@@ -84,10 +107,18 @@ def main() -> None:
     ap.add_argument("--steps", action="store_true",
                     help="also time the super-step loop (GSWITCH_CPU_STEPS=1)")
     ap.add_argument("--tag", default="")
+    ap.add_argument("--fixed-only", action="store_true",
+                    help="only the fixed cost (no graphs against scipy)")
     args = ap.parse_args()
-    fixed = fixed_costs(args.repeats)
+    fixed, array_plans = fixed_costs(args.repeats)
     for alg, s in fixed.items():
-        print(f"fixed cost {alg:9s} {s * 1e6:7.1f} us  (target < 50 us)")
+        print(f"fixed cost {alg:9s} {s * 1e6:7.1f} us  (target < 50 us); array plans "
+              f"{array_plans[alg] * 1e6:7.1f} us")
+    if args.fixed_only:
+        path = write_json(f"cpu_calls{'_' + args.tag if args.tag else ''}",
+                          {"fixed_cost_s": fixed, "array_plans_fixed_cost_s": array_plans})
+        print(f"wrote {path}")
+        return
     rows = []
     for label, g in _graphs():
         source = int(np.argmax(g.out_degree))
@@ -123,7 +154,8 @@ def main() -> None:
                                           if r["algorithm"] == alg)) for alg in ("bfs", "sssp")}
     print("geomean ratio to scipy: " + ", ".join(f"{k} {v:.2f}x" for k, v in geo.items()))
     path = write_json(f"cpu_calls{'_' + args.tag if args.tag else ''}",
-                      {"fixed_cost_s": fixed, "rows": rows, "geomean_ratio": geo})
+                      {"fixed_cost_s": fixed, "array_plans_fixed_cost_s": array_plans,
+                       "rows": rows, "geomean_ratio": geo})
     print(f"wrote {path}")
 
 

@@ -34,6 +34,7 @@ from .cpu_eval import node_index as _node_index
 from .cpu_fast import whole_edge_path
 from .cpu_guarded import MarkStep
 from .cpu_local import ordered_passes, run_rounds
+from .cpu_one import OneNodeProgram
 from .cpu_plan import needs_quiet, plan, reads
 from .cpu_reach import Reach, reach_path
 from .timing import PhaseTimer
@@ -120,6 +121,9 @@ class _NodeProgram:
                 self.steps.append((s, plan(s.value, shared), _NP[s.dtype],
                                    _ASSIGN if isinstance(s, ex.Assign) else _REDUCE,
                                    tuple(e for e in kept if s.field in reads(e))))
+        #: the statements over NumPy scalars, for a step over one node (``None`` where
+        #: they cannot be stated so)
+        self.one = OneNodeProgram.build(self.steps, shared, self.quiet, _TOTAL, _ASSIGN)
 
     @classmethod
     def of(cls, op: Operator) -> _NodeProgram:
@@ -486,18 +490,37 @@ def _every_edge(graph: Graph, all_src: np.ndarray, first_ok: np.ndarray | None,
 
 def _step_env(env: _Env | None, program: _NodeProgram, fields: dict[str, np.ndarray],
               nodes: np.ndarray, params: dict[str, Any], it: int, graph: Graph,
-              degrees: dict[str, np.ndarray], run_cache: dict | None) -> _Env:
+              degrees: dict[str, np.ndarray]) -> _Env:
     """The Env of ``program`` (the node operator) for step ``it`` over ``nodes``:
-    ``env``, the one of the run's previous steps, begun again, or a new one.
+    ``env``, the one of the run's previous steps, begun again, or a new one, which keeps
+    the run's step-invariant values (:func:`_run_cache`).
     """
     if env is None:
         env = _Env(fields, {"self": nodes}, None, nodes.size, params, it, graph, degrees)
-        env.run_cache = run_cache
+        env.run_cache = _run_cache(graph, params, program)
         env.shared = program.shared
         env.quiet = True  # the node phase runs in quiet() where its statements may warn
     else:
         env.begin_step({"self": nodes}, nodes.size, it)
     return env
+
+
+def _node_step(env: _Env | None, program: _NodeProgram, fields: dict[str, np.ndarray],
+               nodes: np.ndarray, params: dict[str, Any], it: int, graph: Graph,
+               degrees: dict[str, np.ndarray], activated: _Activations,
+               one_state: list) -> tuple[_Env | None, float, dict[str, float]]:
+    """The node operator's step ``it`` over ``nodes``: its Env for the next step (see
+    :func:`_step_env`), the step's convergence total and its named sums. Over one node
+    it runs in NumPy scalars where it can (:class:`OneNodeProgram`; ``one_state`` is its
+    state for the run).
+    """
+    if nodes.size == 1 and program.one is not None:
+        total, sums = program.one.run(fields, params, degrees, int(nodes[0]), it,
+                                      graph.n_nodes, one_state)
+        return env, total, sums
+    env = _step_env(env, program, fields, nodes, params, it, graph, degrees)
+    _node_phase(program, env, activated)
+    return env, env.total, env.sums
 
 
 #: parameter sets whose step-invariant values a graph keeps (see :func:`_run_cache`)
@@ -615,10 +638,10 @@ class CpuEngine:
         edge_op = spec.edge
         activated = _Activations(n)
         every_edge = None  # the edges a step over every node expands, once filtered
-        # step-invariant values (Env.run_cache), for a node operator only: edge
-        # operators keep none
-        run_cache = None if program is None else _run_cache(graph, params, program)
-        node_env: _Env | None = None  # the node operator's, one for every step
+        # the node operator's, one for every step, made at its first step over more than
+        # one node
+        node_env: _Env | None = None
+        one_state = [None]  # its scalar program's, for a step over one node
         # edge_op(first=k): only the first k out-edges of a node, in CSR order
         first_ok = _first_edges(graph, params[edge_op.first]) if edge_op.first else None
         no_edges = graph.n_edges == 0
@@ -660,10 +683,9 @@ class CpuEngine:
             stats["modes"].append(mode)
             total = 0.0
             if spec.node is not None and not spec.node_after_edges:
-                node_env = _step_env(node_env, program, fields, nodes, params, it, graph,
-                                     degrees, run_cache)
-                _node_phase(program, node_env, activated)
-                total, sums = node_env.total, node_env.sums
+                node_env, total, sums = _node_step(node_env, program, fields, nodes, params,
+                                                   it, graph, degrees, activated,
+                                                   one_state)
                 if timer is not None:
                     timer.lap("node operator")
             pull = direction.pull(mode, nodes.size, n)
@@ -743,10 +765,9 @@ class CpuEngine:
                 if timer is not None:
                     timer.lap("edge operator")
             if spec.node is not None and spec.node_after_edges:
-                node_env = _step_env(node_env, program, fields, nodes, params, it, graph,
-                                     degrees, run_cache)
-                _node_phase(program, node_env, activated)
-                total, sums = node_env.total, node_env.sums
+                node_env, total, sums = _node_step(node_env, program, fields, nodes, params,
+                                                   it, graph, degrees, activated,
+                                                   one_state)
                 if timer is not None:
                     timer.lap("node operator")
             next_active = activated.take()
