@@ -75,13 +75,13 @@ def main() -> None:
     import cupyx
 
     import gswitch as gs
-    from gswitch.engine import gpu
+    from gswitch.engine import gpu, gpu_results
     from gswitch.generators import rmat
     from gswitch.testing.reference import compare, reference
 
-    settings = {"numpy": (gpu._PINNED_RESULT_BYTES, "numpy"),
+    settings = {"numpy": (gpu_results._PINNED_RESULT_BYTES, "numpy"),
                 "numpy staged": (NEVER, "numpy"),
-                "cupy": (gpu._PINNED_RESULT_BYTES, "cupy")}
+                "cupy": (gpu_results._PINNED_RESULT_BYTES, "cupy")}
     g = rmat(args.scale, 16, seed=1).symmetrize()
     hub = int(np.argmax(g.out_degree))
     out = {"device": gpu.GpuEngine.instance().device_name, "scale": args.scale,
@@ -97,7 +97,7 @@ def main() -> None:
             for r_ in range(args.rounds + 1):  # round 0 warms every setting up
                 k = r_ % len(names)
                 for name in names[k:] + names[:k]:
-                    gpu._PINNED_RESULT_BYTES, arrays = settings[name]
+                    gpu_results._PINNED_RESULT_BYTES, arrays = settings[name]
                     t = time.perf_counter()
                     r = gs.run(alg, g, backend="gpu", config=cfg, arrays=arrays, **kw)
                     wall = time.perf_counter() - t
@@ -105,7 +105,7 @@ def main() -> None:
                     answers[name] = a if isinstance(a, np.ndarray) else a.get()
                     if r_:
                         times[name].append((wall, r.stats["device_time_s"]))
-            gpu._PINNED_RESULT_BYTES = settings["numpy"][0]
+            gpu_results._PINNED_RESULT_BYTES = settings["numpy"][0]
             if want is None:
                 base = answers["numpy staged"]
                 same = all(np.allclose(a, base, rtol=1e-5, atol=1e-12)

@@ -623,20 +623,21 @@ class AlgorithmSpec:
         """Fresh arrays of every node field, with the source values applied."""
         arrays = {}
         at_sources = sources is not None and sources.size
-        for name, dtype, f, value in self._field_inits():
+        for name, dtype, f, value, at_source in self._field_inits():
             a = arrays[name] = np.empty(n, dtype=dtype)
             if value is None:  # a node's id, a per-node input or a function of params
                 f.fill_initial(a, params)
             else:
                 a.fill(value)
-            if at_sources and f.at_source is not None:
-                a[int(sources[0]) if sources.size == 1 else sources] = f._number(f.at_source)
+            if at_sources and at_source is not None:
+                a[int(sources[0]) if sources.size == 1 else sources] = at_source
         return arrays
 
-    def _field_inits(self) -> list[tuple[str, np.dtype, NodeField, Any]]:
-        """Each field's name, dtype, declaration and initial value where that is a
-        number (``None`` where it depends on the run), found once for the ``fields``
-        this spec holds (as :meth:`fill_fields` finds the values).
+    def _field_inits(self) -> list[tuple[str, np.dtype, NodeField, Any, Any]]:
+        """Each field's name, dtype, declaration, initial value where that is a number
+        (``None`` where it depends on the run) and value at the sources (``None``: none),
+        found once for the ``fields`` this spec holds (as :meth:`fill_fields` finds the
+        values).
         """
         hit = _FIELD_INITS.get(id(self))
         if hit is None or hit[0] is not self or hit[1] != id(self.fields):
@@ -644,7 +645,9 @@ class AlgorithmSpec:
                 _FIELD_INITS.clear()
             inits = [(name, np.dtype(f.dtype), f,
                       None if f.init is NODE_ID or isinstance(f.init, Input) or callable(f.init)
-                      else f._number(f.init)) for name, f in self.fields.items()]
+                      else f._number(f.init),
+                      None if f.at_source is None else f._number(f.at_source))
+                     for name, f in self.fields.items()]
             hit = _FIELD_INITS[id(self)] = (self, id(self.fields), inits)
         return hit[2]
 
@@ -654,11 +657,15 @@ class AlgorithmSpec:
         of its dtype and one item per node), with the source values applied; the GPU
         engine passes its page-locked staging, so nothing is allocated.
         """
-        for name, f in self.fields.items():
+        at_sources = sources is not None and sources.size
+        for name, _dtype, f, value, at_source in self._field_inits():
             a = out[name]
-            f.fill_initial(a, params)
-            if sources is not None and f.at_source is not None and sources.size:
-                a[int(sources[0]) if sources.size == 1 else sources] = f._number(f.at_source)
+            if value is None:
+                f.fill_initial(a, params)
+            else:
+                a.fill(value)
+            if at_sources and at_source is not None:
+                a[int(sources[0]) if sources.size == 1 else sources] = at_source
 
     def initial_values(self, params: Mapping[str, Any], sources: bool
                        ) -> list[tuple[str, Any, Any]]:

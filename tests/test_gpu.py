@@ -714,7 +714,7 @@ def test_free_memory_reading_is_reused_within_its_time_to_live(monkeypatch):
     last answer stands, less what the memory pool took from the device since."""
     import time
 
-    from gswitch.engine import gpu
+    from gswitch.engine import gpu, gpu_results
 
     engine = gpu.GpuEngine.instance()
     pool = engine.cp.get_default_memory_pool()
@@ -732,7 +732,8 @@ def test_free_memory_reading_is_reused_within_its_time_to_live(monkeypatch):
     assert engine._room_for(idle + spare - 4097)
     assert not engine._room_for(idle + spare - 4095)
     assert len(asked) == 1
-    engine._free_seen = (time.monotonic() - 2 * gpu._FREE_MEMORY_TTL_S, spare, held)
+    engine._free_seen = (time.monotonic() - 2 * gpu_results._FREE_MEMORY_TTL_S, spare,
+                          held)
     assert engine._room_for(idle + spare + 1)  # stale: asked again, and the device has room
     assert len(asked) == 2
 
@@ -746,7 +747,7 @@ def test_results_in_chunks_equal_results_in_one_copy(name, launch, way, monkeypa
     the page-locked pool is full (thresholds lowered to every graph; fields of several
     dtypes, an output finalised on the device into a new array), equal those of one
     whole copy."""
-    from gswitch.engine import gpu
+    from gswitch.engine import gpu, gpu_results
     from gswitch.generators import rmat
     from gswitch.testing.user_algorithms import HALF_HOPS
 
@@ -756,11 +757,12 @@ def test_results_in_chunks_equal_results_in_one_copy(name, launch, way, monkeypa
     kw = {"source": [0, 5]} if spec.start.kind == "source" else {}
     cfg = gs.Config({"launch": launch})
     whole = gs.run(spec, g, backend="gpu", config=cfg, **kw).fields
-    monkeypatch.setattr(gpu, "_PARALLEL_COPY_BYTES", 0)
-    monkeypatch.setattr(gpu, "_COPY_CHUNK_BYTES", 1000)
+    monkeypatch.setattr(gpu_results, "_PARALLEL_COPY_BYTES", 0)
+    monkeypatch.setattr(gpu_results, "_COPY_CHUNK_BYTES", 1000)
     monkeypatch.setattr(gpu, "_DEVICE_FINALIZE_BYTES", 0)
-    monkeypatch.setattr(gpu.os, "cpu_count", lambda: 8)
-    monkeypatch.setattr(gpu, "_PINNED_RESULT_BYTES", 1 << 62 if way == "chunks" else 0)
+    monkeypatch.setattr(gpu_results.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(gpu_results, "_PINNED_RESULT_BYTES",
+                        1 << 62 if way == "chunks" else 0)
     if way == "pinned_pool_full":
         monkeypatch.setattr(gpu.GpuEngine.instance().results, "cap", 0)
     for _ in range(2):  # the second run reuses the events and the staging
