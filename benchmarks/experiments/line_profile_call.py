@@ -35,9 +35,15 @@ def _profiler():
                gpu.GpuEngine._fill_on_device, gpu.GpuEngine._finish,
                context.LaunchContext.control):
         lp.add_function(fn)
-    for name in ("write_inputs", "_copy_on_device", "_fresh_copy"):  # newer engines only
+    for name in ("write_inputs", "_copy_on_device", "_fresh_copy",  # newer engines only
+                 "_device_finalize", "_outputs"):
         if hasattr(gpu.GpuEngine, name):
             lp.add_function(getattr(gpu.GpuEngine, name))
+    from gswitch import arrayops
+
+    for name in ("divide_by_sum", "_divide_on_device"):  # PageRank's finalize
+        if hasattr(arrayops, name):
+            lp.add_function(getattr(arrayops, name))
     from gswitch.engine import repeat
 
     lp.add_function(repeat.Repeat._replay)

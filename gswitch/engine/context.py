@@ -241,10 +241,12 @@ class LaunchContext:
         """First control word of the counters step ``it`` writes."""
         return _slot(it)
 
-    def control(self) -> np.ndarray:
+    def control(self, last: bool = False) -> np.ndarray:
         """The control block, read back through pinned memory (synchronises), or, right
         after a step launch of a launch strategy that polls, the copy the step's kernel
-        wrote into host memory once its step number shows there.
+        wrote into host memory once its step number shows there. ``last``: as
+        :meth:`sync_state` takes it (the outputs are queued after the copies of the
+        block, before the wait).
         """
         if self._poll_at == self.engine.work and self._await_decision():
             self._state_in_flight = False  # the step ran, so every copy before it did
@@ -265,6 +267,8 @@ class LaunchContext:
             for dst, src, nbytes in early:
                 rt.memcpyAsync(dst, src, nbytes, _D2H, sp)
             self._early_read_at = self.engine.work
+        if last:
+            self.engine.outputs_before_wait(self)
         rt.streamSynchronize(sp)
         self._state_in_flight = False
         self._ctl_read_at = self._synced_at = self.engine.work
@@ -306,9 +310,13 @@ class LaunchContext:
         self.ctl[word : word + 1].fill(value)
         self.engine.work += 1
 
-    def sync_state(self) -> np.ndarray:
-        """Read the control block and take the step state from it."""
-        h = self.control()
+    def sync_state(self, last: bool = False) -> np.ndarray:
+        """Read the control block and take the step state from it. ``last``: the launch
+        just queued usually ends the run (a persistent loop's); the engine then queues
+        the run's device outputs behind it before the host waits
+        (:meth:`~gswitch.engine.gpu.GpuEngine.outputs_before_wait`).
+        """
+        h = self.control(last)
         self.it = int(h[_IT])
         self.mode = int(h[_MODE])
         self.pull = int(h[_PULL])

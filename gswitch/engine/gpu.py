@@ -147,6 +147,10 @@ class GpuEngine(ResultsPath):
         self._handoff: Any = None
         #: (when, free bytes, the pool's bytes) of the last free-memory query (_room_for)
         self._free_seen: tuple[float, int, int] | None = None
+        #: the running call's choice of results for :meth:`outputs_before_wait`, and
+        #: what that queued: (context, ``work`` then, finalize, here, device outputs)
+        self._before_wait: Any = None
+        self._early: tuple[Any, ...] | None = None
         #: page-locked result arrays (``_PINNED_RESULT_BYTES``)
         self.results = PinnedResults(cp)
         #: held by ``gswitch.run`` around each call: the pinned staging, the pools of
@@ -432,6 +436,8 @@ class GpuEngine(ResultsPath):
                                 or progress is not None or deadline_s is not None):
             rep = None
         caller = cp.cuda.get_current_stream() if device_arrays else None
+        self._before_wait = (spec, params, device_arrays, reorder)
+        self._early = None
         with self.stream:
             try:
                 ctx = None
@@ -455,25 +461,20 @@ class GpuEngine(ResultsPath):
                                         deadline_s, progress, self.stream, timer)
                     self._setup(ctx, plan, params, uniq, n_start, fields_in)
                     ctx.strategies["launch"].drive(ctx)
-                fbytes = plan.field_bytes
-                has_finalize = spec.finalize is not None
-                may = has_finalize and spec.finalize_on_device
-                if device_arrays:
-                    finalize = has_finalize
-                    here = not finalize or (may and self._room_for(_FINALIZE_ROOM * fbytes))
-                else:  # the free memory is asked last: a small run's finalize stays here
-                    finalize = (may and (fbytes > _DEVICE_FINALIZE_BYTES or reorder is not None)
-                                and self._room_for(_FINALIZE_ROOM * fbytes))
-                    here = finalize or (reorder is not None and not has_finalize
-                                        and self._room_for(fbytes))
+                early = self._early
+                if early is not None and early[0] is ctx and early[1] == self.work:
+                    finalize, here, dev = early[2], early[3], early[4]
+                else:  # nothing queued, or a launch since (an overflow's)
+                    finalize, here = self._results_choice(plan, spec, device_arrays, reorder)
+                    dev = None
                 if not here:
                     reorder = None  # a host finalize reads the fields in the run's order
                 if device_arrays and here:
                     out, trace = self._device_results(ctx, plan, params, finalize, reorder,
-                                                      caller)
+                                                      caller, dev)
                 elif here:
                     out, trace = self._finalize_and_read_back(ctx, plan, params, finalize,
-                                                              reorder)
+                                                              reorder, dev)
                 else:  # host arrays; a host finalize follows in the runner
                     out, trace = self._read_back(ctx, plan)
                 if finalize and here:
@@ -485,12 +486,54 @@ class GpuEngine(ResultsPath):
                 # next run reuses
                 self.stream.synchronize()
                 raise
+            finally:
+                self._before_wait = self._early = None
         result = self._finish(ctx, out, trace, stats, t_start, timer)
         if rep is None:
             rec = Repeat.after(ctx, plan)
             if rec is not None:
                 res.repeats[key] = rec
         return result
+
+    def _results_choice(self, plan: _Plan, spec: AlgorithmSpec, device_arrays: bool,
+                        reorder: Any) -> tuple[bool, bool]:
+        """Whether the run's ``finalize`` runs on the device, and whether its outputs are
+        taken on the device (finalised, in the caller's order, or handed over as CuPy
+        arrays) rather than read back for the host's ``finalize``.
+        """
+        fbytes = plan.field_bytes
+        has_finalize = spec.finalize is not None
+        may = has_finalize and spec.finalize_on_device
+        if device_arrays:
+            finalize = has_finalize
+            return finalize, not finalize or (may and self._room_for(_FINALIZE_ROOM * fbytes))
+        # the free memory is asked last: a small run's finalize stays on the host
+        finalize = (may and (fbytes > _DEVICE_FINALIZE_BYTES or reorder is not None)
+                    and self._room_for(_FINALIZE_ROOM * fbytes))
+        here = finalize or (reorder is not None and not has_finalize
+                            and self._room_for(fbytes))
+        return finalize, here
+
+    def outputs_before_wait(self, ctx: LaunchContext) -> None:
+        """Queue the running call's device outputs (its ``finalize`` on the device, the
+        gather into the caller's order) behind the launch just queued, before the host
+        waits for it: a launch path whose launch usually ends the run (a persistent loop,
+        a replay) calls this, so that the host's part of that work overlaps the run
+        instead of following it. Nothing is queued where the outputs need no device work;
+        a later launch (an overflow's) makes what was queued stale, and the outputs are
+        then taken again after the run (``GpuEngine.run`` checks ``work``).
+        """
+        call = self._before_wait
+        if call is None:
+            return
+        spec, params, device_arrays, reorder = call
+        plan = ctx.plan
+        finalize, here = self._results_choice(plan, spec, device_arrays, reorder)
+        if not here:
+            reorder = None
+        if here and (finalize or reorder is not None):
+            dev = self._outputs(ctx, plan, params, finalize, reorder)
+            self._early = (ctx, self.work, finalize, here, dev)
 
     @staticmethod
     def _finish(ctx: LaunchContext, out: dict[str, Any], trace: np.ndarray,

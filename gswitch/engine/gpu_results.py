@@ -105,16 +105,18 @@ class ResultsPath:
 
     def _finalize_and_read_back(self, ctx: LaunchContext, plan: _Plan,
                                 params: dict[str, Any], finalize: bool = True,
-                                reorder: Any = None
+                                reorder: Any = None, dev: dict[str, Any] | None = None
                                 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """Run the algorithm's ``finalize`` on the device fields (when ``finalize``) and
         the caller's order (``reorder``), then read back the control block, the trace
         and the outputs only: each into page-locked staging (an output finalised in
-        place into its own staging region), then one wait.
+        place into its own staging region), then one wait. ``dev``: those outputs,
+        queued already (:meth:`~gswitch.engine.gpu.GpuEngine.outputs_before_wait`).
         """
         cp = self.cp
         core, host = ctx.core, ctx.core_host
-        dev = self._outputs(ctx, plan, params, finalize, reorder)
+        if dev is None:
+            dev = self._outputs(ctx, plan, params, finalize, reorder)
         trace, _queued = self._queue_control_and_trace(ctx)
         items: list[tuple[str, np.ndarray, int]] = []
         for name in plan.spec.outputs:
@@ -184,16 +186,20 @@ class ResultsPath:
         return host.trace[: 2 * steps], True
 
     def _device_results(self, ctx: LaunchContext, plan: _Plan, params: dict[str, Any],
-                        finalize: bool, reorder: Any = None, caller: Any = None
+                        finalize: bool, reorder: Any = None, caller: Any = None,
+                        dev: dict[str, Any] | None = None
                         ) -> tuple[dict[str, Any], np.ndarray]:
         """The outputs as fresh CuPy arrays (the core block is reused by the next run),
         finalised on the device first when ``finalize`` and in the caller's order with
         ``reorder``; only the control block and the trace come back to the host. Where
         they came with the read that found the run over, the host does not wait for the
         copies: ``caller``, the stream current at the call, waits for them on the device.
+        ``dev``: the finalised or reordered outputs, queued already
+        (:meth:`~gswitch.engine.gpu.GpuEngine.outputs_before_wait`).
         """
         cp = self.cp
-        dev = self._outputs(ctx, plan, params, finalize, reorder)
+        if dev is None:
+            dev = self._outputs(ctx, plan, params, finalize, reorder)
         out: dict[str, Any] = {}
         core = ctx.core.array
         lo, hi = core.data.ptr, core.data.ptr + core.nbytes

@@ -128,6 +128,7 @@ class Repeat:
         ctx._early = ctx._first_read
         for dst, src, nbytes in ctx._first_read:
             rt.memcpyAsync(dst, src, nbytes, _D2H, sp)
+        engine.outputs_before_wait(ctx)  # the run's device outputs, behind its launch
         rt.streamSynchronize(sp)
         ctx._state_in_flight = False
         ctx._early_read_at = ctx._ctl_read_at = ctx._synced_at = engine.work
