@@ -143,40 +143,36 @@ def test_steps_of_one_node_in_a_longer_run_match():
     assert _assert_same(Walk, _path(), source=2)
 
 
+def _keep_min(e):
+    e.dst.x.reduce_min(e.src.x)
+
+
+def _read_next(n):
+    n.x = n.x.at(n.x + 1)
+
+
+def _add_one(n):
+    n.x.reduce_add(1, activate=False)
+
+
+def _int_field_algorithm(name, node):
+    """An int32 field ``x`` (5 everywhere), a min along edges, and the node operator
+    ``node``."""
+    body = {"x": gs.NodeField("int32", init=5), "start": gs.all_nodes(),
+            "keep": gs.edge_op(_keep_min), "node": gs.node_op(node)}
+    return gs.algorithm(type(name, (), body), name=name,
+                        reference="the CPU engine's array plans")
+
+
 def test_an_id_out_of_range_raises_the_array_plans_error():
-    @gs.algorithm(name="one_node_bad_index", reference="the CPU engine's array plans")
-    class BadIndex:
-        x = gs.NodeField("int32", init=5)
-        start = gs.all_nodes()
-
-        @gs.edge_op
-        def keep(e):
-            e.dst.x.reduce_min(e.src.x)
-
-        @gs.node_op
-        def read(n):
-            n.x = n.x.at(n.x + 1)
-
+    bad_index = _int_field_algorithm("one_node_bad_index", _read_next)
     with pytest.raises(AlgorithmError, match="outside the graph's ids 0..0"):
-        gs.run(BadIndex, _one_node(), backend="cpu")
-    _assert_same(BadIndex, _one_node())
+        gs.run(bad_index, _one_node(), backend="cpu")
+    _assert_same(bad_index, _one_node())
 
 
 def test_a_reduction_keeps_the_array_plans():
-    @gs.algorithm(name="one_node_reduce", reference="the CPU engine's array plans")
-    class Reduce:
-        x = gs.NodeField("int32", init=5)
-        start = gs.all_nodes()
-
-        @gs.edge_op
-        def keep(e):
-            e.dst.x.reduce_min(e.src.x)
-
-        @gs.node_op
-        def add(n):
-            n.x.reduce_add(1, activate=False)
-
-    programs = _assert_same(Reduce, _one_node())
+    programs = _assert_same(_int_field_algorithm("one_node_reduce", _add_one), _one_node())
     assert [p.one for p in programs] == [None]
 
 

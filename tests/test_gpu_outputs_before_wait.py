@@ -102,23 +102,16 @@ def test_a_replay_that_overflows_after_queuing_falls_back(queued):
     assert any(queued)
 
 
+def _fail(fields, params):
+    raise RuntimeError("no such thing")
+
+
 def test_a_failing_device_finalize_is_still_one_named_error():
-    @gs.algorithm(name="early_bad_finalize", finalize_on_device=True,
-                  reference="an error")
-    class BadFinalize:
-        depth = gs.NodeField("int32", init=gs.INF, at_source=0)
-        start = gs.from_source()
+    from gswitch.testing.user_algorithms import hop_count
 
-        @gs.edge_op
-        def visit(e):
-            e.dst.depth.reduce_min(e.src.depth + 1)
-
-        @staticmethod
-        def finalize(fields, params):
-            raise RuntimeError("no such thing")
-
+    bad = hop_count("early_bad_finalize", _fail, finalize_on_device=True)
     g = rmat(10, 4, seed=1).symmetrize()
     for _ in range(2):
         with pytest.raises(gs.AlgorithmError, match="finalize failed on the device"):
-            gs.run(BadFinalize, g, source=0, backend="gpu", arrays="cupy",
+            gs.run(bad, g, source=0, backend="gpu", arrays="cupy",
                    config={"launch": "persistent"})
