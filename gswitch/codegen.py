@@ -896,6 +896,7 @@ def _generate(spec: AlgorithmSpec, config: Config, weighted: bool) -> GeneratedM
     phases = phase_list(spec, config)
     skeleton = skeleton.replace("/*@phases@*/", _phase_table(phases, strategies["driving"]))
     parts.append(skeleton)
+    parts.append(_core_file("fill.cuh"))  # the fields' initial values, one launch
     source = "\n".join(parts)
     kernels = ("gs_phase_kernel",) + tuple(
         k for axis in ("launch", "worklist", "load_balance", "driving", "direction")

@@ -589,13 +589,14 @@ def test_resident_copy_of_an_equal_graph_follows_the_graph_in_use():
     assert r.fields["depth"].tolist() == [-1, 0, 1, 2, 3]
 
 
+@pytest.mark.parametrize("sources", [[0, 7, 1234], [1234]], ids=["three", "one"])
 @pytest.mark.parametrize("launch", ["host_loop", "persistent"])
 @pytest.mark.parametrize("name", ALGORITHMS + sorted(USER))
-def test_fields_of_a_large_graph_start_on_the_device(name, launch, monkeypatch):
-    """Fields larger than the engine's threshold are initialised by fill kernels on the
-    device (every node's value, then the sources'): the answers equal those of the host
-    path (the threshold raised so that the host fills them) for every field dtype, node
-    ids as initial labels and several sources.
+def test_fields_of_a_large_graph_start_on_the_device(name, launch, sources, monkeypatch):
+    """Fields larger than the engine's threshold are initialised on the device (one fill
+    launch, then the sources' values unless one source folds into it): the answers equal
+    those of the host path (the threshold raised so that the host fills them) for every
+    field dtype, node ids as initial labels, one source and several.
     """
     from gswitch.engine import gpu
     from gswitch.generators import rmat
@@ -603,7 +604,7 @@ def test_fields_of_a_large_graph_start_on_the_device(name, launch, monkeypatch):
     spec = USER.get(name) or get_registry().algorithm(name, CLASSIC[name])
     g = rmat(15, 4, seed=11, weighted=True)
     assert 4 * g.n_nodes > gpu._DEVICE_FILL_BYTES  # the device path is taken
-    kw = {"source": [0, 7, 1234]} if spec.start.kind == "source" else {}
+    kw = {"source": sources} if spec.start.kind == "source" else {}
     cfg = gs.Config({"launch": launch, "worklist.dedup": True})
     on_device = gs.run(spec, g, backend="gpu", config=cfg, **kw).fields
     monkeypatch.setattr(gpu, "_DEVICE_FILL_BYTES", 1 << 40)

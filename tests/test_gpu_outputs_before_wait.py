@@ -3,7 +3,8 @@ the gather into the caller's order) behind its launch, before the host waits
 (:meth:`gswitch.engine.gpu.GpuEngine.outputs_before_wait`). The answers equal those of
 the same calls with that switched off and the algorithms' references; an overflow
 after the outputs were queued takes them again; a failing ``finalize`` is still one
-named error.
+named error. Where the outputs stay on the device, the host waits for the read of the
+control block only, and the caller's stream for the outputs.
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ def queued(monkeypatch):
     real = gpu.GpuEngine.outputs_before_wait
 
     def spy(self, ctx):
-        real(self, ctx)
+        mark = real(self, ctx)
         seen.append(self._early is not None)
+        return mark
 
     monkeypatch.setattr(gpu.GpuEngine, "outputs_before_wait", spy)
     return seen
@@ -115,3 +117,46 @@ def test_a_failing_device_finalize_is_still_one_named_error():
         with pytest.raises(gs.AlgorithmError, match="finalize failed on the device"):
             gs.run(bad, g, source=0, backend="gpu", arrays="cupy",
                    config={"launch": "persistent"})
+
+
+@pytest.mark.parametrize("launch", ["persistent", "replay"])
+def test_device_outputs_are_waited_for_by_the_callers_stream_not_the_host(launch,
+                                                                          monkeypatch):
+    """PageRank with CuPy results, finalised on the device: the engine never waits for
+    its stream (a first run's persistent loop, and replays), and what the caller's own
+    non-blocking stream reads at once is the finished answer."""
+    import cupy as cp
+
+    from gswitch.engine import gpu
+
+    monkeypatch.setattr(gpu, "_DEVICE_FINALIZE_BYTES", 0)
+    g = rmat(12, 8, seed=3).symmetrize()
+    cfg = {"launch": "persistent"}
+    want = gs.run("pagerank", g, backend="gpu", config=cfg).fields["rank"]
+    if launch == "persistent":  # no replay record: every call runs the loop
+        gpu.GpuEngine.instance().release(g)
+        monkeypatch.setattr(gpu.Repeat, "after", classmethod(lambda cls, ctx, plan: None))
+        gs.run("pagerank", g, backend="gpu", config=cfg, arrays="cupy")  # resident again
+    rt = cp.cuda.runtime
+    waits = []
+    real = rt.streamSynchronize
+
+    def counted(stream):
+        waits.append(stream)
+        return real(stream)
+
+    monkeypatch.setattr(rt, "streamSynchronize", counted)
+    mine = cp.cuda.Stream(non_blocking=True)
+    copies = []
+    with mine:
+        for _ in range(3):
+            r = gs.run("pagerank", g, backend="gpu", config=cfg, arrays="cupy")
+            assert r.stats["finalized_on"] == "device"
+            assert r.stats.get("replayed", False) is (launch == "replay")
+            copies.append(r.fields["rank"] * 1)  # queued on the caller's stream
+        mine.synchronize()
+    monkeypatch.setattr(rt, "streamSynchronize", real)
+    assert waits == []
+    for c in copies:
+        np.testing.assert_allclose(c.get(), want, rtol=1e-5, atol=1e-9)
+    assert compare("pagerank", copies[-1].get(), reference("pagerank", g)) is None

@@ -40,6 +40,8 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--arrays", default="cupy")
     ap.add_argument("--trace", default="", help="write a torch.profiler Chrome trace here")
+    ap.add_argument("--cprofile", type=int, default=0,
+                    help="also profile this many calls with cProfile (top functions)")
     args = ap.parse_args()
     require_gpu("call_timeline.py")
     import cupy as cp
@@ -70,6 +72,8 @@ def main() -> None:
           f"{r.stats.get('config_source')}")
     print(f"  config {r.config.to_dict() if r.config is not None else None}")
     _breakdown(call, args.calls, cp)
+    if args.cprofile:
+        _cprofile(call, args.cprofile, cp)
     if args.trace:
         _trace(call, args.trace, cp)
 
@@ -107,8 +111,13 @@ def _breakdown(call, calls: int, cp) -> None:
     wrap(gpu.GpuEngine, "_room_for", "      room_for")
     wrap(gpu.GpuEngine, "_known", "    known (resident lookup)")
     wrap(gpu, "generate_source", "    generate_source")
+    from gswitch.engine import repeat
+
+    wrap(repeat.Repeat, "_replay", "    replay")
+    wrap(gpu.GpuEngine, "write_inputs", "      write_inputs")
     rt = cp.cuda.runtime
     wrap(rt, "streamSynchronize", "  (streamSynchronize, any)")
+    wrap(rt, "eventSynchronize", "  (eventSynchronize, any)")
     for _ in range(3):
         call()
     totals.clear()
@@ -122,6 +131,24 @@ def _breakdown(call, calls: int, cp) -> None:
     print(f"  wrapped: {wall * 1e6:.1f} us a call (mean); per call, host time of:")
     for k, v in totals.items():
         print(f"    {k:<36} {v / calls * 1e6:8.1f} us  ({counts[k] / calls:.1f} calls)")
+
+
+def _cprofile(call, calls: int, cp) -> None:
+    """The functions of most own host time over ``calls`` calls (cProfile)."""
+    import cProfile
+    import io
+    import pstats
+
+    prof = cProfile.Profile()
+    for _ in range(calls):
+        prof.enable()
+        call()
+        prof.disable()
+        cp.cuda.Device().synchronize()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(30)
+    print(f"  cProfile of {calls} calls (own time, the 30 largest):")
+    print(out.getvalue())
 
 
 def _trace(call, path: str, cp) -> None:

@@ -267,11 +267,14 @@ class LaunchContext:
             for dst, src, nbytes in early:
                 rt.memcpyAsync(dst, src, nbytes, _D2H, sp)
             self._early_read_at = self.engine.work
-        if last:
-            self.engine.outputs_before_wait(self)
-        rt.streamSynchronize(sp)
+        mark = self.engine.outputs_before_wait(self) if last else None
+        if mark is None:
+            rt.streamSynchronize(sp)
+            self._synced_at = self.engine.work
+        else:  # the outputs behind the read stay on the device: not waited for here
+            rt.eventSynchronize(mark.ptr)
         self._state_in_flight = False
-        self._ctl_read_at = self._synced_at = self.engine.work
+        self._ctl_read_at = self.engine.work
         return self.ctl_host
 
     def _await_decision(self) -> bool:

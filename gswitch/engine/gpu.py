@@ -42,6 +42,7 @@ from ..errors import (
 from ..graph import Graph
 from ..result import Result
 from .context import LaunchContext
+from .fill import plan_fill
 from .gpu_results import ResultsPath
 from .memory import (
     _CTL_ROOM,
@@ -67,7 +68,7 @@ __all__ = ["GpuEngine", "LaunchContext", "estimate_bytes"]
 
 #: Plans kept per resident graph (a tuning study tries many configurations on one graph).
 _PLANS_PER_GRAPH = 64
-#: Fields of more bytes than this start on the device (a fill kernel per field) instead
+#: Fields of more bytes than this start on the device (one fill launch for them all) instead
 #: of being written on the host and copied up with the control block: for a graph of 4M
 #: nodes that saves filling 16 MB of page-locked memory and copying it (about 2 ms).
 _DEVICE_FILL_BYTES = 1 << 16
@@ -145,6 +146,9 @@ class GpuEngine(ResultsPath):
         self._copy_events: list[Any] = []
         #: recorded after a run's copies of device results, for the caller's stream
         self._handoff: Any = None
+        #: recorded after a run's read of its control block, before its device outputs
+        #: (outputs_before_wait): the host waits for it, not for the outputs
+        self._read_mark: Any = None
         #: (when, free bytes, the pool's bytes) of the last free-memory query (_room_for)
         self._free_seen: tuple[float, int, int] | None = None
         #: the running call's choice of results for :meth:`outputs_before_wait`, and
@@ -514,7 +518,7 @@ class GpuEngine(ResultsPath):
                             and self._room_for(fbytes))
         return finalize, here
 
-    def outputs_before_wait(self, ctx: LaunchContext) -> None:
+    def outputs_before_wait(self, ctx: LaunchContext) -> Any:
         """Queue the running call's device outputs (its ``finalize`` on the device, the
         gather into the caller's order) behind the launch just queued, before the host
         waits for it: a launch path whose launch usually ends the run (a persistent loop,
@@ -522,18 +526,31 @@ class GpuEngine(ResultsPath):
         instead of following it. Nothing is queued where the outputs need no device work;
         a later launch (an overflow's) makes what was queued stale, and the outputs are
         then taken again after the run (``GpuEngine.run`` checks ``work``).
+
+        Gives the event the host waits for instead of the stream, or ``None`` (wait for
+        the stream): where the outputs stay on the device, the host needs only what was
+        queued before them (the read of the control block), and the caller's stream, not
+        the host, waits for the outputs.
         """
         call = self._before_wait
         if call is None:
-            return
+            return None
         spec, params, device_arrays, reorder = call
         plan = ctx.plan
         finalize, here = self._results_choice(plan, spec, device_arrays, reorder)
         if not here:
             reorder = None
-        if here and (finalize or reorder is not None):
-            dev = self._outputs(ctx, plan, params, finalize, reorder)
-            self._early = (ctx, self.work, finalize, here, dev)
+        if not (here and (finalize or reorder is not None)):
+            return None
+        mark = None
+        if device_arrays:
+            mark = self._read_mark
+            if mark is None:
+                mark = self._read_mark = self.cp.cuda.Event(disable_timing=True)
+            self.runtime.eventRecord(mark.ptr, self.stream.ptr)
+        dev = self._outputs(ctx, plan, params, finalize, reorder)
+        self._early = (ctx, self.work, finalize, here, dev)
+        return mark
 
     @staticmethod
     def _finish(ctx: LaunchContext, out: dict[str, Any], trace: np.ndarray,
@@ -709,21 +726,42 @@ class GpuEngine(ResultsPath):
         """Write the initial fields on the device, as :meth:`AlgorithmSpec.fill_fields`
         does on the host: every node's value, then the sources' (``start``, the device
         start ids, or ``None``), on the engine's stream after the start ids' copy.
+
+        Constants and node ids go in one launch of the module's ``gs_fill_fields``
+        (:mod:`gswitch.engine.fill`), with the value at a single host source folded in;
+        a per-node input is copied up, and the values at several sources are written
+        after it.
         """
         core, n = ctx.core, ctx.n_nodes
-        where = {name: (offset, dt) for name, offset, dt, _m in plan.fields}
-        for name, value, at_source in plan.spec.initial_values(params, start is not None):
-            offset, dt = where[name]
-            dev = core.field(offset, dt, n)
-            if value is NODE_ID:
-                self._copy_on_device(dev, self._all_nodes(ctx.res, n))
-            elif isinstance(value, np.ndarray):  # a per-node input: one copy up
-                dev.set(np.ascontiguousarray(value, dtype=dt), stream=self.stream)
-            else:
-                dev.fill(value)
+        few, base = ctx.start_host, core.fields_ptr
+        values = plan.spec.initial_values(params, start is not None)
+        source = int(few[0]) if few is not None and few.size == 1 else -1
+        # scalars only (no per-node input): their repr tells -0.0 from 0.0, as == does not
+        key = (None if any(isinstance(v, np.ndarray) for _f, v, _s in values)
+               else (base, n, source >= 0, repr(values)))
+        last = plan.fill
+        if key is not None and last is not None and last[0] == key:
+            launches, rest = last[1], last[2]  # packed already: launched as they are
+            for batch in launches:
+                batch.args.source = source
+        else:
+            launches, rest = plan_fill(
+                [(name, base + offset, dt) for name, offset, dt, _m in plan.fields],
+                values, n, source)
+            plan.fill = None if key is None else (key, launches, rest)
+        if launches:
+            fp, sp = ctx._function_ptr("gs_fill_fields"), self.stream.ptr
+            for batch in launches:
+                batch.launch(self.driver, fp, sp)
+        for name, ptr, dt, written, value, at_source in rest:  # after the launches
+            dev = core.field(ptr - base, dt, n)
+            if not written:
+                if value is NODE_ID:
+                    self._copy_on_device(dev, self._all_nodes(ctx.res, n))
+                else:  # a per-node input: one copy up
+                    dev.set(np.ascontiguousarray(value, dtype=dt), stream=self.stream)
             if at_source is None:
                 continue
-            few = ctx.start_host
             if few is not None and few.size <= FEW_VALUES:
                 self.put_values("at_source:" + name, dev, few.tolist(),
                                 np.full(few.size, at_source, dtype=dt))

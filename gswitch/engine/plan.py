@@ -77,6 +77,9 @@ class _Plan:
         self.steps: dict[Any, list[tuple[Phase, tuple, _PackedInts]]] = {}
         #: what strategies keep between runs of this plan (see :attr:`LaunchContext.memo`)
         self.memo: dict[Any, Any] = {}
+        #: the last device fill's key (addresses, source, initial values), its launches
+        #: and what they left (GpuEngine._fill_on_device): the same key launches them again
+        self.fill: tuple | None = None
         self.dtype = dtype  # the parameter block's (GpuEngine.state_dtype)
         self.nbytes = self.dtype.itemsize
         self.template = np.zeros(1, dtype=self.dtype)

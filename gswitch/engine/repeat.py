@@ -128,10 +128,16 @@ class Repeat:
         ctx._early = ctx._first_read
         for dst, src, nbytes in ctx._first_read:
             rt.memcpyAsync(dst, src, nbytes, _D2H, sp)
-        engine.outputs_before_wait(ctx)  # the run's device outputs, behind its launch
-        rt.streamSynchronize(sp)
+        # the run's device outputs, behind its launch; where they stay on the device the
+        # host waits for the read only
+        mark = engine.outputs_before_wait(ctx)
+        if mark is None:
+            rt.streamSynchronize(sp)
+            ctx._synced_at = engine.work
+        else:
+            rt.eventSynchronize(mark.ptr)
         ctx._state_in_flight = False
-        ctx._early_read_at = ctx._ctl_read_at = ctx._synced_at = engine.work
+        ctx._early_read_at = ctx._ctl_read_at = engine.work
         h = ctx.ctl_host
         it = int(h[_IT])
         if it > 0 and h[_slot(it - 1) + 2] & 1:  # overflowed: the usual path grows it
