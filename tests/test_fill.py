@@ -55,8 +55,8 @@ def _emulated(spec, n, params, sources, device=False):
                                else -1)
     assert all(0 < b.count <= FILL_MAX for b in launches)
     for b in launches:
-        if device:
-            stream = xp.cuda.Stream(non_blocking=True)
+        if device:  # on the stream that wrote the garbage, so after it
+            stream = xp.cuda.get_current_stream()
             b.launch(xp.cuda.driver, _fill_kernel(), stream.ptr)
             stream.synchronize()
         else:

@@ -152,7 +152,8 @@ class GpuEngine(ResultsPath):
         #: (when, free bytes, the pool's bytes) of the last free-memory query (_room_for)
         self._free_seen: tuple[float, int, int] | None = None
         #: the running call's choice of results for :meth:`outputs_before_wait`, and
-        #: what that queued: (context, ``work`` then, finalize, here, device outputs)
+        #: what that queued (outputs taken on the device): (context, ``work`` then,
+        #: finalize, device outputs)
         self._before_wait: Any = None
         self._early: tuple[Any, ...] | None = None
         #: page-locked result arrays (``_PINNED_RESULT_BYTES``)
@@ -467,7 +468,7 @@ class GpuEngine(ResultsPath):
                     ctx.strategies["launch"].drive(ctx)
                 early = self._early
                 if early is not None and early[0] is ctx and early[1] == self.work:
-                    finalize, here, dev = early[2], early[3], early[4]
+                    finalize, here, dev = early[2], True, early[3]  # taken on the device
                 else:  # nothing queued, or a launch since (an overflow's)
                     finalize, here = self._results_choice(plan, spec, device_arrays, reorder)
                     dev = None
@@ -549,7 +550,7 @@ class GpuEngine(ResultsPath):
                 mark = self._read_mark = self.cp.cuda.Event(disable_timing=True)
             self.runtime.eventRecord(mark.ptr, self.stream.ptr)
         dev = self._outputs(ctx, plan, params, finalize, reorder)
-        self._early = (ctx, self.work, finalize, here, dev)
+        self._early = (ctx, self.work, finalize, dev)
         return mark
 
     @staticmethod
