@@ -66,9 +66,10 @@ class Rest(NamedTuple):
     name: str
     ptr: int
     dtype: np.dtype
-    #: ``True`` where the launches write every node's value, else the value (an array
-    #: of one per node, or NODE_ID for a field the kernel cannot give ids)
+    #: whether the launches write every node's value
     written: bool
+    #: every node's value: a scalar, an array of one per node, or NODE_ID (written by
+    #: the caller where ``written`` is ``False``)
     value: Any
     #: the value at the sources, ``None`` where there is none to write
     at_source: Any
