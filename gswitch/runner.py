@@ -43,10 +43,15 @@ def gpu_available() -> bool:
     """Whether CuPy imports and sees at least one CUDA device.
 
     Asked once per process: neither changes while it runs (CUDA reads
-    ``CUDA_VISIBLE_DEVICES`` once), and every GPU call asks.
+    ``CUDA_VISIBLE_DEVICES`` once), and every GPU call asks. The first time, device 0's
+    CUDA context is made on a host thread while CuPy imports
+    (:mod:`gswitch.context_ahead`).
     """
     global _GPU_AVAILABLE
     if _GPU_AVAILABLE is None:
+        from . import context_ahead
+
+        context_ahead.start()  # the device's context, made while CuPy imports
         try:
             import cupy  # noqa: F401
             from cupy.cuda import runtime

@@ -36,3 +36,33 @@ def test_first_gpu_call_leaves_cupyx_and_optuna_unimported():
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["reached"] > 1
     assert got["loaded"] == [], got
+
+
+AHEAD = r"""
+import json
+import gswitch as gs
+from gswitch import context_ahead
+from gswitch.generators import rmat
+g = rmat(10, 8, seed=1)
+r = gs.run("bfs", g, source=0, backend="gpu")
+ref = gs.run("bfs", g, source=0, backend="cpu")
+import cupy
+print(json.dumps({"outcome": context_ahead.outcome, "device": cupy.cuda.runtime.getDevice(),
+                  "same": r.fields["depth"].tolist() == ref.fields["depth"].tolist()}))
+"""
+
+
+@pytest.mark.parametrize("ahead", ["1", "0"])
+def test_first_call_on_the_context_made_while_cupy_imported(ahead):
+    """The thread made device 0's primary context (or was turned off), and the call ran
+    there with the CPU engine's answer."""
+    import os
+
+    env = {**os.environ, "GSWITCH_CONTEXT_AHEAD": ahead}
+    out = subprocess.run([sys.executable, "-c", AHEAD], capture_output=True, text=True,
+                         check=True, timeout=300, env=env)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["same"] is True
+    assert got["device"] == 0
+    want = {"init": 0, "device": 0, "context": 0} if ahead == "1" else {}
+    assert got["outcome"] == want

@@ -108,6 +108,9 @@ class GpuEngine(ResultsPath):
             raise DeviceError(
                 "the gpu backend needs CuPy: pip install 'gswitch[cuda12]' or 'gswitch[cuda13]'"
             ) from exc
+        from ..context_ahead import wait
+
+        wait()  # a context begun while CuPy imported: made before CuPy's runtime asks
         self.cp = cp
         self._modules: dict[str, Any] = {}
         self._graphs: weakref.WeakKeyDictionary[Graph, _Resident] = weakref.WeakKeyDictionary()
