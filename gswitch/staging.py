@@ -139,6 +139,7 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
     configs = [stage_config(st, config) if isinstance(st, AlgorithmSpec) else None
                for st in spec.stages]
     pos, laps = 0, 0
+    in_core: set[int] = set()  # the device allocations the stages' fields were left in
     while pos < len(spec.stages):
         st = spec.stages[pos]
         pos += 1
@@ -202,7 +203,9 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
                     f"{spec.label} passed its deadline of {deadline_s:.3g} s before stage "
                     f"{st.stage_name} ({elapsed:.3g} s)", elapsed_s=elapsed,
                     iterations=int(stats["iterations"]))
-        extra: dict[str, Any] = {"device_arrays": True} if backend == "gpu" else {}
+        # on the GPU a stage's fields stay where the engine ran it, for the next stage
+        extra: dict[str, Any] = {"device_arrays": True, "in_place": True} \
+            if backend == "gpu" else {}
         if timer is not None:
             timer.stage = st.stage_name
             extra["timer"] = timer
@@ -210,6 +213,8 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
         r = engine.run(st, on, params, src, configs[pos - 1], max_iterations,
                        progress=progress, deadline_s=left, fields_in=fields, **extra)
         fields = {k: xp.asarray(v) for k, v in r.fields.items()}
+        if backend == "gpu":  # views of the core block the engine ran the stage in
+            in_core.update(id(v.data.mem) for v in fields.values())
         for k in ("active", "modes", "directions"):
             stats[k].extend(r.stats.get(k, []))
         for k in _SUMMED:
@@ -224,6 +229,8 @@ def run_stages(spec: AlgorithmSpec, graph: Graph, params: dict[str, Any],
             if k not in stats and k not in ("time_s", "converged", "totals"):
                 stats[k] = v
     assert fields is not None  # a staged spec has an operator stage
+    if in_core and device_arrays:  # the next run reuses the core block: the caller's own
+        fields = engine.fresh_copies(fields, in_core)
     fields = {**fields, **edge_fields}
     if backend == "gpu":
         fields = _gpu_results(spec, fields, params, engine, device_arrays, stats)

@@ -378,11 +378,18 @@ class GpuEngine(ResultsPath):
             sources: np.ndarray | None, config: Config, max_iterations: int,
             progress: Any = None, deadline_s: float | None = None,
             device_arrays: bool = False, fields_in: dict[str, Any] | None = None,
-            timer: PhaseTimer | None = None, reorder: Any = None) -> Result:
+            timer: PhaseTimer | None = None, reorder: Any = None,
+            in_place: bool = False) -> Result:
         """Run ``spec`` on ``graph``; with ``device_arrays`` the output fields stay on the
         device as fresh CuPy arrays (finalised there when the algorithm allows it; else
         they come back for the host's ``finalize``). With ``timer`` every timed launch's
         event time is charged to its phase (:mod:`gswitch.engine.timing`).
+
+        ``in_place`` (with ``device_arrays``): outputs that are the run's own fields are
+        handed over as views of the graph's core block instead of fresh copies; they hold
+        the values until the next run on the graph starts. A staged run passes them to its
+        next stage as ``fields_in``, which then finds them where it reads them: no copy
+        out and back (:func:`gswitch.staging.run_stages`).
 
         ``reorder`` (a device index array, ``out[i] = field[reorder[i]]``) puts the
         outputs that hold a value per node back in the caller's order on the device,
@@ -479,7 +486,7 @@ class GpuEngine(ResultsPath):
                     reorder = None  # a host finalize reads the fields in the run's order
                 if device_arrays and here:
                     out, trace = self._device_results(ctx, plan, params, finalize, reorder,
-                                                      caller, dev)
+                                                      caller, dev, in_place)
                 elif here:
                     out, trace = self._finalize_and_read_back(ctx, plan, params, finalize,
                                                               reorder, dev)
@@ -696,8 +703,7 @@ class GpuEngine(ResultsPath):
             self._copy_on_device(start, sources)
         if on_device:
             if fields_in is not None:
-                for name, offset, dt, _m in plan.fields:
-                    self._copy_on_device(core.field(offset, dt, n), fields_in[name])
+                self._fields_in(core, plan, fields_in, n)
             else:
                 self._fill_on_device(ctx, plan, params, None if sources is None else start)
         ctx.strategies["worklist"].seed(ctx, start, sources is None)
@@ -772,6 +778,26 @@ class GpuEngine(ResultsPath):
             else:
                 dev[start] = at_source
         self.work += 1
+
+    def _fields_in(self, core: Any, plan: _Plan, fields_in: dict[str, Any], n: int) -> None:
+        """Copy a stage's ``fields_in`` into this run's fields in ``core``. One already in
+        its place (the last stage left it there, :meth:`run`'s ``in_place``) is not
+        copied; one elsewhere in the field region (a host step moved it) is copied out
+        first, since the copies into the region could overwrite it before it is read.
+        """
+        cp = self.cp
+        lo = core.fields_ptr
+        hi = lo + plan.field_bytes
+        pairs = []
+        for name, offset, dt, _m in plan.fields:
+            dst, src = core.field(offset, dt, n), fields_in[name]
+            if (isinstance(src, cp.ndarray) and lo <= src.data.ptr < hi
+                    and not (src.data.ptr == dst.data.ptr and src.dtype == dst.dtype
+                             and src.size == dst.size and src.flags.c_contiguous)):
+                src = self._fresh_copy(src)
+            pairs.append((dst, src))
+        for dst, src in pairs:
+            self._copy_on_device(dst, src)
 
     def _copy_on_device(self, dst: Any, src: Any) -> None:
         """``dst[...] = src`` on the engine's stream: one device-to-device copy where

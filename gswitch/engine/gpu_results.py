@@ -187,7 +187,7 @@ class ResultsPath:
 
     def _device_results(self, ctx: LaunchContext, plan: _Plan, params: dict[str, Any],
                         finalize: bool, reorder: Any = None, caller: Any = None,
-                        dev: dict[str, Any] | None = None
+                        dev: dict[str, Any] | None = None, in_place: bool = False
                         ) -> tuple[dict[str, Any], np.ndarray]:
         """The outputs as fresh CuPy arrays (the core block is reused by the next run),
         finalised on the device first when ``finalize`` and in the caller's order with
@@ -195,7 +195,9 @@ class ResultsPath:
         they came with the read that found the run over, the host does not wait for the
         copies: ``caller``, the stream current at the call, waits for them on the device.
         ``dev``: the finalised or reordered outputs, queued already
-        (:meth:`~gswitch.engine.gpu.GpuEngine.outputs_before_wait`).
+        (:meth:`~gswitch.engine.gpu.GpuEngine.outputs_before_wait`). ``in_place``: the
+        run's fields are handed over as the views of the core block they are (see
+        :meth:`~gswitch.engine.gpu.GpuEngine.run`).
         """
         cp = self.cp
         if dev is None:
@@ -212,6 +214,8 @@ class ResultsPath:
             elif (arr.base is None and not lo <= arr.data.ptr < hi
                   and all(arr is not o for o in out.values())):
                 out[name] = arr  # made by finalize: already the caller's own
+            elif in_place:  # for a next stage that reads it there
+                out[name] = arr
             else:  # a view of the core block, reused by the next run: copied on the
                 out[name] = self._fresh_copy(arr)  # on the engine's stream, waited for below
         trace, queued = self._queue_control_and_trace(ctx)
@@ -220,11 +224,29 @@ class ResultsPath:
             rt.streamSynchronize(sp)
             ctx._synced_at = self.work
         else:  # the trace is here: the caller's stream waits for the copies, not the host
-            if self._handoff is None:
-                self._handoff = self.cp.cuda.Event(disable_timing=True)
-            rt.eventRecord(self._handoff.ptr, sp)
-            rt.streamWaitEvent(caller.ptr, self._handoff.ptr, 0)
+            self.hand_over(caller)
         return out, trace
+
+    def hand_over(self, caller: Any) -> None:
+        """Make the stream ``caller`` wait, on the device, for what the engine's stream
+        has queued so far (results the caller reads there).
+        """
+        if self._handoff is None:
+            self._handoff = self.cp.cuda.Event(disable_timing=True)
+        self.runtime.eventRecord(self._handoff.ptr, self.stream.ptr)
+        self.runtime.streamWaitEvent(caller.ptr, self._handoff.ptr, 0)
+
+    def fresh_copies(self, arrays: dict[str, Any], blocks: set[int]) -> dict[str, Any]:
+        """``arrays`` with those in the device allocations ``blocks`` (the ``id`` of
+        their ``data.mem``: core blocks, which the next run reuses) replaced by fresh
+        copies, made on the engine's stream; the current stream waits for them.
+        """
+        cp = self.cp
+        out = {k: self._fresh_copy(v) if isinstance(v, cp.ndarray) and id(v.data.mem) in blocks
+               else v for k, v in arrays.items()}
+        if any(a is not b for a, b in zip(out.values(), arrays.values(), strict=True)):
+            self.hand_over(cp.cuda.get_current_stream())
+        return out
 
     def _read_back(self, ctx: LaunchContext, plan: _Plan
                    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
