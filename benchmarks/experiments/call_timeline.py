@@ -59,17 +59,21 @@ def main() -> None:
         gs.run(args.alg, g, backend="gpu", arrays=args.arrays, **kw)
     cp.cuda.Device().synchronize()
     call = lambda: gs.run(args.alg, g, backend="gpu", arrays=args.arrays, **kw)  # noqa: E731
-    walls, devs = [], []
+    walls, devs, steps = [], [], []
     for _ in range(args.calls):
         t = time.perf_counter()
         r = call()
         cp.cuda.Device().synchronize()
         walls.append(time.perf_counter() - t)
         devs.append(r.stats["device_time_s"])
+        steps.append(r.stats.get("host_step_s", 0.0))
     w, d = statistics.median(walls) * 1e3, statistics.median(devs) * 1e3
     print(f"{args.alg} {name} arrays={args.arrays}: wall {w:.3f} ms, device {d:.3f} ms, "
           f"beyond {w - d:.3f} ms; iterations {r.iterations}; source "
           f"{r.stats.get('config_source')}")
+    if any(steps):  # counted as device time in the stats; here as host time too
+        h = statistics.median(steps) * 1e3
+        print(f"  host steps {h:.3f} ms: beyond the stages' device time {w - d + h:.3f} ms")
     print(f"  config {r.config.to_dict() if r.config is not None else None}")
     _breakdown(call, args.calls, cp)
     if args.cprofile:
