@@ -66,3 +66,16 @@ def test_first_call_on_the_context_made_while_cupy_imported(ahead):
     assert got["device"] == 0
     want = {"init": 0, "device": 0, "context": 0} if ahead == "1" else {}
     assert got["outcome"] == want
+
+
+def test_the_device_nvrtc_takes_the_engine_options():
+    """A module compiled here kept the fast options (no fallback to the base ones) and
+    gives the CPU engine's answer."""
+    from gswitch.engine import gpu
+    from gswitch.generators import rmat
+
+    g = rmat(9, 8, seed=3)
+    r = gs.run("sssp", g, source=0, backend="gpu", config="default")
+    ref = gs.run("sssp", g, source=0, backend="cpu")
+    assert r.fields["dist"].tolist() == ref.fields["dist"].tolist()
+    assert gpu.NVRTC_OPTIONS == ("-std=c++17", "-minimal", "--split-compile=0")

@@ -91,6 +91,14 @@ _I32 = np.dtype(np.int32)
 _U8 = np.dtype(np.uint8)
 
 _INSTANCE_LOCK = threading.Lock()
+#: NVRTC options of the engine's modules. ``-minimal`` leaves out the declarations of
+#: textures, surfaces and the device runtime's functions, which no module uses;
+#: ``--split-compile=0`` runs the optimizer on every host core. Together they took the
+#: compile of BFS's first module from 1.36 to 0.83 s on an H200, with the same register
+#: counts (``benchmarks/experiments/nvrtc_options.py``). An NVRTC that refuses them
+#: gets :data:`BASE_NVRTC_OPTIONS` (:meth:`GpuEngine.module`).
+NVRTC_OPTIONS: tuple[str, ...] = ("-std=c++17", "-minimal", "--split-compile=0")
+BASE_NVRTC_OPTIONS: tuple[str, ...] = ("-std=c++17",)
 _RUNTIME: Any = None  # cupy.cuda.runtime, once GpuEngine.instance first needed it
 
 
@@ -224,15 +232,12 @@ class GpuEngine(ResultsPath):
         mod = self._modules.get(gen.key)
         if mod is not None:
             return mod
-        cp = self.cp
         try:
             # never CuPy's cooperative-groups mode: it compiles relocatable code and links
             # the device runtime library, seconds per module; the persistent kernel's
             # grid barrier is the module's own, and its launch is cooperative
             # (``LaunchContext.launch_kernel``)
-            mod = cp.RawModule(code=gen.source, options=("-std=c++17",))
-            for k in gen.kernels:
-                mod.get_function(k)  # forces compilation now, not at first launch
+            mod = self._compiled(gen)
         except Exception as exc:
             msg = str(exc).strip().splitlines()
             first = next((ln for ln in msg if "error" in ln), msg[0] if msg else repr(exc))
@@ -245,6 +250,24 @@ class GpuEngine(ResultsPath):
             raise KernelCompileError(detail) from None
         self._modules[gen.key] = mod
         return mod
+
+    def _compiled(self, gen: GeneratedModule) -> Any:
+        """``gen``'s module, compiled (or loaded from CuPy's cache) with
+        :data:`NVRTC_OPTIONS`; with :data:`BASE_NVRTC_OPTIONS` from then on where this
+        NVRTC refuses an option (an older toolkit).
+        """
+        global NVRTC_OPTIONS
+        opts = NVRTC_OPTIONS
+        try:
+            mod = self.cp.RawModule(code=gen.source, options=opts)
+            for k in gen.kernels:
+                mod.get_function(k)  # forces compilation now, not at first launch
+            return mod
+        except Exception as exc:
+            if opts == BASE_NVRTC_OPTIONS or not _refused_option(exc):
+                raise
+        NVRTC_OPTIONS = BASE_NVRTC_OPTIONS
+        return self._compiled(gen)
 
     def _known(self, graph: Graph) -> _Resident | None:
         """The resident copy of ``graph`` or of an equal graph (graphs compare by content),
@@ -813,3 +836,10 @@ class GpuEngine(ResultsPath):
                                          self.stream.ptr)
             return
         dst[...] = cp.asarray(src, dtype=dst.dtype)
+
+
+def _refused_option(exc: Exception) -> bool:
+    """Whether a compile failed on an option NVRTC does not know, not on the source."""
+    text = str(exc)
+    return "NVRTC_ERROR_INVALID_OPTION" in text or "unrecognized option" in text \
+        or "invalid option" in text.lower()
