@@ -26,8 +26,7 @@ class FakeCupy:
 
             def get_function(self, name: str) -> str:
                 if any(o in outer.refuse for o in self.options):
-                    raise RuntimeError(
-                        f"NVRTC_ERROR_INVALID_OPTION (5)\nnvrtc: error: invalid option {name}")
+                    raise RuntimeError(getattr(outer, "refusal", "NVRTC_ERROR_INVALID_OPTION"))
                 if "bad" in self.code:
                     raise RuntimeError("NVRTC_ERROR_COMPILATION (6)\nerror: identifier bad")
                 return name
@@ -71,9 +70,22 @@ def test_a_refused_option_falls_back_once_for_the_process(refused):
     assert len(fake.tried) == 3  # the refused try, then one each
 
 
-def test_a_source_error_is_reported_not_retried():
+@pytest.mark.parametrize("message", [
+    "NVRTC_ERROR_INVALID_OPTION (5)", "nvrtc: error: unknown option '-minimal'", "boom"])
+def test_any_refusal_wording_falls_back(monkeypatch, message):
+    """Where the options fail and the base ones compile, the options were at fault,
+    whatever NVRTC said."""
+    fake = FakeCupy({"-minimal"})
+    monkeypatch.setattr(FakeCupy, "refusal", message, raising=False)
+    assert engine_with(fake).module(gen()).options == gpu.BASE_NVRTC_OPTIONS
+
+
+def test_a_source_error_is_reported_and_keeps_the_options():
+    """Both option sets fail: the source's error is raised, and the next module still
+    asks for the fast options."""
     fake = FakeCupy(set())
-    with pytest.raises(gpu.KernelCompileError, match="CUDA compile failed for test"):
+    with pytest.raises(gpu.KernelCompileError,
+                       match="CUDA compile failed for test: error: identifier bad"):
         engine_with(fake).module(gen("bad"))
-    assert fake.tried == [gpu.NVRTC_OPTIONS]
+    assert fake.tried == [gpu.NVRTC_OPTIONS, gpu.BASE_NVRTC_OPTIONS]
     assert gpu.NVRTC_OPTIONS != gpu.BASE_NVRTC_OPTIONS

@@ -253,21 +253,27 @@ class GpuEngine(ResultsPath):
 
     def _compiled(self, gen: GeneratedModule) -> Any:
         """``gen``'s module, compiled (or loaded from CuPy's cache) with
-        :data:`NVRTC_OPTIONS`; with :data:`BASE_NVRTC_OPTIONS` from then on where this
-        NVRTC refuses an option (an older toolkit).
+        :data:`NVRTC_OPTIONS`. Where that fails and :data:`BASE_NVRTC_OPTIONS` succeed,
+        this NVRTC refused an option (an older toolkit; its wording of the refusal
+        varies): the base options serve the rest of the process. Where both fail, the
+        source is at fault, and the base options' error is raised.
         """
         global NVRTC_OPTIONS
         opts = NVRTC_OPTIONS
         try:
-            mod = self.cp.RawModule(code=gen.source, options=opts)
-            for k in gen.kernels:
-                mod.get_function(k)  # forces compilation now, not at first launch
-            return mod
-        except Exception as exc:
-            if opts == BASE_NVRTC_OPTIONS or not _refused_option(exc):
+            return self._build(gen, opts)
+        except Exception:
+            if opts == BASE_NVRTC_OPTIONS:
                 raise
+        mod = self._build(gen, BASE_NVRTC_OPTIONS)
         NVRTC_OPTIONS = BASE_NVRTC_OPTIONS
-        return self._compiled(gen)
+        return mod
+
+    def _build(self, gen: GeneratedModule, options: tuple[str, ...]) -> Any:
+        mod = self.cp.RawModule(code=gen.source, options=options)
+        for k in gen.kernels:
+            mod.get_function(k)  # forces compilation now, not at first launch
+        return mod
 
     def _known(self, graph: Graph) -> _Resident | None:
         """The resident copy of ``graph`` or of an equal graph (graphs compare by content),
@@ -836,10 +842,3 @@ class GpuEngine(ResultsPath):
                                          self.stream.ptr)
             return
         dst[...] = cp.asarray(src, dtype=dst.dtype)
-
-
-def _refused_option(exc: Exception) -> bool:
-    """Whether a compile failed on an option NVRTC does not know, not on the source."""
-    text = str(exc)
-    return "NVRTC_ERROR_INVALID_OPTION" in text or "unrecognized option" in text \
-        or "invalid option" in text.lower()
