@@ -604,6 +604,21 @@ def test_compile_ahead_shares_one_compile_per_module_and_never_fails_a_trial():
         pre.close()
 
 
+@pytest.mark.skipif(not hasattr(os, "nice"), reason="needs a system with nice()")
+def test_compile_processes_run_below_the_tuner():
+    """The pool's initializer lowers its process's priority, so that compiles on every
+    core never take one from the trial being timed."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from gswitch.tuner import ahead
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=ahead._init, initargs=("bfs", None)) as pool:
+        child = pool.submit(os.nice, 0).result(timeout=120)
+    assert child == min(19, os.nice(0) + ahead.COMPILE_NICENESS)
+
+
 # ---------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("args,message", [
     (["--trials", "0"], "--trials must be at least 1; got 0"),

@@ -31,6 +31,11 @@ __all__ = ["Precompiler", "default_compile_ahead"]
 
 #: Most compile processes the default starts.
 MAX_DEFAULT_PROCESSES = 8
+#: How far below the tuner's the compile processes' scheduling priority is (``nice``).
+#: NVRTC's optimizer runs on every host core (the engine's ``--split-compile=0``), so a
+#: burst of compiles must not take a core from the trial being timed, whose host time
+#: counts under ``--objective call``.
+COMPILE_NICENESS = 10
 
 
 def default_compile_ahead(backend: str, workers: int = 1) -> int:
@@ -51,6 +56,7 @@ _SPEC: Any = None
 def _init(algorithm: str, device: int | None) -> None:
     """Compile process: pick the GPU and load the algorithm (plugins included)."""
     global _SPEC
+    _lower_priority()
     if device is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = str(device)
     from gswitch.plugins import get_registry
@@ -59,6 +65,17 @@ def _init(algorithm: str, device: int | None) -> None:
 
     load_extra_plugins()
     _SPEC = get_registry().algorithm(algorithm)
+
+
+def _lower_priority() -> None:
+    """Give this process :data:`COMPILE_NICENESS` more ``nice`` (where the system has
+    one; a refusal leaves it as it is).
+    """
+    if hasattr(os, "nice"):
+        try:
+            os.nice(COMPILE_NICENESS)
+        except OSError:
+            pass
 
 
 def _compile(config_text: str, weighted: bool) -> float:
