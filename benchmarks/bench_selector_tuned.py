@@ -12,12 +12,16 @@ the default, the selector's pick and its portfolio are enqueued first as every s
 does), then ``--repeats`` calls in rotation of the selector's pick (a plain ``gs.run``
 with no config), the study's best and the default; every answer is checked against
 scipy. The targets: the geometric mean of selector / tuned within 1.25x, never above
-2x, and never slower than the CuPy peer (the frontier BFS, or for ``--alg sssp`` the
-frontier Bellman-Ford). SSSP runs on the same graphs with integer weights in [1, 64)
-drawn per stored edge (the road grids keep their own). Usage::
+2x, and never slower than the GPU peer: the CuPy frontier BFS, for ``--alg sssp`` the
+frontier Bellman-Ford, for ``--alg cc`` CuPy FastSV, for ``--alg pagerank`` the faster
+of the float32 and float64 cuSPARSE power iterations that reach the peers' L1 error
+(PageRank's answers are checked against a float64 power iteration to 1e-12). SSSP runs
+on the same graphs with integer weights in [1, 64) drawn per stored edge (the road
+grids keep their own); CC and PageRank run on every node, BFS and SSSP from the hub.
+Usage::
 
-    python benchmarks/bench_selector_tuned.py [--alg bfs|sssp] [--graphs 0-19|9,10,13-15]
-        [--trials 40] [--tag NAME]
+    python benchmarks/bench_selector_tuned.py [--alg bfs|sssp|cc|pagerank]
+        [--graphs 0-19|9,10,13-15] [--trials 40] [--budget-s S] [--tag NAME]
     python benchmarks/bench_selector_tuned.py --table results/a.json results/b.json
     python benchmarks/bench_selector_tuned.py --recheck results/a.json [...] [--tag NAME]
     python benchmarks/bench_selector_tuned.py --picks [results/a.json ...] [--alg bfs]
@@ -99,7 +103,9 @@ def _bipartite(n, m, exponent, seed):
     return bipartite_zipf(n, m, exponent=exponent, seed=seed)
 
 
-FIELD = {"bfs": "depth", "sssp": "dist"}
+FIELD = {"bfs": "depth", "sssp": "dist", "cc": "comp", "pagerank": "rank"}
+#: The algorithms that start from a source (the graph's hub); the others run on every node.
+FROM_SOURCE = ("bfs", "sssp")
 #: Weights of the ``i``-th graph of a run (``--alg sssp``) hash with seed ``WEIGHT_SEED + i``.
 WEIGHT_SEED = 100
 
@@ -122,9 +128,16 @@ def build(name: str, alg: str, weight_seed: int | None = None):
     return g
 
 
+def source_kw(alg: str, src: int) -> dict:
+    """``{"source": src}`` for an algorithm that starts from one, else nothing."""
+    return {"source": src} if alg in FROM_SOURCE else {}
+
+
 def peer_and_reference(alg: str, g, src: int, repeats: int) -> tuple[dict | None, object]:
-    """The CuPy peer's row (frontier BFS or Bellman-Ford, ``None`` when it failed) and
-    the reference answer every call is checked against."""
+    """The GPU peer's row (the CuPy frontier BFS or Bellman-Ford, CuPy FastSV, or the
+    fastest cuSPARSE power iteration that reaches the peers' L1 error; ``None`` when it
+    failed) and the reference answer every call is checked against (scipy's, or for
+    PageRank a float64 power iteration to 1e-12 on the device)."""
     from bench_formulations import gpu_peers, primary_peer
 
     peer_args = argparse.Namespace(repeats=repeats, host_repeats=1, backend="gpu")
@@ -149,7 +162,7 @@ def time_in_rotation(alg: str, name: str, g, src: int, ref, runs: dict, repeats:
         k = r_ % len(names)
         for label in names[k:] + names[:k]:
             t = time.perf_counter()
-            r = gs.run(alg, g, source=src, backend="gpu", config=runs[label])
+            r = gs.run(alg, g, backend="gpu", config=runs[label], **source_kw(alg, src))
             wall = time.perf_counter() - t
             bad = compare(alg, r.fields[FIELD[alg]], ref)
             if bad:
@@ -184,7 +197,7 @@ def measure(name: str, g, trials: int, repeats: int, alg: str = "bfs",
         t = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:
             res = tune(alg, g, trials=trials, storage=f"sqlite:///{tmp}/study.db",
-                       source=src, backend="gpu", name=f"sel-{name}")
+                       backend="gpu", name=f"sel-{name}", **source_kw(alg, src))
         tuned_config = res.best_config
         row.update(tune_s=time.perf_counter() - t, trials=res.new_trials)
     row.update(tuned_config=tuned_config, peer=peer and peer["name"],
@@ -281,7 +294,7 @@ def picks(indices: list[int], algs: list[str], paths: list[str]) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| graph | nodes | edges | selector ms | tuned ms | default ms | CuPy peer ms | "
+    lines = ["| graph | nodes | edges | selector ms | tuned ms | default ms | GPU peer ms | "
              "selector/tuned | selector/peer |", "|---" * 9 + "|"]
     for r in rows:
         lines.append(f"| {r['graph']} | {r['n_nodes']:,} | {r['n_edges']:,} | "
@@ -296,7 +309,7 @@ def table(rows: list[dict]) -> str:
     lines.append("")
     lines.append(f"{len(rows)} graphs: geomean selector/tuned {geo:.3f}x end to end "
                  f"({geo_dev:.3f}x device time; target <= 1.25x), worst {max(ratios):.2f}x "
-                 f"(target <= 2x), slower than the CuPy peer on {len(slower)} "
+                 f"(target <= 2x), slower than the GPU peer on {len(slower)} "
                  f"{slower if slower else ''}")
     return "\n".join(lines)
 
@@ -315,10 +328,13 @@ def main() -> None:
     ap.add_argument("--graphs", default=f"0-{len(SPECS) - 1}",
                     help="indices and ranges, e.g. 0-9 or 9,10,13-15")
     ap.add_argument("--alg", choices=sorted(FIELD),
-                    help="algorithm (default: bfs; --picks: both)")
+                    help="algorithm (default: bfs; --picks: all)")
     ap.add_argument("--trials", type=int, default=40)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--tag", default="")
+    ap.add_argument("--budget-s", type=float, default=0.0,
+                    help="start no further graph once this many seconds have passed "
+                         "(0: no limit); the rows done are written after each graph")
     ap.add_argument("--table", nargs="+", help="print the table of these JSON files")
     ap.add_argument("--recheck", nargs="+", metavar="FILE",
                     help="time each row of these result files again, without a study")
@@ -349,7 +365,12 @@ def main() -> None:
         return
     alg = args.alg or "bfs"
     rows = []
+    t0 = time.perf_counter()
     for name, _make in [SPECS[i] for i in _indices(args.graphs)]:
+        if args.budget_s and time.perf_counter() - t0 > args.budget_s:
+            print(f"--budget-s {args.budget_s:g} spent: {name} and the graphs after it "
+                  "not measured", flush=True)
+            break
         seed = WEIGHT_SEED + len(rows)  # saved_rows relies on it for rows without a seed
         g = build(name, alg, seed)
         rows.append(measure(name, g, args.trials, args.repeats, alg))
