@@ -289,3 +289,61 @@ def test_recheck_times_the_three_configs_without_a_study(tuned, tiny_specs, tmp_
     assert {"selector", "tuned", "default"} <= set(row) and row["peer_ms"] == 1.0
     assert np.isfinite(row["selector_over_tuned"]) and row["selector_over_peer"] > 0
     assert "| tiny-grid |" in tuned.table(rows)
+
+
+@pytest.mark.parametrize("alg", ["cc", "pagerank"])
+def test_measure_runs_every_node_algorithms_without_a_source(tuned, tiny_specs, alg,
+                                                              monkeypatch):
+    """CC and PageRank rows: the study and every call get no source, every answer is
+    checked, and a row without a verified peer prints as such in the table."""
+    from gswitch.testing.reference import reference
+
+    seen = []
+
+    class Study:
+        best_config = {"launch": "persistent"}
+        new_trials = 3
+
+    def fake_tune(alg_, g, **kw):
+        seen.append(("tune", kw.get("source", "none")))
+        return Study()
+
+    import gswitch.tuner
+
+    monkeypatch.setattr(gswitch.tuner, "tune", fake_tune)
+    monkeypatch.setattr(tuned, "peer_and_reference", lambda a, g, src, repeats: (
+        None, reference(a, g)))
+    cpu_run = gs.run
+
+    def run_on_cpu(alg_, g, *, backend, config, **kw):
+        seen.append(("run", kw.get("source", "none")))
+        r = cpu_run(alg_, g, backend="cpu", config=config, **kw)
+        r.stats["device_time_s"] = 1e-3
+        return r
+
+    monkeypatch.setattr(gs, "run", run_on_cpu)
+    g = tuned.build("tiny-rmat", alg)
+    row = tuned.measure("tiny-rmat", g, 3, 2, alg)
+    assert seen and all(src == "none" for _what, src in seen)
+    assert len([s for s in seen if s[0] == "run"]) == 3 * 3
+    assert row["algorithm"] == alg and row["trials"] == 3 and row["peer_ms"] is None
+    assert row["selector_over_peer"] is None and np.isfinite(row["selector_over_tuned"])
+    line = [t for t in tuned.table([row]).splitlines() if t.startswith("| tiny-rmat |")]
+    assert line and "none verified" in line[0] and line[0].endswith("| - |")
+
+
+def test_measure_checks_every_node_answers(tuned, tiny_specs, monkeypatch):
+    """A wrong CC answer in the rotation stops the row."""
+    monkeypatch.setattr(tuned, "peer_and_reference", lambda a, g, src, repeats: (
+        None, np.zeros(g.n_nodes, dtype=np.int64) + 7))
+    cpu_run = gs.run
+
+    def run_on_cpu(alg_, g, *, backend, config, **kw):
+        r = cpu_run(alg_, g, backend="cpu", config=config, **kw)
+        r.stats["device_time_s"] = 1e-3
+        return r
+
+    monkeypatch.setattr(gs, "run", run_on_cpu)
+    with pytest.raises(AssertionError, match="wrong answer"):
+        tuned.measure("tiny-rmat", tuned.build("tiny-rmat", "cc"), 0, 1, "cc",
+                      tuned_config={})
