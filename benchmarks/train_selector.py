@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", type=Path, nargs="+", help="bench_formulations JSON files")
     ap.add_argument("--algs", default="bfs,sssp",
-                    help="algorithms to model (PageRank's and CC's defaults are within a "
-                    "few percent of their best on every training graph)")
+                    help="algorithms to model (the shipped model: bfs,sssp; cc and "
+                    "pagerank once runs of configs/selector_corpus.md (e) exist)")
     ap.add_argument("--features-cache", type=Path,
                     default=Path(__file__).parent / "results" / "selector_features.json",
                     help="features of rebuilt graphs, kept between runs")

@@ -181,11 +181,12 @@ def _plan_commands():
 def test_the_plan_parses_and_trains_on_no_evaluation_size(formulations, monkeypatch):
     """The plan's commands parse; every graph in them is below the 2^20 nodes of the
     smallest evaluation graph (scale 19 or less, or the 258k-node metis mesh); the third
-    measures the chains again among the overlay candidates."""
+    measures the chains again among the overlay candidates; the fourth, CC and PageRank
+    on the corpus's graphs among the default candidates and more."""
     monkeypatch.setenv("GSWITCH_DATA_DIR", "restored-after-the-test")
     monkeypatch.chdir(BENCH)  # the commands run in benchmarks/
     commands = _plan_commands()
-    assert len(commands) == 3
+    assert len(commands) == 4
     named = []
     for words in commands[:2]:
         args = formulations.parse_args(words)
@@ -203,6 +204,16 @@ def test_the_plan_parses_and_trains_on_no_evaluation_size(formulations, monkeypa
     assert all(scale <= 19 for _, scale in again.graphs)
     for alg in ("bfs", "sssp"):
         assert any(c.get("variant") == "overlay" for c in again.extra[alg])
+    # corpus D: CC and PageRank on the corpus's graphs, at the plain call's tolerance
+    d = formulations.parse_args(commands[3])
+    assert d.algs == ["cc", "pagerank"] and d.pr_tolerance == [1e-6]
+    assert {k for k, _ in d.graphs} == set(formulations.KINDS) - {"road"}
+    assert all(scale <= 19 for kind, scale in d.graphs if kind != "metis")
+    assert d.variants["cc"] == [] and d.variants["pagerank"] == []  # no bare variant rows
+    defaults = json.loads((BENCH / "configs" / "default_candidates.json").read_text())
+    for alg in ("cc", "pagerank"):
+        assert all(c in d.extra[alg] for c in defaults[alg])
+        assert len(d.extra[alg]) > len(defaults[alg])
 
 
 # ---------------------------------------------------------------- bench_selector_tuned
@@ -347,3 +358,18 @@ def test_measure_checks_every_node_answers(tuned, tiny_specs, monkeypatch):
     with pytest.raises(AssertionError, match="wrong answer"):
         tuned.measure("tiny-rmat", tuned.build("tiny-rmat", "cc"), 0, 1, "cc",
                       tuned_config={})
+
+
+def test_cc_and_pagerank_candidates_give_the_reference_answer():
+    """Every CC and PageRank candidate of the corpus D plan is a configuration the
+    engine accepts, with the reference answer (on the CPU engine)."""
+    from gswitch.testing.reference import compare, reference
+
+    cands = json.loads((BENCH / "configs" / "cc_pagerank_candidates.json").read_text())
+    g = rmat(8, 8, seed=2).symmetrize()
+    for alg, field in (("cc", "comp"), ("pagerank", "rank")):
+        want = reference(alg, g)
+        assert cands[alg]
+        for config in cands[alg]:
+            r = gs.run(alg, g, backend="cpu", config=config)
+            assert compare(alg, r.fields[field], want) is None, (alg, config)
