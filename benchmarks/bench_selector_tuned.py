@@ -149,11 +149,14 @@ def peer_and_reference(alg: str, g, src: int, repeats: int) -> tuple[dict | None
     return primary_peer(peers, "gpu"), refs[FIELD[alg]]
 
 
-def time_in_rotation(alg: str, name: str, g, src: int, ref, runs: dict, repeats: int) -> dict:
+def time_in_rotation(alg: str, name: str, g, src: int, ref, runs: dict, repeats: int,
+                     on_device: tuple[str, ...] = ()) -> dict:
     """``repeats`` calls (after one untimed round) of each configuration of ``runs``
     (label -> config; ``None``: the selector's pick, a plain ``gs.run`` with no config),
     in rotation, every answer checked against ``ref``: per label the median wall and
     device milliseconds, and the pick's ``selector_source`` and ``selector_config``.
+    Labels in ``on_device`` run with ``arrays="cupy"``: the answer stays on the device,
+    as the GPU peers' does (it is copied back after the timing to be checked).
     """
     import gswitch as gs
     from gswitch.testing.reference import compare
@@ -165,10 +168,13 @@ def time_in_rotation(alg: str, name: str, g, src: int, ref, runs: dict, repeats:
     for r_ in range(repeats + 1):
         k = r_ % len(names)
         for label in names[k:] + names[:k]:
+            arrays = "cupy" if label in on_device else "numpy"
             t = time.perf_counter()
-            r = gs.run(alg, g, backend="gpu", config=runs[label], **source_kw(alg, src))
+            r = gs.run(alg, g, backend="gpu", config=runs[label], arrays=arrays,
+                       **source_kw(alg, src))
             wall = time.perf_counter() - t
-            bad = compare(alg, r.fields[FIELD[alg]], ref)
+            got = r.fields[FIELD[alg]]
+            bad = compare(alg, got if isinstance(got, np.ndarray) else got.get(), ref)
             if bad:
                 raise AssertionError(f"{alg} on {name}, {label}: wrong answer: {bad}")
             if r_:
@@ -207,17 +213,22 @@ def measure(name: str, g, trials: int, repeats: int, alg: str = "bfs",
     row.update(tuned_config=tuned_config, peer=peer and peer["name"],
                peer_ms=peer and peer["wall_ms"])
     row.update(time_in_rotation(alg, name, g, src, ref, {
-        "selector": None, "tuned": tuned_config, "default": "default"}, repeats))
+        "selector": None, "tuned": tuned_config, "default": "default",
+        "selector_on_device": None}, repeats, on_device=("selector_on_device",)))
     s, tu = row["selector"], row["tuned"]
     row["selector_over_tuned"] = s["wall_ms"] / tu["wall_ms"]
     row["selector_over_tuned_device"] = s["device_ms"] / tu["device_ms"]
     row["selector_over_peer"] = s["wall_ms"] / row["peer_ms"] if row["peer_ms"] else None
+    # the peer's answer stays on the device: so does this call's
+    row["selector_on_device_over_peer"] = (row["selector_on_device"]["wall_ms"]
+                                           / row["peer_ms"] if row["peer_ms"] else None)
     tune_note = f"  tune {row['tune_s']:.0f} s" if "tune_s" in row else ""
     print(f"{alg} {name:24s} {g.n_nodes:>9,} nodes {g.n_edges:>11,} edges  selector "
           f"{s['wall_ms']:9.3f} ms  tuned {tu['wall_ms']:9.3f} ms  default "
           f"{row['default']['wall_ms']:9.3f}  peer {row['peer_ms'] or 0:9.3f}  sel/tuned "
           f"{row['selector_over_tuned']:.2f}x (device {row['selector_over_tuned_device']:.2f}x)"
-          f"  sel/peer {row['selector_over_peer'] or 0:.2f}x{tune_note}", flush=True)
+          f"  sel/peer {row['selector_over_peer'] or 0:.2f}x (result on the device "
+          f"{row['selector_on_device_over_peer'] or 0:.2f}x){tune_note}", flush=True)
     return row
 
 
@@ -299,25 +310,35 @@ def picks(indices: list[int], algs: list[str], paths: list[str]) -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     lines = ["| graph | nodes | edges | selector ms | tuned ms | default ms | GPU peer ms | "
-             "selector/tuned | selector/peer |", "|---" * 9 + "|"]
+             "selector/tuned | selector/peer | the same, result on the device |",
+             "|---" * 10 + "|"]
+
+    def ratio(x: float | None) -> str:
+        return f"{x:.2f}x" if x else "-"
+
     for r in rows:
-        # no peer: it failed, or its answer was wrong (FastSV on a directed graph)
+        # no peer: it failed, or its answer was wrong; rows before the selector's call
+        # with the result on the device was timed have no such ratio
         peer = f"{r['peer_ms']:.3f}" if r["peer_ms"] else "none verified"
-        over = f"{r['selector_over_peer']:.2f}x" if r["selector_over_peer"] else "-"
         lines.append(f"| {r['graph']} | {r['n_nodes']:,} | {r['n_edges']:,} | "
                      f"{r['selector']['wall_ms']:.3f} | {r['tuned']['wall_ms']:.3f} | "
                      f"{r['default']['wall_ms']:.3f} | {peer} | "
-                     f"{r['selector_over_tuned']:.2f}x | {over} |")
+                     f"{r['selector_over_tuned']:.2f}x | {ratio(r['selector_over_peer'])} | "
+                     f"{ratio(r.get('selector_on_device_over_peer'))} |")
     ratios = [r["selector_over_tuned"] for r in rows]
     geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
     dev = [r["selector_over_tuned_device"] for r in rows]
     geo_dev = math.exp(sum(math.log(x) for x in dev) / len(dev))
     slower = [r["graph"] for r in rows if r["selector_over_peer"] and r["selector_over_peer"] > 1]
+    timed = [r for r in rows if r.get("selector_on_device_over_peer")]
+    slower_dev = [r["graph"] for r in timed if r["selector_on_device_over_peer"] > 1]
     lines.append("")
     lines.append(f"{len(rows)} graphs: geomean selector/tuned {geo:.3f}x end to end "
                  f"({geo_dev:.3f}x device time; target <= 1.25x), worst {max(ratios):.2f}x "
                  f"(target <= 2x), slower than the GPU peer on {len(slower)} "
-                 f"{slower if slower else ''}")
+                 f"{slower if slower else ''}"
+                 + (f"; with the result on the device, on {len(slower_dev)} of "
+                    f"{len(timed)} {slower_dev if slower_dev else ''}" if timed else ""))
     return "\n".join(lines)
 
 

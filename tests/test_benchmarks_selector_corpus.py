@@ -226,6 +226,32 @@ def tiny_specs(tuned, monkeypatch):
         ("tiny-grid", lambda: grid2d(24, 24))])
 
 
+class _OnDevice:
+    """Stands for the CuPy array a call with ``arrays="cupy"`` returns."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def get(self):
+        return self.a
+
+
+def _cpu_stand_in(cpu_run, calls):
+    """``gs.run`` on the CPU engine for the benchmark's GPU calls: records each call's
+    config and ``arrays``, and hands the fields of an ``arrays="cupy"`` call back as
+    :class:`_OnDevice`."""
+    def run_on_cpu(alg, g, *, backend, config, arrays="numpy", **kw):
+        calls.append((config, arrays, kw.get("source", "none")))
+        r = cpu_run(alg, g, backend="cpu", config=config, **kw)
+        r.stats["device_time_s"] = 1e-3
+        if arrays == "cupy":
+            for k in list(r.fields):
+                r.fields[k] = _OnDevice(r.fields[k])
+        return r
+
+    return run_on_cpu
+
+
 def test_saved_rows_default_to_bfs_and_the_run_weight_seed(tuned, tmp_path):
     """Rows without an algorithm are BFS; SSSP rows without a seed had 100 + index."""
     old = tmp_path / "old.json"
@@ -278,27 +304,24 @@ def test_recheck_times_the_three_configs_without_a_study(tuned, tiny_specs, tmp_
     monkeypatch.setattr(gswitch.tuner, "tune", no_study)
     monkeypatch.setattr(tuned, "peer_and_reference", lambda alg, g, src, repeats: (
         {"name": "peer", "wall_ms": 1.0}, reference(alg, g, source=src)))
-    cpu_run, calls = gs.run, []
-
-    def run_on_cpu(alg, g, *, source, backend, config):
-        calls.append(config)
-        r = cpu_run(alg, g, source=source, backend="cpu", config=config)
-        r.stats["device_time_s"] = 1e-3
-        return r
-
-    monkeypatch.setattr(gs, "run", run_on_cpu)
+    calls = []
+    monkeypatch.setattr(gs, "run", _cpu_stand_in(gs.run, calls))
     saved = tmp_path / "saved.json"
     saved.write_text(json.dumps({"algorithm": "sssp", "rows": [
         {"graph": "tiny-grid", "algorithm": "sssp", "tuned_config": {},
          "selector_config": {"launch": "no-such-launch"}, "selector_over_tuned": 1.5},
         {"graph": "tiny-rmat", "algorithm": "sssp", "tuned_config": {}}]}))
     rows = tuned.recheck([saved], 2, {"tiny-grid"})
-    assert len(rows) == 1 and len(calls) == 3 * 3
+    # three rounds of four calls: the pick, tuned, default, the pick with the result left
+    # on the device
+    assert len(rows) == 1 and len(calls) == 3 * 4
+    assert sorted(a for _c, a, _s in calls) == ["cupy"] * 3 + ["numpy"] * 9
     row = rows[0]
     assert row["graph"] == "tiny-grid" and row["weight_seed"] == 100 and "tune_s" not in row
     assert row["pick"] == "changed" and row["recorded"]["selector_over_tuned"] == 1.5
     assert {"selector", "tuned", "default"} <= set(row) and row["peer_ms"] == 1.0
     assert np.isfinite(row["selector_over_tuned"]) and row["selector_over_peer"] > 0
+    assert row["selector_on_device_over_peer"] == row["selector_on_device"]["wall_ms"] / 1.0
     assert "| tiny-grid |" in tuned.table(rows)
 
 
@@ -324,37 +347,24 @@ def test_measure_runs_every_node_algorithms_without_a_source(tuned, tiny_specs, 
     monkeypatch.setattr(gswitch.tuner, "tune", fake_tune)
     monkeypatch.setattr(tuned, "peer_and_reference", lambda a, g, src, repeats: (
         None, reference(a, g)))
-    cpu_run = gs.run
-
-    def run_on_cpu(alg_, g, *, backend, config, **kw):
-        seen.append(("run", kw.get("source", "none")))
-        r = cpu_run(alg_, g, backend="cpu", config=config, **kw)
-        r.stats["device_time_s"] = 1e-3
-        return r
-
-    monkeypatch.setattr(gs, "run", run_on_cpu)
+    calls = []
+    monkeypatch.setattr(gs, "run", _cpu_stand_in(gs.run, calls))
     g = tuned.build("tiny-rmat", alg)
     row = tuned.measure("tiny-rmat", g, 3, 2, alg)
-    assert seen and all(src == "none" for _what, src in seen)
-    assert len([s for s in seen if s[0] == "run"]) == 3 * 3
+    assert seen == [("tune", "none")] and all(src == "none" for _c, _a, src in calls)
+    assert len(calls) == 3 * 4
     assert row["algorithm"] == alg and row["trials"] == 3 and row["peer_ms"] is None
     assert row["selector_over_peer"] is None and np.isfinite(row["selector_over_tuned"])
+    assert row["selector_on_device_over_peer"] is None
     line = [t for t in tuned.table([row]).splitlines() if t.startswith("| tiny-rmat |")]
-    assert line and "none verified" in line[0] and line[0].endswith("| - |")
+    assert line and "none verified" in line[0] and line[0].endswith("| - | - |")
 
 
 def test_measure_checks_every_node_answers(tuned, tiny_specs, monkeypatch):
     """A wrong CC answer in the rotation stops the row."""
     monkeypatch.setattr(tuned, "peer_and_reference", lambda a, g, src, repeats: (
         None, np.zeros(g.n_nodes, dtype=np.int64) + 7))
-    cpu_run = gs.run
-
-    def run_on_cpu(alg_, g, *, backend, config, **kw):
-        r = cpu_run(alg_, g, backend="cpu", config=config, **kw)
-        r.stats["device_time_s"] = 1e-3
-        return r
-
-    monkeypatch.setattr(gs, "run", run_on_cpu)
+    monkeypatch.setattr(gs, "run", _cpu_stand_in(gs.run, []))
     with pytest.raises(AssertionError, match="wrong answer"):
         tuned.measure("tiny-rmat", tuned.build("tiny-rmat", "cc"), 0, 1, "cc",
                       tuned_config={})
