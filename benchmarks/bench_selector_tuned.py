@@ -6,13 +6,15 @@ of 2^20 and a Zipf bipartite graph of 2^20): other sizes, seeds, edge factors an
 of RMAT, directed RMAT and uniform graphs, sparse uniform graphs, plain grids, road
 grids of other shapes, larger stars and bipartite graphs of other exponents.
 
-For each graph, in one process: the plain-CuPy frontier BFS peer, a ``--trials``-trial
-study (``gswitch.tuner.tune``, its own SQLite file, so no other graph's study warms it;
-the default, the selector's pick and its portfolio are enqueued first as every study
-does), then ``--repeats`` calls in rotation of the selector's pick (a plain ``gs.run``
-with no config), the study's best and the default; every answer is checked against
-scipy. The targets: the geometric mean of selector / tuned within 1.25x, never above
-2x, and never slower than the GPU peer: the CuPy frontier BFS, for ``--alg sssp`` the
+For each graph, in one process: the GPU peer, a ``--trials``-trial study
+(``gswitch.tuner.tune``, its own SQLite file, so no other graph's study warms it; the
+default, the selector's pick and its portfolio are enqueued first as every study does),
+then ``--repeats`` calls in rotation of the selector's pick (a plain ``gs.run`` with no
+config), the study's best, the default, and the pick again with ``arrays="cupy"`` (its
+answer left on the device, as the peer leaves its own); every answer is checked. The
+ratios to the study are of the plain calls; to the peer, of both. The targets: the
+geometric mean of selector / tuned within 1.25x, never above 2x, and never slower than
+the GPU peer: the CuPy frontier BFS, for ``--alg sssp`` the
 frontier Bellman-Ford, for ``--alg cc`` CuPy FastSV, for ``--alg pagerank`` the faster
 of the float32 and float64 cuSPARSE power iterations that reach the peers' L1 error
 (PageRank's answers are checked against a float64 power iteration to 1e-12). SSSP runs
