@@ -24,7 +24,8 @@ Usage::
 
     python benchmarks/bench_selector_tuned.py [--alg bfs|sssp|cc|pagerank]
         [--graphs 0-19|9,10,13-15] [--trials 40] [--budget-s S] [--tag NAME]
-    python benchmarks/bench_selector_tuned.py --table results/a.json results/b.json
+    python benchmarks/bench_selector_tuned.py --table results/a.json results/b.json \
+        [--plot FILE.png]
     python benchmarks/bench_selector_tuned.py --recheck results/a.json [...] [--tag NAME]
     python benchmarks/bench_selector_tuned.py --picks [results/a.json ...] [--alg bfs]
         [--graphs 9,10]
@@ -344,6 +345,62 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def plot(rows: list[dict], path: str, title: str = "") -> None:
+    """Per graph, the pick's time over the study's and over the GPU peer's (the plain
+    call, and where timed the call with its result on the device): stems from 1x on log
+    scales, the targets drawn, written to ``path`` (.png, .svg or .pdf)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import FixedLocator, NullLocator
+    except ImportError:
+        raise SystemExit("bench_selector_tuned: --plot needs matplotlib: "
+                         "pip install matplotlib") from None
+    names = [r["graph"] for r in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 0.32 * len(rows) + 1.6),
+                                      sharey=True)
+
+    def stems(ax, points, color, label=None, shift=0.0):
+        ys = [i + shift for i, _ in points]
+        xs = [x for _, x in points]
+        ax.hlines(ys, 1.0, xs, color=color, linewidth=2)
+        ax.plot(xs, ys, "o", color=color, label=label)
+        return xs
+
+    xs = stems(left, [(i, r["selector_over_tuned"]) for i, r in enumerate(rows)], "tab:blue")
+    for x, style in ((1.25, "--"), (2.0, ":")):
+        left.axvline(x, color="tab:red", linestyle=style, linewidth=1)
+    left.set_xlabel("selector / 40-trial study (targets: geomean 1.25x, each 2x)")
+    peer = [(i, r["selector_over_peer"]) for i, r in enumerate(rows) if r["selector_over_peer"]]
+    dev = [(i, r["selector_on_device_over_peer"]) for i, r in enumerate(rows)
+           if r.get("selector_on_device_over_peer")]
+    right_xs = stems(right, peer, "tab:green", "plain call (result on the host)",
+                     -0.15 if dev else 0.0)
+    if dev:
+        right_xs += stems(right, dev, "tab:olive", "result left on the device", 0.15)
+    right.axvline(1.0, color="tab:red", linestyle="--", linewidth=1)
+    right.set_xlabel("selector / GPU peer (target: at most 1x)")
+    right.legend(loc="upper left", fontsize="small", framealpha=0.9)
+    for ax, values, ticks in ((left, xs + [2.1], (0.5, 0.8, 1, 1.25, 1.5, 2)),
+                              (right, right_xs, (0.05, 0.1, 0.2, 0.5, 1, 2))):
+        ax.set_xscale("log")
+        lo, hi = min(values + [0.9]) / 1.15, max(values + [1.1]) * 1.15
+        ax.set_xlim(lo, hi)
+        ax.xaxis.set_major_locator(FixedLocator([t for t in ticks if lo <= t <= hi]))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:g}x")
+        ax.grid(axis="x", color="0.9")
+    left.set_yticks(range(len(rows)), names)
+    left.invert_yaxis()
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def _indices(text: str) -> list[int]:
     """``"9,10,13-15"`` as ``[9, 10, 13, 14, 15]``."""
     out = []
@@ -366,6 +423,8 @@ def main() -> None:
                     help="start no further graph once this many seconds have passed "
                          "(0: no limit); the rows done are written after each graph")
     ap.add_argument("--table", nargs="+", help="print the table of these JSON files")
+    ap.add_argument("--plot", metavar="FILE",
+                    help="with --table: also draw the ratios per graph into FILE")
     ap.add_argument("--recheck", nargs="+", metavar="FILE",
                     help="time each row of these result files again, without a study")
     ap.add_argument("--picks", nargs="*", metavar="FILE",
@@ -374,6 +433,11 @@ def main() -> None:
     if args.table:
         rows = [r for f in args.table for r in json.loads(Path(f).read_text())["rows"]]
         print(table(rows))
+        if args.plot:
+            algs = sorted({r.get("algorithm") or "bfs" for r in rows})
+            plot(rows, args.plot, f"{', '.join(algs)}: the selector's pick on "
+                 f"{len(rows)} unseen graphs")
+            print(f"wrote {args.plot}")
         return
     if args.picks is not None:
         picks(_indices(args.graphs), [args.alg] if args.alg else sorted(FIELD), args.picks)

@@ -383,3 +383,14 @@ def test_cc_and_pagerank_candidates_give_the_reference_answer():
         for config in cands[alg]:
             r = gs.run(alg, g, backend="cpu", config=config)
             assert compare(alg, r.fields[field], want) is None, (alg, config)
+
+
+def test_plot_draws_the_ratios_of_saved_rows(tuned, tmp_path):
+    """--table --plot: a PNG of rows with and without a peer and an on-device time."""
+    rows = [{"graph": "a", "selector_over_tuned": 1.1, "selector_over_peer": 0.5,
+             "selector_on_device_over_peer": 0.4},
+            {"graph": "b", "selector_over_tuned": 0.9, "selector_over_peer": None},
+            {"graph": "c", "selector_over_tuned": 1.9, "selector_over_peer": 1.2}]
+    out = tmp_path / "ratios.png"
+    tuned.plot(rows, str(out), "bfs")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
