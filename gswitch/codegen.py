@@ -16,6 +16,7 @@ through the contracts in :mod:`gswitch.strategy`.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import os
 import re
@@ -235,13 +236,29 @@ def _src_fields(op: Operator) -> list[str]:
     return names
 
 
+def _edge_written(op: Operator) -> set[str]:
+    """Fields the edge operator updates (its reductions' targets)."""
+    return {st.field for st in op.statements if getattr(st, "field", "")}
+
+
 def _src_struct(spec: AlgorithmSpec) -> str:
+    """``GsSrc`` and its loaders: ``gs_load_src`` reads through L2 (``gs_ld``);
+    ``gs_load_src_pull``, for the edge-balanced pull's sweep, reads the fields the edge
+    operator never updates through L1 (``gs_ld_l1``) and the others as ``gs_load_src``.
+    """
     names = [] if spec.edge.raw is not None else _src_fields(spec.edge)
+    written = _edge_written(spec.edge) if spec.edge.raw is None else set(names)
     members = "".join(f"  {CUDA_TYPES[spec.fields[f].dtype]} f_{f};\n" for f in names)
-    loads = "".join(f"  s.f_{f} = gs_ld(gs.F_{f} + v);\n" for f in names)
+    empty = "  s.unused = 0; (void)v;\n"
+
+    def loader(name: str, cached: bool) -> str:
+        loads = "".join(f"  s.f_{f} = {'gs_ld_l1' if cached and f not in written else 'gs_ld'}"
+                        f"(gs.F_{f} + v);\n" for f in names)
+        return (f"__device__ __forceinline__ GsSrc {name}(const gs_vid v) {{\n"
+                "  GsSrc s;\n" + (loads or empty) + "  return s;\n}\n")
+
     return ("struct GsSrc {\n" + (members or "  char unused;\n") + "};\n"
-            "__device__ __forceinline__ GsSrc gs_load_src(const gs_vid v) {\n"
-            "  GsSrc s;\n" + (loads or "  s.unused = 0; (void)v;\n") + "  return s;\n}\n")
+            + loader("gs_load_src", False) + loader("gs_load_src_pull", True))
 
 
 #: Expressions a row guard may hold: what reads only the source node, parameters and
@@ -574,17 +591,54 @@ def _field_init_value(field: Any) -> Any:
     return init
 
 
+#: What a node operator reads of its own node, of the graph and of the last step's
+#: totals, as :func:`lower_expr` writes it: each is read once per node and held in a
+#: local (:func:`_shared_loads`)
+_NODE_LOAD = re.compile(r"gs_ld\(gs\.F_(\w+) \+ v\)|gs_last_sum\(it, \d+\)"
+                        r"|__ldg\(gs\.row \+ v(?: \+ 1)?\)")
+
+
+def _shared_loads(statements: list[list[str]], written: list[set[str]]) -> list[str]:
+    """The node operator's lines with each load of :data:`_NODE_LOAD` made once.
+
+    A Python variable used in several statements (``new`` in PageRank's update) is
+    inlined into each of them, and its loads with it: four reads of ``acc`` and of the
+    step total a node, which every thread of the grid reads from the same L2 line. Here
+    the first statement that reads one declares a local before it, and later ones use
+    it, until a statement writes that field of the node (``written[i]``); the next read
+    then loads again, so each statement sees what it saw before. Row bounds and step
+    totals do not change during a step.
+    """
+    held: dict[str, str] = {}
+    out: list[str] = []
+    count = itertools.count()
+    for lines, wrote in zip(statements, written):
+        text = "\n".join(lines)
+        for m in dict.fromkeys(x.group(0) for x in _NODE_LOAD.finditer(text)):
+            if m not in held:
+                held[m] = f"gs_l{next(count)}"
+                out.append(f"const auto {held[m]} = {m};")
+            text = text.replace(m, held[m])
+        out += text.split("\n")
+        for field in wrote:
+            held.pop(f"gs_ld(gs.F_{field} + v)", None)
+    return out
+
+
 def _node_function(op: Operator, totals: tuple[str, ...] = ()) -> str:
-    body = []
+    statements, written = [], []
     for st in op.statements:
         if isinstance(st, ex.Total) and st.into:
-            body.append(f"gs_step_total(st, {totals.index(st.into)}, "
-                        f"(double)({lower_expr(st.value)}));")
+            lines = [f"gs_step_total(st, {totals.index(st.into)}, "
+                     f"(double)({lower_expr(st.value)}));"]
         elif isinstance(st, ex.Total):
-            body.append(f"gs_total(st, (double)({lower_expr(st.value)}));")
+            lines = [f"gs_total(st, (double)({lower_expr(st.value)}));"]
         else:
-            body += (_lower_reduction(st, False, "node") if isinstance(st, ex.Reduction)
+            lines = (_lower_reduction(st, False, "node") if isinstance(st, ex.Reduction)
                      else _lower_assign(st))
+        statements.append(lines)
+        written.append({st.field} if getattr(st, "field", "") else set())
+    body = _shared_loads(statements, written)
     body.append("(void)it; (void)st;")
     return ("template <typename GsStepT>\n"
             "__device__ __forceinline__ void gs_node_op(GsStepT& st, const gs_vid v, "

@@ -40,15 +40,24 @@ typedef int gs_eid;   // edge offset (graphs of 2^31 edges or more are refused o
 #define GS_CTL_SUMS 36
 #define GS_CTL_SUM(it, k) (GS_CTL_SUMS + (((it) % 3 + 3) % 3) * 8 + 2 * (k))
 // StepTotal k as step `it - 1` left it (zero in a run's first step: slot -1 starts zeroed);
-// a macro, since the operators that read it come before the skeleton
+// a macro, since the operators that read it come before the skeleton. Through L1
+// (gs_ld_l1, defined below): the slot does not change during step `it`, and every node
+// of the step reads it
 // The persistent kernel's grid barrier (gs_grid_sync): one word that every block adds to,
 // on a 256-byte line of its own (the step totals' atomics share the line before it)
 #define GS_CTL_BARRIER 64
-#define gs_last_sum(it, k) __ldcg((const double*)(gs.ctl + GS_CTL_SUM((it) - 1, (k))))
+#define gs_last_sum(it, k) gs_ld_l1((const double*)(gs.ctl + GS_CTL_SUM((it) - 1, (k))))
 
 // Mutable data (fields, worklists, counters) is read through L2 only, so a persistent
 // kernel never sees a stale L1 line written by another SM before a grid barrier.
 template <typename T> __device__ __forceinline__ T gs_ld(const T* p) { return __ldcg(p); }
+// Through L1, for a pull sweep's source values that nothing writes during the sweep
+// (gs_load_src_pull): a hub's value read by every warp of an SM is then one L2 request
+// per SM, not one per warp on a single L2 slice. Lines cached before a grid barrier are
+// not read stale after it: the barrier's acquire at GPU scope (gs_grid_sync) orders
+// every later load of the block after the writes before the barrier, and a kernel
+// boundary starts with an empty L1.
+template <typename T> __device__ __forceinline__ T gs_ld_l1(const T* p) { return __ldca(p); }
 __device__ __forceinline__ unsigned gs_ld_ctl(const unsigned* p) {
   return *(const volatile unsigned*)p;
 }

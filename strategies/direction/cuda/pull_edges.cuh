@@ -104,7 +104,7 @@ __device__ __forceinline__ void gs_phase_pull_edges(GsStep& st) {
       GsSrc ss[gs_pull_ipt];
 #pragma unroll
       for (int j = 0; j < gs_pull_ipt; ++j)
-        if (threadIdx.x + j * GS_BLOCK_SIZE < n_edges) ss[j] = gs_load_src(vs[j]);
+        if (threadIdx.x + j * GS_BLOCK_SIZE < n_edges) ss[j] = gs_load_src_pull(vs[j]);
 #pragma unroll
       for (int j = 0; j < gs_pull_ipt; ++j) {
         const int i = threadIdx.x + j * GS_BLOCK_SIZE;
