@@ -157,6 +157,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scale", type=int, default=22)
     ap.add_argument("--graphs", default="rmat,uniform,road")
+    ap.add_argument("--selector-graphs", default="",
+                    help="comma-separated names from bench_selector_tuned.py's GRAPHS "
+                         "(e.g. bipartite-1M-1.1), run instead of --graphs")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tolerance", type=float, default=1e-7)
     ap.add_argument("--configs", help="JSON list of config dicts (over power_pull, "
@@ -171,9 +174,17 @@ def main() -> None:
     print(f"{dev}: device-to-device copy {ceiling:.0f} GB/s (read + write)", flush=True)
     report = {"benchmark": "pull_gather", "device": dev, "copy_gbs": ceiling,
               "settings": vars(args), "graphs": []}
-    for kind in args.graphs.split(","):
+    if args.selector_graphs:
+        from bench_selector_tuned import SPECS
+
+        makers = dict(SPECS)
+        builds = [makers[name] for name in args.selector_graphs.split(",")]
+    else:
+        builds = [lambda kind=kind: gpu_graph(kind, args.scale, weighted=False)
+                  for kind in args.graphs.split(",")]
+    for build in builds:
         t = time.perf_counter()
-        g = gpu_graph(kind, args.scale, weighted=False)
+        g = build()
         print(f"-- {g.name}: n={g.n_nodes:,} m={g.n_edges:,} "
               f"(built in {time.perf_counter() - t:.1f} s)", flush=True)
         peers, ref = gpu_peers_pagerank(g, argparse.Namespace(repeats=args.repeats))
@@ -201,7 +212,7 @@ def main() -> None:
         cp.get_default_memory_pool().free_all_blocks()
     name = f"{args.out_prefix}_pull_gather.json"
     text = json.dumps(report, indent=1)
-    out = Path(__file__).resolve().parent / "results" / name
+    out = Path(__file__).resolve().parents[1] / "results" / name
     out.write_text(text)
     print(f"wrote {out}")
     if os.environ.get("OUT"):
