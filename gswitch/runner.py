@@ -246,7 +246,7 @@ def prepare_graph(spec: AlgorithmSpec, graph: Any, *, check: bool = True) -> Gra
             raise InvalidInput(f"{spec.name}: {reason}")
     if spec.simple:
         graph = graph.simple()
-    from .codegen import uses_common_neighbours
+    from .lowering import uses_common_neighbours
 
     if uses_common_neighbours(spec):
         graph = graph.with_sorted_rows()  # the intrinsic intersects sorted rows
@@ -573,7 +573,7 @@ def _build_plan(algorithm: str | AlgorithmSpec, graph: Any, config: Any, backend
         raise InvalidConfig(f"invalid strategy combination for {spec.name}: {reason}")
     graph, perm, renumber_s = renumbered(caller_graph, str(cfg.get("renumber", "none")))
     if perm is not None and not spec.edge_fields:
-        from .codegen import uses_common_neighbours
+        from .lowering import uses_common_neighbours
 
         if uses_common_neighbours(spec):  # renumbering keeps each row's old order
             graph = graph.with_sorted_rows()

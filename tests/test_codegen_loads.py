@@ -9,8 +9,9 @@ import re
 import pytest
 
 import gswitch as gs
-from gswitch.codegen import _shared_loads, generate_source
+from gswitch.codegen import generate_source
 from gswitch.config import Config
+from gswitch.lowering import shared_loads
 from gswitch.plugins import get_registry
 from gswitch.testing.nvcc import compile_source
 
@@ -79,7 +80,7 @@ def test_a_write_makes_the_next_read_load_again():
 
 
 def test_shared_loads_replace_within_a_statement_and_respect_writes():
-    out = _shared_loads([["x = gs_ld(gs.F_f + v) + gs_ld(gs.F_f + v);"],
+    out = shared_loads([["x = gs_ld(gs.F_f + v) + gs_ld(gs.F_f + v);"],
                          ["gs.F_f[v] = gs_last_sum(it, 1);"],
                          ["y = gs_ld(gs.F_f + v) * gs_last_sum(it, 1);"]],
                         [set(), {"f"}, set()])

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 import gswitch as gs
-from gswitch.codegen import generate_source, row_guards
+from gswitch.codegen import generate_source
 from gswitch.generators import rmat
+from gswitch.lowering import row_guards
 from gswitch.plugins import get_registry
 from gswitch.testing.nvcc import compile_source
 from gswitch.testing.reference import compare, reference

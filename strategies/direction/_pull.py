@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from gswitch import expr as ex
-from gswitch.codegen import pull_form
+from gswitch.lowering import pull_form
 from gswitch.strategy import Buffer, Categorical, DirectionStrategy, IntRange, Phase
 
 
